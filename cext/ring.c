@@ -1,0 +1,69 @@
+#include "ring.h"
+
+size_t ring_entry_aligned_size(void) { return sizeof(struct ring_entry_aligned); }
+size_t ring_entry_packed_size(void) { return sizeof(struct ring_entry_packed); }
+size_t ring_entry_aligned_idx_offset(void) { return offsetof(struct ring_entry_aligned, idx); }
+size_t ring_entry_packed_idx_offset(void) { return offsetof(struct ring_entry_packed, idx); }
+
+/* One definition of fill and lookup, instantiated per layout, so the two
+ * layouts can differ only in their struct and never in their logic. */
+#define RING_DEFINE(SUFFIX, ENTRY)                                                   \
+    void ring_fill_##SUFFIX(ENTRY *entries, const uint32_t *positions,               \
+                            const uint16_t *owners, size_t n)                        \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) {                                             \
+            entries[i].hash = positions[i];                                          \
+            entries[i].idx = owners[i];                                              \
+        }                                                                            \
+    }                                                                                \
+                                                                                     \
+    /* Lower bound: index of the first entry with hash >= key, n if none. */         \
+    static inline size_t lower_bound_##SUFFIX(const ENTRY *entries, size_t n,         \
+                                              uint32_t key)                          \
+    {                                                                                \
+        size_t lo = 0, hi = n;                                                       \
+        while (lo < hi) {                                                            \
+            size_t mid = lo + (hi - lo) / 2;                                         \
+            if (entries[mid].hash < key)                                             \
+                lo = mid + 1;                                                        \
+            else                                                                     \
+                hi = mid;                                                            \
+        }                                                                            \
+        return lo;                                                                   \
+    }                                                                                \
+                                                                                     \
+    uint16_t ring_lookup_##SUFFIX(const ENTRY *entries, size_t n, uint32_t key)       \
+    {                                                                                \
+        size_t i = lower_bound_##SUFFIX(entries, n, key);                            \
+        return entries[i == n ? 0 : i].idx;                                          \
+    }                                                                                \
+                                                                                     \
+    void ring_lookup_many_##SUFFIX(const ENTRY *entries, size_t n,                   \
+                                   const uint32_t *keys, size_t m, uint16_t *out)     \
+    {                                                                                \
+        for (size_t j = 0; j < m; j++) {                                             \
+            size_t i = lower_bound_##SUFFIX(entries, n, keys[j]);                    \
+            out[j] = entries[i == n ? 0 : i].idx;                                    \
+        }                                                                            \
+    }
+
+RING_DEFINE(aligned, struct ring_entry_aligned)
+RING_DEFINE(packed, struct ring_entry_packed)
+
+void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out)
+{
+    for (size_t i = 0; i < m; i++) {
+        uint32_t h = 2166136261u; /* FNV-1a 32-bit offset basis */
+        for (uint64_t p = offsets[i]; p < offsets[i + 1]; p++) {
+            h ^= buf[p];
+            h *= 16777619u; /* FNV-1a 32-bit prime */
+        }
+        /* MurmurHash3 fmix32: spreads names that differ in one character */
+        h ^= h >> 16;
+        h *= 0x85ebca6bu;
+        h ^= h >> 13;
+        h *= 0xc2b2ae35u;
+        h ^= h >> 16;
+        out[i] = h;
+    }
+}

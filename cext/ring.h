@@ -1,0 +1,50 @@
+/* ring-harness C core: ring entries in two memory layouts, and lookups.
+ *
+ * Lookup convention (shared with every layout): the owner of key hash h is
+ * the first entry whose hash is >= h; past the last entry it wraps to the
+ * first. Entries are sorted by hash, with no duplicate hashes.
+ */
+#ifndef RING_HARNESS_RING_H
+#define RING_HARNESS_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Natural layout: the uint32_t forces 4-byte alignment, so the compiler
+ * rounds the struct up to 8 bytes; the last 2 bytes are padding. */
+struct ring_entry_aligned {
+    uint32_t hash;
+    uint16_t idx;
+};
+
+/* Packed layout: the same 6 bytes of data with no padding (alignment 1). */
+struct ring_entry_packed {
+    uint32_t hash;
+    uint16_t idx;
+} __attribute__((packed));
+
+/* Sizes and offsets as this compiler laid them out, for the import-time
+ * check against what cffi believes. */
+size_t ring_entry_aligned_size(void);
+size_t ring_entry_packed_size(void);
+size_t ring_entry_aligned_idx_offset(void);
+size_t ring_entry_packed_idx_offset(void);
+
+void ring_fill_aligned(struct ring_entry_aligned *entries, const uint32_t *positions,
+                       const uint16_t *owners, size_t n);
+void ring_fill_packed(struct ring_entry_packed *entries, const uint32_t *positions,
+                      const uint16_t *owners, size_t n);
+
+uint16_t ring_lookup_aligned(const struct ring_entry_aligned *entries, size_t n, uint32_t key);
+uint16_t ring_lookup_packed(const struct ring_entry_packed *entries, size_t n, uint32_t key);
+
+void ring_lookup_many_aligned(const struct ring_entry_aligned *entries, size_t n,
+                              const uint32_t *keys, size_t m, uint16_t *out);
+void ring_lookup_many_packed(const struct ring_entry_packed *entries, size_t n,
+                             const uint32_t *keys, size_t m, uint16_t *out);
+
+/* 32-bit FNV-1a followed by the MurmurHash3 fmix32 finalizer, over m names
+ * stored back to back in buf; name i is buf[offsets[i] .. offsets[i+1]). */
+void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out);
+
+#endif

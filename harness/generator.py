@@ -1,0 +1,68 @@
+"""Ring generation: servers x points per unit weight x naming scheme x hash -> Ring.
+
+Server `s` with weight `w` gets `round(points_per_weight * w)` points, named
+by `point_name.format(server=s, j=j)` for j = 0, 1, ... (default
+"{server}:{j}", as seed 000 and seed 004 name them) and hashed with the
+chosen hash. Collisions follow `Ring.from_points`: the lowest server index wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.hashing import get_hash
+from harness.ring import MAX_SERVERS, Ring
+
+DEFAULT_POINT_NAME = "{server}:{j}"
+
+
+@dataclass(frozen=True)
+class Server:
+    """A named backend; `weight` scales its number of points."""
+
+    name: str
+    weight: float = 1.0
+
+
+def points_for(weight: float, points_per_weight: int) -> int:
+    """Points a server of this weight gets (at least one, so every server is on the ring)."""
+    return max(1, round(points_per_weight * weight))
+
+
+def generate_ring(
+    servers: Sequence[Server],
+    points_per_weight: int,
+    hash_name: str = "blake2b-32",
+    point_name: str = DEFAULT_POINT_NAME,
+) -> Ring:
+    """Hash every point of every server and build the sorted, de-duplicated ring."""
+    hash_function = get_hash(hash_name)
+    if not servers:
+        raise HarnessError("a ring needs at least one server")
+    if len(servers) > MAX_SERVERS:
+        raise HarnessError(
+            f"at most {MAX_SERVERS} servers fit 16-bit owners (got {len(servers)})"
+        )
+    if points_per_weight < 1:
+        raise HarnessError(f"points_per_weight must be >= 1 (got {points_per_weight})")
+    counts = [points_for(s.weight, points_per_weight) for s in servers]
+    names = [
+        point_name.format(server=server.name, j=j).encode()
+        for server, count in zip(servers, counts, strict=True)
+        for j in range(count)
+    ]
+    positions = hash_function.many(names)
+    del names  # the encoded names outweigh the ring; free them before sorting
+    owners = np.repeat(np.arange(len(servers), dtype=np.uint16), counts)
+    return Ring.from_points(
+        positions, owners, bits=hash_function.bits, servers=tuple(s.name for s in servers)
+    )
+
+
+def numbered_servers(count: int, name: str = "server-{i}", weight: float = 1.0) -> list[Server]:
+    """`count` servers named by `name.format(i=i)`, all of one weight."""
+    return [Server(name.format(i=i), weight) for i in range(count)]

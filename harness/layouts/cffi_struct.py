@@ -1,0 +1,48 @@
+"""Shared code of the two C layouts: an array of `struct ring_entry_<kind>` (cext/ring.h).
+
+Lookups run in C: a scalar lookup is one call, a batch lookup one C loop that
+reads the numpy key buffer in place and writes owners into a numpy array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from harness._cbindings import CEntryArray
+
+
+class CffiStructLayout:
+    name: ClassVar[str]
+    hash_bits: ClassVar[int] = 32
+    struct_kind: ClassVar[str]
+
+    def __init__(self, array: CEntryArray) -> None:
+        self._array = array
+        # The C array's own methods, bound once: a wrapper method here would add a
+        # Python call to every scalar lookup, which costs more than the C search.
+        self.lookup: Callable[[int], int] = array.lookup
+        self.lookup_many: Callable[
+            [npt.NDArray[np.unsignedinteger]], npt.NDArray[np.uint16]
+        ] = array.lookup_many  # type: ignore[assignment]
+
+    @classmethod
+    def build(
+        cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
+    ) -> Self:
+        return cls(CEntryArray(cls.struct_kind, positions, owners))  # type: ignore[arg-type]
+
+    @property
+    def entries(self) -> int:
+        return self._array.entries
+
+    @property
+    def entry_size(self) -> int:
+        return self._array.entry_size
+
+    @property
+    def nbytes(self) -> int:
+        return self._array.nbytes
