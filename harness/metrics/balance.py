@@ -1,0 +1,104 @@
+"""Balance: how evenly a ring spreads load, measured (keys, arcs) and predicted (theory).
+
+For servers of weight w_i, load is judged as share_i / w_i, relative to its
+mean over servers, so equal weights reduce to plain shares.
+
+- `cv_keys`: population std / mean of keys per server (per unit weight).
+- `cv_arcs`: the same over each server's exact share of the ring (the sum of
+  the arcs it owns; arc of point i = (position[i-1], position[i]], wrapping).
+  No sampling noise.
+- `cv_theory`: a server holding k_i of K points owns a Beta(k_i, K-k_i) share,
+  whose relative std is sqrt((K-k_i) / (k_i (K+1))); the CV over servers is
+  the root mean square of that. For N equal servers with k points each this is
+  sqrt((N-1) / (N k + 1)), the formula of seed 000.
+- `cv_floor`: cv_theory with the Poisson noise of counting M keys added in
+  quadrature: server i expects M k_i / K keys, relative variance K / (M k_i);
+  for equal servers sqrt(cv_theory**2 + N/M).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.ring import Ring
+
+
+@dataclass(frozen=True)
+class Balance:
+    servers: int
+    keys: int
+    min_keys: int
+    max_keys: int
+    mean_keys: float
+    max_over_mean: float
+    cv_keys: float
+    cv_arcs: float
+    cv_theory: float
+    cv_floor: float
+    #: each server's exact share of the ring (fraction of the hash space)
+    arc_shares: tuple[float, ...]
+
+    def as_record(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def cv(values: npt.ArrayLike) -> float:
+    """Coefficient of variation: population std / mean."""
+    array = np.asarray(values, dtype=np.float64)
+    return float(array.std() / array.mean())
+
+
+def arc_shares(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
+    """Each server's exact share of the ring: the arcs ending at its points, summed."""
+    space = 2**ring.bits
+    arcs = np.empty(ring.entries, dtype=np.float64)
+    # Sorted unique positions: differences in their own unsigned dtype are exact.
+    arcs[1:] = np.diff(ring.positions)
+    arcs[0] = float(int(ring.positions[0]) + space - int(ring.positions[-1]))
+    per_server = np.bincount(ring.owners, weights=arcs, minlength=servers)
+    return per_server / float(space)
+
+
+def theory_cv(points_per_server: npt.ArrayLike) -> float:
+    """CV of share/weight predicted from point counts (Beta shares, see module doc)."""
+    k = np.asarray(points_per_server, dtype=np.float64)
+    total = k.sum()
+    return math.sqrt(float(np.mean((total - k) / (k * (total + 1)))))
+
+
+def floor_cv(points_per_server: npt.ArrayLike, keys: int) -> float:
+    """cv_theory plus the Poisson noise of counting `keys` keys, in quadrature."""
+    k = np.asarray(points_per_server, dtype=np.float64)
+    poisson = float(np.mean(k.sum() / (keys * k)))
+    return math.sqrt(theory_cv(k) ** 2 + poisson)
+
+
+def measure_balance(
+    ring: Ring,
+    key_owners: npt.NDArray[np.uint16],
+    weights: npt.ArrayLike,
+    points_per_server: npt.ArrayLike,
+) -> Balance:
+    """Balance of `ring` for keys routed to `key_owners`; points counted before collisions."""
+    weight = np.asarray(weights, dtype=np.float64)
+    servers = len(weight)
+    counts = np.bincount(key_owners, minlength=servers)
+    load = counts / weight
+    shares = arc_shares(ring, servers)
+    return Balance(
+        servers=servers,
+        keys=len(key_owners),
+        min_keys=int(counts.min()),
+        max_keys=int(counts.max()),
+        mean_keys=float(counts.mean()),
+        max_over_mean=float(load.max() / load.mean()),
+        cv_keys=cv(load),
+        cv_arcs=cv(shares / weight),
+        cv_theory=theory_cv(points_per_server),
+        cv_floor=floor_cv(points_per_server, len(key_owners)),
+        arc_shares=tuple(float(s) for s in shares),
+    )
