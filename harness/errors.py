@@ -16,5 +16,13 @@ class UnknownNameError(HarnessError, KeyError):
         return str(self.args[0])
 
 
+class ScenarioError(HarnessError):
+    """A scenario file that cannot be run: the message names the file, field, expected, got."""
+
+
+class ResultFormatError(HarnessError):
+    """A result file this version of the harness cannot read."""
+
+
 class ParityError(HarnessError):
     """Two layouts built from the same ring routed some key to different servers."""

@@ -1,0 +1,98 @@
+"""Command line: `python -m harness run|show|compare`.
+
+Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
+internal error; 2 bad input (scenario, result file, name), with nothing
+written; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.errors import HarnessError, ResultFormatError, ScenarioError, UnknownNameError
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "default.toml"
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness",
+        description="Benchmark and memory-profile consistent-hash rings in several layouts.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run scenarios; write RESULT.json and RESULT.md")
+    run.add_argument("scenarios", nargs="*", type=Path,
+                     help=f"scenario TOML files (default: {DEFAULT_SCENARIO.name})")
+    run.add_argument("--out", type=Path, default=Path("results"),
+                     help="folder for the result files (default: results/)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show a progress bar (default: only when stderr is a terminal)")
+    show = commands.add_parser("show", help="re-render a result as Markdown")
+    show.add_argument("result", type=Path)
+    compare = commands.add_parser("compare", help="two results side by side, with changes")
+    compare.add_argument("a", type=Path)
+    compare.add_argument("b", type=Path)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness.estimate import estimate_peak_bytes
+    from harness.machine import available_memory_bytes
+    from harness.results import write_result
+    from harness.runner import run_scenario
+    from harness.scenario import load_scenario
+
+    paths = args.scenarios or [DEFAULT_SCENARIO]
+    # Validate every file, and its memory estimate, before any work starts.
+    scenarios = [load_scenario(p) for p in paths]
+    available = available_memory_bytes()
+    for scenario in scenarios:
+        estimate = estimate_peak_bytes(scenario)
+        if available is not None and estimate > available:
+            raise ScenarioError(
+                f"{scenario.path}: generator.points_per_weight must keep the run within "
+                f"this machine's available memory of {available / 2**30:.1f} GiB (got "
+                f"{list(scenario.generator.points_per_weight)}, estimated peak "
+                f"{estimate / 2**30:.1f} GiB)"
+            )
+    for scenario in scenarios:
+        document = run_scenario(scenario, show_progress=args.progress)
+        json_path, md_path = write_result(document, args.out)
+        print(f"{scenario.name}: wrote {json_path} and {md_path} ({document['duration_s']} s)")
+    if len(scenarios) == 1:
+        print()
+        print(md_path.read_text(encoding="utf-8"))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        from harness.results import load_result
+
+        if args.command == "show":
+            from harness.report import render_result
+
+            print(render_result(load_result(args.result)))
+        else:
+            from harness.compare import render_comparison
+
+            a, b = load_result(args.a), load_result(args.b)
+            print(render_comparison(a, b, str(args.a), str(args.b)))
+        return 0
+    except (ScenarioError, ResultFormatError, UnknownNameError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HarnessError as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted; no result file was written for the unfinished scenario",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED

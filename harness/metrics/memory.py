@@ -1,0 +1,122 @@
+"""Memory of one layout, measured at the allocator by memray in a fresh process.
+
+Each (ring, layout) pair is measured in its own subprocess
+(`python -m harness.metrics.memory LAYOUT RING.npz`), so that layouts do not
+share allocator state, caches or arenas. memray sees every allocation,
+including those made in C by malloc (cffi) and numpy's data buffers.
+
+- `structure_bytes`: bytes allocated while building and still held after
+  (the layout's own memory; the input arrays existed before and do not count).
+- `build_peak_bytes`: the most memory held at any moment during the build.
+- `lookup_peak_bytes`: the most extra memory held during one batch lookup of
+  the workload's keys; it includes the result (2 bytes a key) and any hidden
+  copy of the ring a layout makes (numpy-packed copies its hash column).
+- `rss_before_bytes`, `rss_after_bytes`: resident set size around the build,
+  context only (lazy pages and allocator caching blur it).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import memray
+import numpy as np
+
+from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class Memory:
+    layout: str
+    entries: int
+    structure_bytes: int
+    bytes_per_entry: float
+    build_peak_bytes: int
+    lookup_peak_bytes: int
+    rss_before_bytes: int
+    rss_after_bytes: int
+
+    def as_record(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        resident_pages = int(statm.read().split()[1])
+    return resident_pages * resource.getpagesize()
+
+
+def _tracked(action: Callable[[], object], workdir: Path, label: str) -> tuple[object, int, int]:
+    """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
+    trace = workdir / f"{label}.memray"
+    with memray.Tracker(trace, file_format=memray.FileFormat.AGGREGATED_ALLOCATIONS):
+        result = action()
+    reader = memray.FileReader(trace)
+    held = sum(r.size for r in reader.get_leaked_allocation_records(merge_threads=True))
+    peak = int(reader.metadata.peak_memory)
+    trace.unlink()
+    return result, held, peak
+
+
+def measure_here(layout_name: str, ring_file: Path) -> Memory:
+    """Measure in this process (the subprocess entry point calls this)."""
+    from harness.layouts import get_layout
+
+    layout_class = get_layout(layout_name)
+    with np.load(ring_file) as data:
+        positions, owners, keys = data["positions"], data["owners"], data["keys"]
+    with tempfile.TemporaryDirectory(prefix="ring-harness-memray-") as tmp:
+        workdir = Path(tmp)
+        rss_before = rss_bytes()
+        layout, held, build_peak = _tracked(
+            lambda: layout_class.build(positions, owners), workdir, "build"
+        )
+        rss_after = rss_bytes()
+        _, _, lookup_peak = _tracked(
+            lambda: layout.lookup_many(keys), workdir, "lookup"  # type: ignore[attr-defined]
+        )
+    entries = int(layout.entries)  # type: ignore[attr-defined]
+    return Memory(
+        layout=layout_name,
+        entries=entries,
+        structure_bytes=held,
+        bytes_per_entry=held / entries,
+        build_peak_bytes=build_peak,
+        lookup_peak_bytes=lookup_peak,
+        rss_before_bytes=rss_before,
+        rss_after_bytes=rss_after,
+    )
+
+
+def measure_in_subprocess(layout_name: str, ring_file: Path) -> Memory:
+    """Measure one layout in a fresh Python process; raise HarnessError if it fails."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "harness.metrics.memory", layout_name, str(ring_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise HarnessError(
+            f"memory measurement of {layout_name} failed (exit {completed.returncode}): "
+            f"{completed.stderr.strip()[-2000:]}"
+        )
+    return Memory(**json.loads(completed.stdout))
+
+
+def save_ring_for_probe(
+    path: Path, positions: np.ndarray, owners: np.ndarray, keys: np.ndarray  # type: ignore[type-arg]
+) -> None:
+    np.savez(path, positions=positions, owners=owners, keys=keys)
+
+
+if __name__ == "__main__":
+    memory = measure_here(sys.argv[1], Path(sys.argv[2]))
+    print(json.dumps(memory.as_record()))

@@ -1,0 +1,197 @@
+"""The runner: a scenario in, one result document out.
+
+For every point of the sweep (each `points_per_weight`): generate the ring,
+route the workload through a vectorised reference, build every layout and
+check that it routes identically (parity), then measure balance, collisions,
+movement, throughput (all layouts in this process, rounds interleaved) and
+memory (each layout alone in a fresh subprocess). Time and memory are
+separate passes: a profiler would distort timings.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.errors import ParityError
+from harness.generator import Server, generate_ring, points_for
+from harness.layouts import LAYOUTS, Layout
+from harness.machine import git_commit, machine_info
+from harness.metrics.balance import arc_shares, measure_balance
+from harness.metrics.collisions import expected_collisions
+from harness.metrics.memory import measure_in_subprocess, save_ring_for_probe
+from harness.metrics.movement import measure_movement, names_of
+from harness.metrics.throughput import measure_throughput
+from harness.progress import Progress
+from harness.results import FORMAT_NAME, FORMAT_VERSION
+from harness.ring import Ring, reference_lookup_many
+from harness.scenario import Operation, Scenario
+from harness.workload import key_hashes
+
+#: keys checked against the plain-Python reference itself (the rest against its vectorised form)
+PLAIN_REFERENCE_KEYS = 2_000
+
+
+def vector_reference(ring: Ring, keys: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+    """The lookup convention over a contiguous position array: first >= key, wrapping."""
+    index = np.searchsorted(ring.positions, keys, side="left")
+    index[index == ring.entries] = 0
+    return ring.owners[index]
+
+
+def check_parity(
+    ring: Ring, keys: npt.NDArray[np.unsignedinteger], layouts: dict[str, Layout]
+) -> tuple[npt.NDArray[np.uint16], dict[str, object]]:
+    """Owners of every key, after checking that every layout agrees with the reference."""
+    expected = vector_reference(ring, keys)
+    sample = keys[:PLAIN_REFERENCE_KEYS]
+    if reference_lookup_many(ring, sample) != expected[: len(sample)].tolist():
+        raise ParityError("the vectorised reference disagrees with the plain-Python reference")
+    for name, layout in layouts.items():
+        got = layout.lookup_many(keys)
+        wrong = np.flatnonzero(got != expected)
+        scalar = [layout.lookup(int(h)) for h in sample]
+        scalar_wrong = np.flatnonzero(np.asarray(scalar) != expected[: len(sample)])
+        if len(wrong) or len(scalar_wrong):
+            first = int(wrong[0]) if len(wrong) else int(scalar_wrong[0])
+            raise ParityError(
+                f"layout {name} routes {len(wrong)} of {len(keys)} keys (batch) and "
+                f"{len(scalar_wrong)} of {len(sample)} (scalar) differently from the "
+                f"reference; first: key hash {int(keys[first])} -> "
+                f"{int(got[first])}, expected {int(expected[first])}"
+            )
+    return expected, {"keys": len(keys), "plain_reference_keys": len(sample),
+                      "layouts": list(layouts), "ok": True}
+
+
+def _servers_after(servers: list[Server], op: Operation) -> list[Server]:
+    if op.kind == "add":
+        return [*servers, Server(op.server, op.weight)]
+    return [s for s in servers if s.name != op.server]
+
+
+def _movement(
+    scenario: Scenario, ring: Ring, servers: list[Server], ppw: int,
+    keys: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16],
+) -> list[dict[str, object]]:
+    records = []
+    gen = scenario.generator
+    for op in scenario.operations:
+        after_servers = _servers_after(servers, op)
+        after = generate_ring(after_servers, ppw, gen.hash, gen.point_name)
+        after_owners = vector_reference(after, keys)
+        if op.kind == "add":
+            share = float(arc_shares(after, len(after_servers))[-1])
+        else:
+            index = [s.name for s in servers].index(op.server)
+            share = float(arc_shares(ring, len(servers))[index])
+        movement = measure_movement(
+            op.kind, op.server, keys,
+            names_of(owners, ring.servers), names_of(after_owners, after.servers),
+            ring.servers, after.servers, share,
+        )
+        records.append(movement.as_record())
+    return records
+
+
+def run_point(
+    scenario: Scenario, ppw: int, keys: npt.NDArray[np.unsignedinteger], progress: Progress
+) -> dict[str, Any]:
+    """Everything measured for one value of points_per_weight."""
+    gen, measure = scenario.generator, scenario.measure
+    servers = scenario.ring_servers()
+    progress.stage(f"k={ppw}: generating ring")
+    ring = generate_ring(servers, ppw, gen.hash, gen.point_name)
+    points_per_server = [points_for(s.weight, ppw) for s in servers]
+    points = sum(points_per_server)
+    record: dict[str, Any] = {
+        "points_per_weight": ppw,
+        "ring": {"servers": len(servers), "points": points, "entries": ring.entries,
+                 "bits": ring.bits, "hash": gen.hash},
+    }
+    progress.stage(f"k={ppw}: building layouts, checking parity")
+    layouts: dict[str, Layout] = {
+        name: LAYOUTS[name].build(ring.positions, ring.owners) for name in measure.layouts
+    }
+    owners, record["parity"] = check_parity(ring, keys, layouts)
+    progress.advance()
+    metrics = set(measure.metrics)
+    if "collisions" in metrics:
+        record["collisions"] = {"collisions": ring.collisions,
+                                "collisions_expected": expected_collisions(points, ring.bits)}
+    if "balance" in metrics:
+        weights = [s.weight for s in servers]
+        record["balance"] = measure_balance(ring, owners, weights, points_per_server).as_record()
+    if "movement" in metrics:
+        progress.stage(f"k={ppw}: movement")
+        record["movement"] = _movement(scenario, ring, servers, ppw, keys, owners)
+    per_layout: dict[str, dict[str, Any]] = {
+        name: {"layout": name, "entries": layout.entries, "entry_size": layout.entry_size,
+               "nbytes": layout.nbytes}
+        for name, layout in layouts.items()
+    }
+    if "throughput" in metrics:
+        progress.stage(f"k={ppw}: timing lookups")
+        timings = measure_throughput(layouts, keys, measure.repeats, measure.scalar_keys,
+                                     progress.advance)
+        for name, timing in timings.items():
+            per_layout[name].update({k: t.as_record() for k, t in timing.items()})
+    else:
+        progress.advance(measure.repeats + 1)
+    del layouts  # free them before the memory pass starts its own processes
+    if "memory" in metrics:
+        with tempfile.TemporaryDirectory(prefix="ring-harness-") as tmp:
+            ring_file = Path(tmp) / "ring.npz"
+            save_ring_for_probe(ring_file, ring.positions, ring.owners, keys)
+            for name in measure.layouts:
+                progress.stage(f"k={ppw}: memory of {name} (fresh process)")
+                memory = measure_in_subprocess(name, ring_file).as_record()
+                memory.pop("layout")
+                memory.pop("entries")
+                per_layout[name].update(memory)
+                progress.advance()
+    else:
+        progress.advance(len(measure.layouts))
+    record["layouts"] = list(per_layout.values())
+    return record
+
+
+def steps_per_point(scenario: Scenario) -> int:
+    return 1 + scenario.measure.repeats + 1 + len(scenario.measure.layouts)
+
+
+def run_scenario(
+    scenario: Scenario, show_progress: bool | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> dict[str, Any]:
+    """Run every point of the scenario's sweep; return the result document."""
+    started, start = clock(), time.perf_counter()
+    total = steps_per_point(scenario) * len(scenario.generator.points_per_weight)
+    with Progress(total, scenario.name, enabled=show_progress) as progress:
+        progress.stage("hashing keys")
+        keys = key_hashes(scenario.keys, scenario.generator.hash)
+        runs = [run_point(scenario, ppw, keys, progress)
+                for ppw in scenario.generator.points_per_weight]
+    from harness import __version__
+
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "harness_version": __version__,
+        "scenario": {k: v for k, v in asdict(scenario).items() if k not in ("path", "sha256")},
+        "scenario_file": scenario.path,
+        "scenario_sha256": scenario.sha256,
+        "machine": machine_info(),
+        "git_commit": git_commit(),
+        "started_at": started.isoformat(timespec="seconds"),
+        "duration_s": round(time.perf_counter() - start, 1),
+        "runs": runs,
+    }

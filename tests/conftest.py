@@ -1,0 +1,45 @@
+"""Shared fixtures: small scenario files written into a temporary folder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SMALL_SCENARIO = """
+name = "small"
+description = "a small end-to-end scenario"
+
+[servers]
+count = 10
+
+[generator]
+hash = "blake2b-32"
+points_per_weight = [4, 40]
+
+[keys]
+count = 5000
+
+[measure]
+repeats = 2
+scalar_keys = 500
+
+[[operations]]
+kind = "remove"
+server = "server-9"
+
+[[operations]]
+kind = "add"
+server = "server-10"
+"""
+
+
+@pytest.fixture
+def write_scenario(tmp_path: Path) -> Callable[[str, str], Path]:
+    def write(text: str, name: str = "scenario.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,136 @@
+"""End-to-end runs of a small scenario: result files, their content, show and compare."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.cli import main
+from harness.layouts import LAYOUTS
+from harness.layouts.numpy_packed import NumpyPackedLayout
+from harness.results import load_result
+
+from .conftest import SMALL_SCENARIO
+
+
+@pytest.fixture(scope="module")
+def small_result(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("run")
+    scenario = folder / "small.toml"
+    scenario.write_text(SMALL_SCENARIO, encoding="utf-8")
+    assert main(["run", str(scenario), "--out", str(folder / "results")]) == 0
+    return folder / "results", json.loads((folder / "results" / "small.json").read_text())
+
+
+def test_run_writes_json_and_markdown(small_result: tuple[Path, dict[str, Any]]) -> None:
+    """A run writes NAME.json and NAME.md and leaves no temporary file behind."""
+    out, _ = small_result
+    assert sorted(p.name for p in out.iterdir()) == ["small.json", "small.md"]
+    markdown = (out / "small.md").read_text()
+    for section in ("## Balance and collisions", "## Memory", "## Lookup time", "## Movement"):
+        assert section in markdown
+
+
+def test_result_records_every_layout_with_metrics(
+    small_result: tuple[Path, dict[str, Any]],
+) -> None:
+    """Each sweep point holds one record per layout with memory and timing under DESIGN names."""
+    _, doc = small_result
+    assert doc["format_version"] == 1 and doc["scenario_sha256"]
+    assert [run["points_per_weight"] for run in doc["runs"]] == [4, 40]
+    for run in doc["runs"]:
+        assert [r["layout"] for r in run["layouts"]] == list(LAYOUTS)
+        for record in run["layouts"]:
+            for name in ("structure_bytes", "bytes_per_entry", "build_peak_bytes",
+                         "lookup_peak_bytes", "rss_before_bytes", "scalar_ns", "batch_ns"):
+                assert name in record, (record["layout"], name)
+            assert record["batch_ns"]["min"] <= record["batch_ns"]["median"]
+        assert run["parity"]["ok"] and run["parity"]["keys"] == 5000
+
+
+def test_measured_bytes_per_entry(small_result: tuple[Path, dict[str, Any]]) -> None:
+    """Allocator-measured bytes per entry: 8 for aligned, 6 for packed (within a small constant)."""
+    _, doc = small_result
+    run = doc["runs"][1]  # 400 entries
+    measured = {r["layout"]: r for r in run["layouts"]}
+    entries = run["ring"]["entries"]
+    for name, size in [("numpy-aligned", 8), ("numpy-packed", 6), ("cffi-aligned", 8),
+                       ("cffi-packed", 6)]:
+        # numpy and cffi add a small header (under 2 KiB) to the entries themselves
+        assert 0 <= measured[name]["structure_bytes"] - size * entries < 2048, name
+
+
+def test_balance_and_movement_figures(small_result: tuple[Path, dict[str, Any]]) -> None:
+    """Balance carries the four CVs; removal moves only the removed server's keys, mod N most."""
+    _, doc = small_result
+    run = doc["runs"][1]
+    balance = run["balance"]
+    assert balance["cv_theory"] == pytest.approx(np.sqrt(9 / (10 * 40 + 1)))
+    assert balance["min_keys"] <= balance["mean_keys"] <= balance["max_keys"]
+    remove, add = run["movement"]
+    assert remove["ring_only_changed_server"] and add["ring_only_changed_server"]
+    assert remove["ring_moved_fraction"] == pytest.approx(remove["changed_server_share"],
+                                                          abs=0.02)
+    assert remove["mod_n_moved_fraction"] > 0.8  # 10 -> 9: about 9/10 move
+    assert run["collisions"]["collisions"] == 0
+
+
+def test_show_and_compare(small_result: tuple[Path, dict[str, Any]],
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    """show re-renders the same Markdown; compare of a result with itself shows no change."""
+    out, _ = small_result
+    assert main(["show", str(out / "small.json")]) == 0
+    assert capsys.readouterr().out.strip() == (out / "small.md").read_text().strip()
+    assert main(["compare", str(out / "small.json"), str(out / "small.json")]) == 0
+    table = capsys.readouterr().out
+    assert "| cffi-packed" in table and "batch_ns" in table
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "layout" not in line]
+    assert rows and all(line.rstrip(" |").endswith("=") for line in rows)
+
+
+def test_old_result_format_is_refused_with_upgrade_advice(
+    small_result: tuple[Path, dict[str, Any]], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A result of another format version gets exit 2 and a message on how to upgrade."""
+    _, doc = small_result
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**doc, "format_version": 0}))
+    assert main(["show", str(old)]) == 2
+    err = capsys.readouterr().err
+    assert "format version 0" in err and "re-run its scenario" in err
+    with pytest.raises(Exception, match="not a ring-harness result"):
+        bad = tmp_path / "bad.json"
+        bad.write_text("{}")
+        load_result(bad)
+
+
+class MisroutingLayout(NumpyPackedLayout):
+    """numpy-packed with an off-by-one: keys equal to a position go to the next point."""
+
+    def lookup_many(self, key_hashes: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        i = np.searchsorted(self._hashes, key_hashes, side="right")
+        i[i == len(self._owners)] = 0
+        return self._owners[i]
+
+
+def test_parity_failure_fails_the_run_and_writes_nothing(
+    write_scenario: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A layout that misroutes exact hits makes the run fail loudly (exit 1), with no result."""
+    monkeypatch.setitem(LAYOUTS, "numpy-packed", MisroutingLayout)
+    # Keys named like the points hash exactly onto positions.
+    path = write_scenario('[servers]\ncount = 3\n[generator]\npoints_per_weight = 5\n'
+                          '[keys]\ncount = 20\nname = "server-0:{i}"\n'
+                          '[measure]\nmetrics = ["balance"]\nrepeats = 1')
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "layout numpy-packed routes" in err and "differently from the reference" in err
+    assert not out.exists()

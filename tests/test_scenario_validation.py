@@ -1,0 +1,105 @@
+"""Malformed scenarios: one clear message naming file, field, expected and got; exit 2; no file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.scenario import load_scenario
+
+from .conftest import SMALL_SCENARIO
+
+BAD_SCENARIOS = {
+    "toml syntax": ("[servers\ncount = 3", ["not valid TOML"]),
+    "unknown top-level key": ('nmae = "x"\n[servers]\ncount = 3',
+                              ["unknown key 'nmae'", "valid keys here"]),
+    "unknown nested key": ("[servers]\ncount = 3\n[generator]\npoint_per_weight = 3",
+                           ["unknown key 'generator.point_per_weight'"]),
+    "wrong type": ('[servers]\ncount = "ten"',
+                   ["servers.count must be an integer from 1 to 65,535", "'ten', a string"]),
+    "negative points": ("[servers]\ncount = 3\n[generator]\npoints_per_weight = -3",
+                        ["generator.points_per_weight must be an integer from 1 to 100,000,000",
+                         "or a non-empty list of them", "got -3, an integer"]),
+    "unknown hash": ('[servers]\ncount = 3\n[generator]\nhash = "sha7"',
+                     ["generator.hash must be one of", "'blake2b-32'", "'crc32'", "'sha7'"]),
+    "unknown layout": ('[servers]\ncount = 3\n[measure]\nlayouts = ["numpy-zip"]',
+                       ["measure.layouts must be a list of names from", "cffi-packed",
+                        "'numpy-zip'"]),
+    "too many servers": ("[servers]\ncount = 65536",
+                         ["servers.count must be an integer from 1 to 65,535", "65536"]),
+    "unknown distribution": ('[servers]\ncount = 3\n[keys]\ndistribution = "pareto"',
+                             ["keys.distribution must be one of 'uniform', 'zipf'"]),
+    "remove unknown server": ('[servers]\ncount = 3\n[[operations]]\nkind = "remove"\n'
+                              'server = "nope"', ["operations[0].server must name a server"]),
+    "add existing server": ('[servers]\ncount = 3\n[[operations]]\nkind = "add"\n'
+                            'server = "server-1"', ["operations[0].server must be a new"]),
+    "count and list": ('[servers]\ncount = 3\nlist = [{name = "a"}]',
+                       ["servers needs either count", "not both"]),
+    "duplicate names": ('[servers]\nlist = [{name = "a"}, {name = "a"}]',
+                        ["servers.list must be servers with distinct names", "'a'"]),
+    "bad weight": ('[servers]\nlist = [{name = "a", weight = 0}]',
+                   ["servers.list[0].weight must be a positive number", "got 0"]),
+    "bad template": ('[servers]\ncount = 3\nname = "s-{x}"',
+                     ["servers.name must be a name template using only {i}"]),
+    "memory estimate": ("[servers]\ncount = 60000\n[generator]\npoints_per_weight = 1000000",
+                        ["must keep the run within this machine's available memory",
+                         "estimated peak"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SCENARIOS))
+def test_bad_scenario_exits_2_with_one_message_and_writes_nothing(
+    case: str, write_scenario: Callable[[str], Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each malformed scenario gets a one-line error naming the file and field; exit 2; no file."""
+    text, fragments = BAD_SCENARIOS[case]
+    path = write_scenario(text)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}: ")
+    assert len(err.splitlines()) == 1
+    for fragment in fragments:
+        assert fragment in err
+    assert not out.exists()
+
+
+def test_a_bad_file_stops_all_scenarios_before_any_work(
+    write_scenario: Callable[[str, str], Path], tmp_path: Path,
+) -> None:
+    """With a good and a bad scenario, validation fails first and neither result is written."""
+    good = write_scenario(SMALL_SCENARIO, "good.toml")
+    bad = write_scenario("[servers]\ncount = 0", "bad.toml")
+    out = tmp_path / "out"
+    assert main(["run", str(good), str(bad), "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scenario path that does not exist is a bad-input error, not a traceback."""
+    assert main(["run", str(tmp_path / "nope.toml"), "--out", str(tmp_path)]) == 2
+    assert "cannot read scenario file" in capsys.readouterr().err
+
+
+def test_defaults_fill_a_minimal_scenario(write_scenario: Callable[[str], Path]) -> None:
+    """A file with only a server count gets the documented defaults."""
+    scenario = load_scenario(write_scenario("[servers]\ncount = 3"))
+    assert scenario.generator.hash == "blake2b-32"
+    assert scenario.generator.points_per_weight == (160,)
+    assert scenario.keys.count == 200_000
+    assert scenario.measure.layouts == ("tuples", "numpy-aligned", "numpy-packed",
+                                        "cffi-aligned", "cffi-packed")
+    assert [s.name for s in scenario.servers] == ["server-0", "server-1", "server-2"]
+
+
+def test_capabilities_filter_the_ring(write_scenario: Callable[[str], Path]) -> None:
+    """generator.requires keeps only the servers holding every required capability."""
+    scenario = load_scenario(write_scenario(
+        '[servers]\nlist = [{name = "a", capabilities = ["pci"]}, {name = "b"}]\n'
+        '[generator]\nrequires = ["pci"]'
+    ))
+    assert [s.name for s in scenario.ring_servers()] == ["a"]
