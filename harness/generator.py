@@ -50,13 +50,13 @@ def generate_ring(
     if points_per_weight < 1:
         raise HarnessError(f"points_per_weight must be >= 1 (got {points_per_weight})")
     counts = [points_for(s.weight, points_per_weight) for s in servers]
-    names = [
-        point_name.format(server=server.name, j=j).encode()
-        for server, count in zip(servers, counts, strict=True)
-        for j in range(count)
-    ]
-    positions = hash_function.many(names)
-    del names  # the encoded names outweigh the ring; free them before sorting
+    positions = np.empty(sum(counts), dtype=hash_function.dtype)
+    start = 0
+    # One server at a time: the encoded names of all points would outweigh the ring itself.
+    for server, count in zip(servers, counts, strict=True):
+        names = [point_name.format(server=server.name, j=j).encode() for j in range(count)]
+        positions[start : start + count] = hash_function.many(names)
+        start += count
     owners = np.repeat(np.arange(len(servers), dtype=np.uint16), counts)
     return Ring.from_points(
         positions, owners, bits=hash_function.bits, servers=tuple(s.name for s in servers)
