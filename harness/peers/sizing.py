@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 
 _ATOMS = (int, float, str, bytes, bool, type(None))
+_SEQUENCES = (list, tuple, set, frozenset)
 
 
 def _children(obj: object) -> Iterator[object]:
@@ -20,7 +21,7 @@ def _children(obj: object) -> Iterator[object]:
         for key, value in obj.items():
             yield key
             yield value
-    elif isinstance(obj, list | tuple | set | frozenset):
+    elif isinstance(obj, _SEQUENCES):
         yield from obj
 
 
@@ -34,7 +35,7 @@ def deep_sizeof(roots: Iterable[object]) -> int:
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if not isinstance(obj, _ATOMS | Mapping | list | tuple | set | frozenset):
+        if not isinstance(obj, (*_ATOMS, *_SEQUENCES, Mapping)):
             raise TypeError(f"deep_sizeof sizes plain data only (got {type(obj).__name__})")
         total += sys.getsizeof(obj)
         stack.extend(_children(obj))
