@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from uhashring import HashRing
+from uhashring import HashRing  # type: ignore[import-untyped]  # ships no type hints
 
 from harness.constructions import get_construction
 from harness.constructions.libketama import digest_counts
@@ -76,7 +76,7 @@ def test_collision_goes_to_the_server_listed_last(order: tuple[str, str]) -> Non
 
 
 def test_uhashring_sends_an_exact_hit_to_the_next_point() -> None:
-    """A key hashing exactly onto a point: we (and C libketama) pick that point, uhashring the next."""
+    """A key hashing onto a point: we (and C libketama) pick that point, uhashring the next."""
     servers = SERVER_SETS["4 equal"]
     ring = get_construction("libketama").build_ring(servers)
     theirs = uhashring_ketama(servers)

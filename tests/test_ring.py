@@ -41,7 +41,7 @@ def test_collisions_keep_lowest_server_index() -> None:
 
 
 def test_collisions_can_keep_highest_server_index() -> None:
-    """With collision_winner="highest" equal positions keep the point of the highest server index."""
+    """collision_winner="highest" keeps the point of the highest server index of equal positions."""
     ring = Ring.from_points([50, 50, 20, 50], [3, 1, 2, 2], collision_winner="highest")
     assert ring.positions.tolist() == [20, 50]
     assert ring.owners.tolist() == [2, 3]

@@ -10,8 +10,9 @@ written). The floor is taken exactly: uhashring computes
 `40 * nservers * w // total_weight` on integers. The C libketama computes the
 share in float32 (`floorf(pct * 40.0 * numservers)`) and can come out one
 digest short: on x86-64, with 61, 122, 237 or 244 equal servers (the cases
-below 300) it gives each 39 digests, not 40. uhashring only accepts integer weights; this construction accepts any
-positive weight and floors the exact fraction.
+below 300) it gives each 39 digests, not 40. uhashring only accepts integer
+weights; this construction accepts any positive weight and floors the exact
+fraction.
 
 Collisions. uhashring's ring is a dict from point to server filled in server
 order, so of equal points the server listed *last* wins
