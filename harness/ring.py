@@ -7,13 +7,16 @@ the first point.
 Collision rule: when several points share a position, the point of the lowest
 server index is kept (the others are dropped and counted). nginx keeps the
 first of equal hashes after a stable sort of points listed in server order,
-which is the same rule.
+which is the same rule. A construction that models a peer with the opposite
+rule (uhashring's ketama ring keeps the last writer) asks for
+`collision_winner="highest"`.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +24,8 @@ import numpy.typing as npt
 from harness.errors import HarnessError
 
 MAX_SERVERS = 2**16 - 1  # owners are uint16 server indexes
+
+CollisionWinner = Literal["lowest", "highest"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +59,9 @@ class Ring:
         owners: npt.ArrayLike,
         bits: int = 32,
         servers: tuple[str, ...] = (),
+        collision_winner: CollisionWinner = "lowest",
     ) -> Ring:
-        """Sort points by position, keep the lowest server index of equal positions."""
+        """Sort points by position; of equal positions keep the lowest (or highest) server index."""
         dtype = np.uint32 if bits == 32 else np.uint64
         raw_positions = np.asarray(positions)
         raw_owners = np.asarray(owners)
@@ -71,7 +77,10 @@ class Ring:
         order = np.lexsort((own, pos))
         pos, own = pos[order], own[order]
         keep = np.ones(len(pos), dtype=bool)
-        keep[1:] = pos[1:] != pos[:-1]
+        if collision_winner == "lowest":
+            keep[1:] = pos[1:] != pos[:-1]  # first of each run of equal positions
+        else:
+            keep[:-1] = pos[:-1] != pos[1:]  # last of each run
         return cls(
             positions=pos[keep],
             owners=own[keep],

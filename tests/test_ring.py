@@ -40,6 +40,14 @@ def test_collisions_keep_lowest_server_index() -> None:
     assert ring.collisions == 2
 
 
+def test_collisions_can_keep_highest_server_index() -> None:
+    """collision_winner="highest" keeps the point of the highest server index of equal positions."""
+    ring = Ring.from_points([50, 50, 20, 50], [3, 1, 2, 2], collision_winner="highest")
+    assert ring.positions.tolist() == [20, 50]
+    assert ring.owners.tolist() == [2, 3]
+    assert ring.collisions == 2
+
+
 def test_empty_ring_is_an_error() -> None:
     """A ring with no points cannot answer lookups and is refused."""
     with pytest.raises(HarnessError, match="at least one point"):

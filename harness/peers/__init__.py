@@ -1,0 +1,23 @@
+"""The peer registry: third-party ring libraries measured beside our layouts.
+
+`PEERS[name].build(servers)` builds that library's ring for the servers.
+"""
+
+from __future__ import annotations
+
+from harness.errors import UnknownNameError
+from harness.peers.base import Peer
+from harness.peers.uhashring_peer import UhashringKetamaPeer, UhashringPeer
+
+PEERS: dict[str, type[Peer]] = {cls.name: cls for cls in (UhashringPeer, UhashringKetamaPeer)}
+
+
+def get_peer(name: str) -> type[Peer]:
+    """The peer class called `name`, or an error that lists the valid names."""
+    try:
+        return PEERS[name]
+    except KeyError:
+        raise UnknownNameError("peer", name, list(PEERS)) from None
+
+
+__all__ = ["PEERS", "Peer", "get_peer"]

@@ -1,0 +1,80 @@
+"""uhashring (pure Python) as a peer, in its default ring and in its ketama mode.
+
+Default mode (`uhashring`): 160 points per unit weight named "<name>-<i>",
+each placed at the *whole* 128-bit MD5 of its name as a Python int, so its
+rings have no collisions and do not fit our 32/64-bit `Ring`. Ketama mode
+(`uhashring-ketama`): libketama's continuum, the ring our `libketama`
+construction builds. Both look keys up with `bisect_right` over a sorted list
+of point ints and a dict from point to server name.
+
+uhashring needs integer weights (it calls `range` on points times weight).
+Memory is the deep size of the ring object's own attributes: the sorted point
+list, the point-to-name dict, the per-node configuration dicts and counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
+
+from harness.errors import HarnessError
+from harness.generator import Server
+from harness.peers.sizing import deep_sizeof
+
+
+def _nodes(peer: str, servers: Sequence[Server]) -> dict[str, dict[str, int]]:
+    """uhashring's node configuration: name -> {"weight": w}, in server order."""
+    if len({server.name for server in servers}) != len(servers):
+        raise HarnessError(f"{peer}: server names must be unique (uhashring keys nodes by name)")
+    for server in servers:
+        if server.weight != int(server.weight) or server.weight < 1:
+            raise HarnessError(
+                f"{peer}: server {server.name!r}: weight must be a positive integer, "
+                f"as uhashring requires (got {server.weight})"
+            )
+    return {server.name: {"weight": int(server.weight)} for server in servers}
+
+
+class UhashringPeer:
+    """uhashring's default ring: 160 points per unit weight at full 128-bit MD5."""
+
+    name: ClassVar[str] = "uhashring"
+    #: uhashring's `hash_fn` argument; None selects its default MD5 ring
+    hash_fn: ClassVar[str | None] = None
+
+    def __init__(self, ring: Any, servers: Sequence[Server]) -> None:
+        self._ring = ring  # a uhashring.HashRing; uhashring ships no type hints
+        self._index = {server.name: i for i, server in enumerate(servers)}
+
+    @classmethod
+    def build(cls, servers: Sequence[Server]) -> Self:
+        try:
+            # uhashring is a test extra, not a dependency; it ships no type hints.
+            from uhashring import HashRing  # type: ignore[import-untyped]
+        except ImportError:
+            raise HarnessError(
+                f"peer {cls.name!r} needs uhashring: pip install -e '.[test]'"
+            ) from None
+        if not servers:
+            raise HarnessError(f"{cls.name}: a ring needs at least one server")
+        return cls(HashRing(_nodes(cls.name, servers), hash_fn=cls.hash_fn), servers)
+
+    @property
+    def entries(self) -> int:
+        return len(self._ring.runtime._ring)
+
+    @property
+    def nbytes(self) -> int:
+        # The default ring keeps its hash function (a lambda) among its attributes: code, not data.
+        attributes = vars(self._ring.runtime).values()
+        return deep_sizeof(value for value in attributes if not callable(value))
+
+    def lookup_key(self, key: str) -> int:
+        return self._index[self._ring.get_node(key)]
+
+
+class UhashringKetamaPeer(UhashringPeer):
+    """uhashring's ketama mode: libketama's continuum of 32-bit points."""
+
+    name: ClassVar[str] = "uhashring-ketama"
+    hash_fn: ClassVar[str | None] = "ketama"

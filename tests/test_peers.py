@@ -1,0 +1,69 @@
+"""Peer registry and the uhashring peers, checked against our libketama construction."""
+
+import pytest
+
+from harness.constructions import get_construction
+from harness.errors import HarnessError, UnknownNameError
+from harness.generator import Server
+from harness.peers import PEERS, get_peer
+from harness.peers.sizing import deep_sizeof
+from harness.ring import reference_lookup_many
+
+SERVERS = [Server(f"cache-{i}:11211", w) for i, w in enumerate([1, 2, 1, 3, 1, 2])]
+
+
+def test_registry_names_and_unknown_name() -> None:
+    """The registry holds both uhashring modes; an unknown name lists them."""
+    assert list(PEERS) == ["uhashring", "uhashring-ketama"]
+    assert all(cls.name == name for name, cls in PEERS.items())
+    with pytest.raises(UnknownNameError, match="uhashring, uhashring-ketama"):
+        get_peer("pingora")
+
+
+def test_ketama_peer_agrees_with_libketama_construction() -> None:
+    """uhashring-ketama and our libketama ring give 5,000 keys the same server index."""
+    peer = get_peer("uhashring-ketama").build(SERVERS)
+    construction = get_construction("libketama")
+    ring = construction.build_ring(SERVERS)
+    keys = [f"session:{i}" for i in range(5_000)]
+    ours = reference_lookup_many(ring, construction.key_hashes([k.encode() for k in keys]))
+    assert [peer.lookup_key(k) for k in keys] == ours
+    assert peer.entries == ring.entries
+
+
+def test_default_peer_places_160_points_per_weight() -> None:
+    """uhashring's default ring has 160 points per unit weight and routes to every server."""
+    peer = get_peer("uhashring").build(SERVERS)
+    assert peer.entries == 160 * 10
+    assert {peer.lookup_key(f"k{i}") for i in range(2_000)} == set(range(len(SERVERS)))
+
+
+@pytest.mark.parametrize("name", list(PEERS))
+def test_memory_grows_with_the_ring(name: str) -> None:
+    """Ten times the servers (and points) count several times the bytes, tens of bytes a point."""
+    small = get_peer(name).build([Server(f"s{i}:1") for i in range(2)])
+    large = get_peer(name).build([Server(f"s{i}:1") for i in range(20)])
+    assert large.nbytes > 5 * small.nbytes
+    assert 40 < large.nbytes / large.entries < 400  # a Python int, a list slot, a dict entry
+
+
+def test_deep_sizeof_counts_shared_objects_once() -> None:
+    """An object reachable twice is counted once; unknown object types are refused."""
+    item = "x" * 1000
+    assert deep_sizeof([[item], [item]]) < deep_sizeof([[item], ["y" * 1000]])
+    with pytest.raises(TypeError, match="plain data only"):
+        deep_sizeof([object()])
+
+
+@pytest.mark.parametrize(
+    ("servers", "message"),
+    [
+        ([Server("a:1", 1.5)], r"'a:1'.*positive integer.*1\.5"),
+        ([Server("a:1"), Server("a:1")], "unique"),
+        ([], "at least one server"),
+    ],
+)
+def test_peer_refuses_what_uhashring_cannot_hold(servers: list[Server], message: str) -> None:
+    """Fractional weights, duplicate names and empty lists are refused with a clear message."""
+    with pytest.raises(HarnessError, match=message):
+        get_peer("uhashring-ketama").build(servers)
