@@ -8,7 +8,8 @@ and the compiler only at first use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,6 @@ class CEntryArray:
         self.entries = len(positions)
         self.entry_size = STRUCTS[kind][0]
         self._array = ffi.new(f"struct ring_entry_{kind}[]", self.entries)
-        self._lookup = getattr(lib, f"ring_lookup_{kind}")
         self._lookup_many = getattr(lib, f"ring_lookup_many_{kind}")
         getattr(lib, f"ring_fill_{kind}")(
             self._array,
@@ -89,13 +89,15 @@ class CEntryArray:
             ffi.from_buffer("uint16_t[]", owners),
             self.entries,
         )
+        # A C-level partial straight onto the cffi function: a Python method in between
+        # costs about as much as the binary search itself.
+        self.lookup: Callable[[int], int] = functools.partial(
+            getattr(lib, f"ring_lookup_{kind}"), self._array, self.entries
+        )
 
     @property
     def nbytes(self) -> int:
         return int(ffi.sizeof(self._array))
-
-    def lookup(self, key_hash: int) -> int:
-        return int(self._lookup(self._array, self.entries, key_hash))
 
     def lookup_many(self, key_hashes: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
         # A uint32, C-contiguous input is read in place; anything else is converted once.

@@ -40,9 +40,9 @@ def _change(a: float, b: float) -> str:
 def render_comparison(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str) -> str:
     """A Markdown table of every figure both results hold, with B's change against A."""
     rows = []
-    b_runs = {run["points_per_weight"]: run for run in b["runs"]}
+    b_runs = {run["label"]: run for run in b["runs"]}
     for run_a in a["runs"]:
-        k = run_a["points_per_weight"]
+        k = run_a["label"]
         run_b = b_runs.get(k)
         if run_b is None:
             continue
@@ -64,6 +64,6 @@ def render_comparison(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name:
               f"B: `{b_name}` ({b['started_at']}, commit `{b['git_commit']}`)\n\n")
     if not rows:
         return header + "The two results share no sweep point and layout.\n"
-    table = tabulate(rows, headers=["k", "layout", "figure", "A", "B", "B vs A"],
+    table = tabulate(rows, headers=["ring", "layout", "figure", "A", "B", "B vs A"],
                      tablefmt="github", disable_numparse=True)
     return header + table + "\n"

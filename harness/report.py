@@ -47,15 +47,17 @@ def render_result(doc: dict[str, Any]) -> str:
         lines += ["## Balance and collisions", "", balance_table(runs), ""]
     for run in runs:
         if run.get("movement"):
-            lines += [f"## Movement (k={run['points_per_weight']})", "", movement_table(run), ""]
+            lines += [f"## Movement ({run['label']})", "", movement_table(run), ""]
     base = scenario["measure"]["base_layout"]
     for run in runs:
-        header = f"k={run['points_per_weight']}, {run['ring']['entries']:,} entries"
+        header = f"{run['label']}, {run['ring']['entries']:,} entries"
         layouts = run["layouts"]
         if any("structure_bytes" in r for r in layouts):
             lines += [f"## Memory ({header})", "", memory_table(layouts, base), ""]
         if any("batch_ns" in r for r in layouts):
             lines += [f"## Lookup time ({header})", "", throughput_table(layouts, base), ""]
+        if run.get("peers"):
+            lines += [f"## Peer libraries ({header})", "", peers_table(run), ""]
         parity = run["parity"]
         lines += [f"Parity: all {len(parity['layouts'])} layouts routed {parity['keys']:,} keys "
                   f"identically to the reference.", ""]
@@ -66,7 +68,7 @@ def balance_table(runs: list[dict[str, Any]]) -> str:
     rows = []
     for run in runs:
         b, c = run.get("balance", {}), run.get("collisions", {})
-        row = [f"{run['points_per_weight']:,}", f"{run['ring']['points']:,}",
+        row = [run["label"], f"{run['ring']['points']:,}",
                f"{run['ring']['entries']:,}"]
         row += [f"{c['collisions']:,}", f"{c['collisions_expected']:,.1f}"] if c else ["", ""]
         if b:
@@ -74,7 +76,7 @@ def balance_table(runs: list[dict[str, Any]]) -> str:
                     pct(b["cv_keys"]), pct(b["cv_arcs"]), pct(b["cv_theory"]),
                     pct(b["cv_floor"])]
         rows.append(row)
-    headers = ["k (points/weight)", "points", "entries", "collisions", "collisions_expected",
+    headers = ["ring", "points", "entries", "collisions", "collisions_expected",
                "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs", "cv_theory", "cv_floor"]
     return _table(rows, headers[: max(len(r) for r in rows)])
 
@@ -119,3 +121,28 @@ def throughput_table(layouts: list[dict[str, Any]], base: str) -> str:
     ]
     return _table(rows, ["layout", "scalar_ns median (min-max)", f"vs {base}",
                          "batch_ns median (min-max)", f"vs {base}"])
+
+
+def peers_table(run: dict[str, Any]) -> str:
+    """Each peer against our smallest layout (bytes per entry) and fastest scalar lookup."""
+    ours = [r for r in run["layouts"] if "structure_bytes" in r and "scalar_ns" in r]
+    smallest = min(ours, key=lambda r: r["bytes_per_entry"]) if ours else None
+    fastest = min(ours, key=lambda r: r["scalar_ns"]["median"]) if ours else None
+    rows = []
+    for p in run["peers"]:
+        row = [p["peer"], f"{p['entries']:,}", f"{100 * p['agreement']:.1f}%"]
+        if smallest and "structure_bytes" in p:
+            row += [f"{p['bytes_per_entry']:.1f}",
+                    f"{p['bytes_per_entry'] / smallest['bytes_per_entry']:.1f}x "
+                    f"({smallest['layout']})"]
+        if fastest and "scalar_ns" in p:
+            row += [_timing(p["scalar_ns"]),
+                    f"{p['scalar_ns']['median'] / fastest['scalar_ns']['median']:.1f}x "
+                    f"({fastest['layout']})"]
+        rows.append(row)
+    headers = ["peer", "points", "same owner as our ring", "bytes per point",
+               "vs our smallest", "scalar_ns per key (min-max)", "vs our fastest scalar"]
+    return _table(rows, headers[: max(len(r) for r in rows)]) + (
+        "\n\nPeers look keys up by name (hashing included); our scalar_ns starts from a "
+        "precomputed hash."
+    )

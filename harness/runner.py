@@ -22,19 +22,21 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.errors import ParityError
-from harness.generator import Server, generate_ring, points_for
+from harness.generator import Server
 from harness.layouts import LAYOUTS, Layout
 from harness.machine import git_commit, machine_info
 from harness.metrics.balance import arc_shares, measure_balance
 from harness.metrics.collisions import expected_collisions
-from harness.metrics.memory import measure_in_subprocess, save_ring_for_probe
+from harness.metrics.memory import measure_in_subprocess, save_peer_spec, save_ring_for_probe
 from harness.metrics.movement import measure_movement, names_of
 from harness.metrics.throughput import measure_throughput
+from harness.peers import PEERS, Peer
 from harness.progress import Progress
+from harness.recipe import build_ring, hash_keys, points_per_server, run_label, sweep
 from harness.results import FORMAT_NAME, FORMAT_VERSION
 from harness.ring import Ring, reference_lookup_many
 from harness.scenario import Operation, Scenario
-from harness.workload import key_hashes
+from harness.workload import key_names
 
 #: keys checked against the plain-Python reference itself (the rest against its vectorised form)
 PLAIN_REFERENCE_KEYS = 2_000
@@ -83,10 +85,9 @@ def _movement(
     keys: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16],
 ) -> list[dict[str, object]]:
     records = []
-    gen = scenario.generator
     for op in scenario.operations:
         after_servers = _servers_after(servers, op)
-        after = generate_ring(after_servers, ppw, gen.hash, gen.point_name)
+        after = build_ring(scenario.generator, after_servers, ppw)
         after_owners = vector_reference(after, keys)
         if op.kind == "add":
             share = float(arc_shares(after, len(after_servers))[-1])
@@ -103,25 +104,29 @@ def _movement(
 
 
 def run_point(
-    scenario: Scenario, ppw: int, keys: npt.NDArray[np.unsignedinteger], progress: Progress
+    scenario: Scenario, ppw: int, names: list[str], keys: npt.NDArray[np.unsignedinteger],
+    progress: Progress,
 ) -> dict[str, Any]:
     """Everything measured for one value of points_per_weight."""
     gen, measure = scenario.generator, scenario.measure
     servers = scenario.ring_servers()
-    progress.stage(f"k={ppw}: generating ring")
-    ring = generate_ring(servers, ppw, gen.hash, gen.point_name)
-    points_per_server = [points_for(s.weight, ppw) for s in servers]
-    points = sum(points_per_server)
+    label = run_label(gen, ppw)
+    progress.stage(f"{label}: building the ring")
+    ring = build_ring(gen, servers, ppw)
+    point_counts = points_per_server(gen, servers, ppw, ring)
+    points = sum(point_counts)
     record: dict[str, Any] = {
-        "points_per_weight": ppw,
+        "label": label,
+        "points_per_weight": ppw if ppw else None,
         "ring": {"servers": len(servers), "points": points, "entries": ring.entries,
-                 "bits": ring.bits, "hash": gen.hash},
+                 "bits": ring.bits, "hash": gen.hash if ppw else gen.construction},
     }
-    progress.stage(f"k={ppw}: building layouts, checking parity")
+    progress.stage(f"{label}: building layouts, checking parity")
     layouts: dict[str, Layout] = {
         name: LAYOUTS[name].build(ring.positions, ring.owners) for name in measure.layouts
     }
     owners, record["parity"] = check_parity(ring, keys, layouts)
+    peers = {name: PEERS[name].build(servers) for name in measure.peers}
     progress.advance()
     metrics = set(measure.metrics)
     if "collisions" in metrics:
@@ -129,43 +134,65 @@ def run_point(
                                 "collisions_expected": expected_collisions(points, ring.bits)}
     if "balance" in metrics:
         weights = [s.weight for s in servers]
-        record["balance"] = measure_balance(ring, owners, weights, points_per_server).as_record()
+        record["balance"] = measure_balance(ring, owners, weights, point_counts).as_record()
     if "movement" in metrics:
-        progress.stage(f"k={ppw}: movement")
+        progress.stage(f"{label}: movement")
         record["movement"] = _movement(scenario, ring, servers, ppw, keys, owners)
     per_layout: dict[str, dict[str, Any]] = {
         name: {"layout": name, "entries": layout.entries, "entry_size": layout.entry_size,
                "nbytes": layout.nbytes}
         for name, layout in layouts.items()
     }
+    per_peer = {name: _peer_record(name, peer, names, owners) for name, peer in peers.items()}
     if "throughput" in metrics:
-        progress.stage(f"k={ppw}: timing lookups")
-        timings = measure_throughput(layouts, keys, measure.repeats, measure.scalar_keys,
-                                     progress.advance)
+        progress.stage(f"{label}: timing lookups")
+        timings = measure_throughput(
+            layouts, keys, measure.repeats, measure.scalar_keys, progress.advance,
+            peers={name: peer.lookup_key for name, peer in peers.items()}, key_names=names,
+        )
         for name, timing in timings.items():
-            per_layout[name].update({k: t.as_record() for k, t in timing.items()})
+            (per_layout.get(name) or per_peer[name]).update(
+                {k: t.as_record() for k, t in timing.items()}
+            )
     else:
         progress.advance(measure.repeats + 1)
-    del layouts  # free them before the memory pass starts its own processes
+    del layouts, peers  # free them before the memory pass starts its own processes
     if "memory" in metrics:
         with tempfile.TemporaryDirectory(prefix="ring-harness-") as tmp:
-            ring_file = Path(tmp) / "ring.npz"
+            ring_file, peer_file = Path(tmp) / "ring.npz", Path(tmp) / "peer.json"
             save_ring_for_probe(ring_file, ring.positions, ring.owners, keys)
-            for name in measure.layouts:
-                progress.stage(f"k={ppw}: memory of {name} (fresh process)")
-                memory = measure_in_subprocess(name, ring_file).as_record()
+            if per_peer:
+                save_peer_spec(peer_file, [(s.name, s.weight) for s in servers], names)
+            jobs = [("layout", n, ring_file, per_layout[n]) for n in per_layout]
+            jobs += [("peer", n, peer_file, per_peer[n]) for n in per_peer]
+            for kind, name, spec_file, target in jobs:
+                progress.stage(f"{label}: memory of {name} (fresh process)")
+                memory = measure_in_subprocess(kind, name, spec_file).as_record()
                 memory.pop("layout")
                 memory.pop("entries")
-                per_layout[name].update(memory)
+                target.update(memory)
                 progress.advance()
     else:
-        progress.advance(len(measure.layouts))
+        progress.advance(len(measure.layouts) + len(measure.peers))
     record["layouts"] = list(per_layout.values())
+    if per_peer:
+        record["peers"] = list(per_peer.values())
     return record
 
 
+def _peer_record(
+    name: str, peer: Peer, names: list[str], owners: npt.NDArray[np.uint16]
+) -> dict[str, Any]:
+    """A peer's size, and how often it agrees with our ring (1.0 only for the same ring)."""
+    sample = names[:PLAIN_REFERENCE_KEYS]
+    agree = sum(peer.lookup_key(key) == int(o) for key, o in zip(sample, owners, strict=False))
+    return {"peer": name, "entries": peer.entries, "nbytes": peer.nbytes,
+            "agreement": agree / len(sample), "agreement_keys": len(sample)}
+
+
 def steps_per_point(scenario: Scenario) -> int:
-    return 1 + scenario.measure.repeats + 1 + len(scenario.measure.layouts)
+    measure = scenario.measure
+    return 1 + measure.repeats + 1 + len(measure.layouts) + len(measure.peers)
 
 
 def run_scenario(
@@ -174,12 +201,13 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Run every point of the scenario's sweep; return the result document."""
     started, start = clock(), time.perf_counter()
-    total = steps_per_point(scenario) * len(scenario.generator.points_per_weight)
-    with Progress(total, scenario.name, enabled=show_progress) as progress:
+    points = sweep(scenario.generator)
+    with Progress(steps_per_point(scenario) * len(points), scenario.name,
+                  enabled=show_progress) as progress:
         progress.stage("hashing keys")
-        keys = key_hashes(scenario.keys, scenario.generator.hash)
-        runs = [run_point(scenario, ppw, keys, progress)
-                for ppw in scenario.generator.points_per_weight]
+        names = key_names(scenario.keys)
+        keys = hash_keys(scenario.generator, names)
+        runs = [run_point(scenario, ppw, names, keys, progress) for ppw in points]
     from harness import __version__
 
     return {

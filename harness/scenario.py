@@ -13,10 +13,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.constructions import CONSTRUCTIONS
 from harness.errors import ScenarioError
 from harness.generator import DEFAULT_POINT_NAME, Server
 from harness.hashing import HASHES
 from harness.layouts import LAYOUTS
+from harness.peers import PEERS
 from harness.ring import MAX_SERVERS
 from harness.toml_fields import Fields
 
@@ -36,8 +38,13 @@ class ServerSpec:
         return Server(self.name, self.weight)
 
 
+POINTS = "points"  # the generic generator: naming scheme x hash x points per weight
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
+    #: "points", or a production construction (harness.constructions) that fixes the rest
+    construction: str = POINTS
     hash: str = "blake2b-32"
     point_name: str = DEFAULT_POINT_NAME
     #: one value, or several to sweep
@@ -47,7 +54,8 @@ class GeneratorSpec:
 
     @property
     def bits(self) -> int:
-        return HASHES[self.hash].bits
+        # Every construction so far builds a 32-bit ring.
+        return HASHES[self.hash].bits if self.construction == POINTS else 32
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,8 @@ class MeasureSpec:
     scalar_keys: int = 20_000
     #: layout that ratio columns compare against
     base_layout: str = "numpy-aligned"
+    #: third-party ring libraries measured beside the layouts (harness.peers)
+    peers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,16 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
 
 
 def _generator(table: Fields) -> GeneratorSpec:
+    construction = table.take_choice("construction", [POINTS, *CONSTRUCTIONS], POINTS)
+    if construction != POINTS:
+        for key in ("hash", "point_name", "points_per_weight"):
+            if table.has(key):
+                raise table.error(
+                    key, f"left out: construction {construction!r} fixes its own points "
+                    "and hash", table.table[key]
+                )
     spec = GeneratorSpec(
+        construction=construction,
         hash=table.take_choice("hash", sorted(HASHES), "blake2b-32"),
         point_name=table.take_str("point_name", DEFAULT_POINT_NAME,
                                   check=_check_template("server", "j")),  # type: ignore[arg-type]
@@ -220,6 +239,7 @@ def _measure(table: Fields, bits: int) -> MeasureSpec:
         base_layout=table.take_choice(
             "base_layout", layouts, "numpy-aligned" if "numpy-aligned" in layouts else layouts[0]
         ),
+        peers=table.take_str_list("peers", [], choices=list(PEERS)),
     )
     table.finish()
     return spec

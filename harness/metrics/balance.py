@@ -63,16 +63,23 @@ def arc_shares(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
     return per_server / float(space)
 
 
+def _with_points(points_per_server: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    # A server without points (a construction can round a small weight to none) has no
+    # Beta share: it owns nothing, which min_keys shows; theory covers the others.
+    k = np.asarray(points_per_server, dtype=np.float64)
+    return k[k > 0]
+
+
 def theory_cv(points_per_server: npt.ArrayLike) -> float:
     """CV of share/weight predicted from point counts (Beta shares, see module doc)."""
-    k = np.asarray(points_per_server, dtype=np.float64)
+    k = _with_points(points_per_server)
     total = k.sum()
     return math.sqrt(float(np.mean((total - k) / (k * (total + 1)))))
 
 
 def floor_cv(points_per_server: npt.ArrayLike, keys: int) -> float:
     """cv_theory plus the Poisson noise of counting `keys` keys, in quadrature."""
-    k = np.asarray(points_per_server, dtype=np.float64)
+    k = _with_points(points_per_server)
     poisson = float(np.mean(k.sum() / (keys * k)))
     return math.sqrt(theory_cv(k) ** 2 + poisson)
 

@@ -1,8 +1,11 @@
 """Memory of one layout, measured at the allocator by memray in a fresh process.
 
 Each (ring, layout) pair is measured in its own subprocess
-(`python -m harness.metrics.memory LAYOUT RING.npz`), so that layouts do not
-share allocator state, caches or arenas. memray sees every allocation,
+(`python -m harness.metrics.memory layout NAME RING.npz`), so that layouts do
+not share allocator state, caches or arenas. A peer (a third-party ring
+library) is measured the same way from its servers and key names
+(`... peer NAME SPEC.json`); its lookup peak covers looking the keys up one by
+one, as it has no batch lookup. memray sees every allocation,
 including those made in C by malloc (cffi) and numpy's data buffers.
 
 - `structure_bytes`: bytes allocated while building and still held after
@@ -24,6 +27,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 from pathlib import Path
 
 import memray
@@ -56,7 +60,10 @@ def rss_bytes() -> int:
 def _tracked(action: Callable[[], object], workdir: Path, label: str) -> tuple[object, int, int]:
     """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
     trace = workdir / f"{label}.memray"
-    with memray.Tracker(trace, file_format=memray.FileFormat.AGGREGATED_ALLOCATIONS):
+    # trace_python_allocators: without it memray sees only pymalloc arenas, and objects
+    # placed in arenas that existed before the build (tuples, ints) would go uncounted.
+    with memray.Tracker(trace, file_format=memray.FileFormat.AGGREGATED_ALLOCATIONS,
+                        trace_python_allocators=True):
         result = action()
     reader = memray.FileReader(trace)
     held = sum(r.size for r in reader.get_leaked_allocation_records(merge_threads=True))
@@ -65,26 +72,18 @@ def _tracked(action: Callable[[], object], workdir: Path, label: str) -> tuple[o
     return result, held, peak
 
 
-def measure_here(layout_name: str, ring_file: Path) -> Memory:
-    """Measure in this process (the subprocess entry point calls this)."""
-    from harness.layouts import get_layout
-
-    layout_class = get_layout(layout_name)
-    with np.load(ring_file) as data:
-        positions, owners, keys = data["positions"], data["owners"], data["keys"]
+def _measure_built(
+    name: str, build: Callable[[], Any], lookup_all: Callable[[Any], object]
+) -> Memory:
     with tempfile.TemporaryDirectory(prefix="ring-harness-memray-") as tmp:
         workdir = Path(tmp)
         rss_before = rss_bytes()
-        layout, held, build_peak = _tracked(
-            lambda: layout_class.build(positions, owners), workdir, "build"
-        )
+        built, held, build_peak = _tracked(build, workdir, "build")
         rss_after = rss_bytes()
-        _, _, lookup_peak = _tracked(
-            lambda: layout.lookup_many(keys), workdir, "lookup"  # type: ignore[attr-defined]
-        )
-    entries = int(layout.entries)  # type: ignore[attr-defined]
+        _, _, lookup_peak = _tracked(lambda: lookup_all(built), workdir, "lookup")
+    entries = int(built.entries)
     return Memory(
-        layout=layout_name,
+        layout=name,
         entries=entries,
         structure_bytes=held,
         bytes_per_entry=held / entries,
@@ -95,17 +94,45 @@ def measure_here(layout_name: str, ring_file: Path) -> Memory:
     )
 
 
-def measure_in_subprocess(layout_name: str, ring_file: Path) -> Memory:
-    """Measure one layout in a fresh Python process; raise HarnessError if it fails."""
+def measure_layout_here(layout_name: str, ring_file: Path) -> Memory:
+    """Measure a layout in this process (the subprocess entry point calls this)."""
+    from harness.layouts import get_layout
+
+    layout_class = get_layout(layout_name)
+    with np.load(ring_file) as data:
+        positions, owners, keys = data["positions"], data["owners"], data["keys"]
+    return _measure_built(
+        layout_name, lambda: layout_class.build(positions, owners),
+        lambda layout: layout.lookup_many(keys),
+    )
+
+
+def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
+    """Measure a peer library's ring in this process, from servers and key names."""
+    from harness.generator import Server
+    from harness.peers import get_peer
+
+    peer_class = get_peer(peer_name)
+    spec = json.loads(spec_file.read_text())
+    servers = [Server(name, weight) for name, weight in spec["servers"]]
+    keys: list[str] = spec["keys"]
+    return _measure_built(
+        peer_name, lambda: peer_class.build(servers),
+        lambda peer: [peer.lookup_key(key) for key in keys],
+    )
+
+
+def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
+    """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails."""
     completed = subprocess.run(
-        [sys.executable, "-m", "harness.metrics.memory", layout_name, str(ring_file)],
+        [sys.executable, "-m", "harness.metrics.memory", kind, name, str(spec_file)],
         capture_output=True,
         text=True,
         check=False,
     )
     if completed.returncode != 0:
         raise HarnessError(
-            f"memory measurement of {layout_name} failed (exit {completed.returncode}): "
+            f"memory measurement of {name} failed (exit {completed.returncode}): "
             f"{completed.stderr.strip()[-2000:]}"
         )
     return Memory(**json.loads(completed.stdout))
@@ -117,6 +144,11 @@ def save_ring_for_probe(
     np.savez(path, positions=positions, owners=owners, keys=keys)
 
 
+def save_peer_spec(path: Path, servers: list[tuple[str, float]], keys: list[str]) -> None:
+    path.write_text(json.dumps({"servers": servers, "keys": keys}))
+
+
 if __name__ == "__main__":
-    memory = measure_here(sys.argv[1], Path(sys.argv[2]))
-    print(json.dumps(memory.as_record()))
+    kind, name, spec = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    measure = measure_layout_here if kind == "layout" else measure_peer_here
+    print(json.dumps(measure(name, spec).as_record()))

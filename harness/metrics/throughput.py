@@ -16,6 +16,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,12 +47,10 @@ def _per_key_ns(run: Callable[[], object], keys: int) -> float:
     return (time.perf_counter_ns() - start) / keys
 
 
-def _scalar_loop(layout: Layout, hashes: list[int]) -> Callable[[], object]:
-    lookup = layout.lookup
-
+def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[], object]:
     def loop() -> None:
-        for h in hashes:
-            lookup(h)
+        for item in inputs:
+            lookup(item)
 
     return loop
 
@@ -62,20 +61,36 @@ def measure_throughput(
     repeats: int,
     scalar_keys: int,
     progress: Callable[[], None] = lambda: None,
+    peers: Mapping[str, Callable[[str], int]] | None = None,
+    key_names: list[str] | None = None,
 ) -> dict[str, dict[str, Timing]]:
-    """{layout: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds."""
+    """{name: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds.
+
+    Peers (third-party rings that hash keys themselves) are timed in the same
+    rounds, scalar only, on the key names instead of precomputed hashes.
+    """
+    peers = peers or {}
     scalar_hashes = key_hashes[:scalar_keys].tolist()
+    scalar_names = (key_names or [])[:scalar_keys]
     batch: dict[str, list[float]] = {name: [] for name in layouts}
-    scalar: dict[str, list[float]] = {name: [] for name in layouts}
+    scalar: dict[str, list[float]] = {name: [] for name in [*layouts, *peers]}
     for round_number in range(repeats + 1):
+        this_round: dict[str, tuple[float, ...]] = {}
         for name, layout in layouts.items():
-            b = _per_key_ns(lambda layout=layout: layout.lookup_many(key_hashes), len(key_hashes))
-            s = _per_key_ns(_scalar_loop(layout, scalar_hashes), len(scalar_hashes))
-            if round_number:  # round 0 warms caches and branch predictors
-                batch[name].append(b)
-                scalar[name].append(s)
+            this_round[name] = (
+                _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes), len(scalar_hashes)),
+                _per_key_ns(lambda layout=layout: layout.lookup_many(key_hashes), len(key_hashes)),
+            )
+        for name, lookup_key in peers.items():
+            this_round[name] = (_per_key_ns(_scalar_loop(lookup_key, scalar_names),
+                                         len(scalar_names)),)
+        if round_number:  # round 0 warms caches and branch predictors
+            for name, (scalar_ns, *batch_ns) in this_round.items():
+                scalar[name].append(scalar_ns)
+                if batch_ns:
+                    batch[name].append(batch_ns[0])
         progress()
-    return {
-        name: {"scalar_ns": Timing.of(scalar[name]), "batch_ns": Timing.of(batch[name])}
-        for name in layouts
-    }
+    timings = {name: {"scalar_ns": Timing.of(samples)} for name, samples in scalar.items()}
+    for name, samples in batch.items():
+        timings[name]["batch_ns"] = Timing.of(samples)
+    return timings
