@@ -55,7 +55,7 @@ def sparse_rings(draw: st.DrawFn) -> Ring:
 @settings(max_examples=300, deadline=None)
 @given(ring=sparse_rings(), extra=st.lists(st.integers(0, 2**32 - 1), max_size=50))
 def test_sparse_rings_with_empty_buckets(ring: Ring, extra: list[int]) -> None:
-    """Keys in empty buckets, past their bucket's last entry, or above the last point route right."""
+    """Keys in empty buckets, past their bucket's last entry or above the last point route right."""
     _check(ring, _keys_around(ring.positions, extra))
 
 
@@ -105,7 +105,7 @@ def test_skewed_buckets(bucket: int, start: int, count: int, gap: int, seed: int
 
 
 def test_key_past_its_bucket_goes_to_the_next_non_empty_bucket() -> None:
-    """A key above every entry of its bucket skips the empty buckets after it; past the end, wraps."""
+    """A key above all of its bucket skips the empty buckets after it; past the end, it wraps."""
     ring = Ring.from_points([_position(3, 10), _position(3, 20), _position(9, 0)], [1, 2, 3])
     keys = [_position(3, 21), _position(5, 0), _position(9, 0), _position(9, 1), 2**32 - 1]
     _check(ring, keys)

@@ -56,7 +56,7 @@ def test_unknown_layout_lists_valid_names() -> None:
 @pytest.mark.parametrize("entries", [1, 1000, 12345])
 def test_array_layouts_take_their_entry_size(name: str, entries: int) -> None:
     """Array layouts report their entry size (6 to 16 bytes) and nbytes = entry_size x entries."""
-    dtype = np.uint64 if LAYOUTS[name].hash_bits == 64 else np.uint32
+    dtype: type[np.unsignedinteger] = np.uint64 if LAYOUTS[name].hash_bits == 64 else np.uint32
     positions = np.arange(entries, dtype=dtype) * 7
     layout = LAYOUTS[name].build(positions, np.zeros(entries, dtype=np.uint16))
     assert layout.entry_size == EXPECTED_ENTRY_SIZE[name]
@@ -122,6 +122,7 @@ def test_numpy_dtypes_mirror_the_c_structs(
     """numpy's aligned and packed records match the C structs byte for byte, at both widths."""
     aligned = entry_dtype(align=True, hash_bits=hash_bits)
     packed = entry_dtype(align=False, hash_bits=hash_bits)
+    assert aligned.fields is not None and packed.fields is not None
     assert (aligned.itemsize, aligned.fields["idx"][1]) == (aligned_size, idx_offset)
     assert (packed.itemsize, packed.fields["idx"][1]) == (packed_size, idx_offset)
 

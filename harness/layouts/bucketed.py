@@ -36,7 +36,7 @@ class BucketedLayout:
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        return cls(CBucketedRing(positions, owners))  # type: ignore[arg-type]
+        return cls(CBucketedRing(positions, owners))
 
     @property
     def entries(self) -> int:

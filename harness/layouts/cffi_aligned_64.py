@@ -1,4 +1,4 @@
-"""`cffi-aligned-64`: C array of `struct { uint64_t hash; uint16_t idx; }`, 16 bytes with padding."""
+"""`cffi-aligned-64`: C array of `struct { uint64_t hash; uint16_t idx; }`, padded to 16 bytes."""
 
 from harness.layouts.cffi_struct import CffiStructLayout
 

@@ -1,13 +1,13 @@
 """Shared code of the numpy struct layouts: a structured array `{u4 hash, u2 idx}`
-(or `{u8 hash, u2 idx}` for 64-bit hashes).
+(`{u8 hash, u2 idx}` for 64-bit hashes).
 
 With `align=True` numpy pads the record as a C compiler would (to 8 bytes, or
-16 for 64-bit hashes); without it the record is the packed 6 (or 10) bytes. Both keep the natural numpy
-idiom: `np.searchsorted` on the `hash` field. That field is a strided view
-(stride 8 or 6, and unaligned when packed), which searchsorted cannot search in
-place: every batch call makes a contiguous copy of the whole column. The copy
-is a real cost of these layouts, and the memory pass reports it as
-`lookup_peak_bytes`.
+16 for 64-bit hashes); without it the record is the packed 6 (or 10) bytes.
+All keep the natural numpy idiom: `np.searchsorted` on the `hash` field. That
+field is a strided view (stride 6 to 16, and unaligned when packed), which
+searchsorted cannot search in place: every batch call makes a contiguous copy
+of the whole column. The copy is a real cost of these layouts, and the memory
+pass reports it as `lookup_peak_bytes`.
 """
 
 from __future__ import annotations
