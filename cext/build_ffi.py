@@ -7,40 +7,64 @@ result (`harness._ring_c`).
 
 from cffi import FFI
 
-# The aligned struct and the functions, declared exactly as in ring.h.
+# The struct-array layouts (ring.h), one set of functions per struct kind:
+# `kind` names the struct, `hash` its position type.
+STRUCT_KINDS = {
+    "aligned": "uint32_t",
+    "packed": "uint32_t",
+    "aligned64": "uint64_t",
+    "packed64": "uint64_t",
+}
+
+FUNCTIONS = """
+size_t ring_entry_{kind}_size(void);
+size_t ring_entry_{kind}_idx_offset(void);
+void ring_fill_{kind}(struct ring_entry_{kind} *, const {hash} *, const uint16_t *, size_t);
+uint16_t ring_lookup_{kind}(const struct ring_entry_{kind} *, size_t, {hash});
+void ring_lookup_many_{kind}(const struct ring_entry_{kind} *, size_t,
+                             const {hash} *, size_t, uint16_t *);
+"""
+
+# The bucketed layout (bucketed.h) and the batch hash, declared exactly as in C.
 CDEF = """
-struct ring_entry_aligned { uint32_t hash; uint16_t idx; };
+struct ring_bucket_entry { uint16_t low; uint16_t idx; };
 
-size_t ring_entry_aligned_size(void);
-size_t ring_entry_packed_size(void);
-size_t ring_entry_aligned_idx_offset(void);
-size_t ring_entry_packed_idx_offset(void);
+size_t ring_bucket_entry_size(void);
+size_t ring_bucket_entry_idx_offset(void);
+int ring_bucketed_build(uint32_t *, struct ring_bucket_entry *, const uint32_t *,
+                        const uint16_t *, size_t);
+uint16_t ring_bucketed_lookup(const uint32_t *, const struct ring_bucket_entry *, uint32_t);
+void ring_bucketed_lookup_many(const uint32_t *, const struct ring_bucket_entry *,
+                               const uint32_t *, size_t, uint16_t *);
 
-void ring_fill_aligned(struct ring_entry_aligned *, const uint32_t *, const uint16_t *, size_t);
-void ring_fill_packed(struct ring_entry_packed *, const uint32_t *, const uint16_t *, size_t);
-uint16_t ring_lookup_aligned(const struct ring_entry_aligned *, size_t, uint32_t);
-uint16_t ring_lookup_packed(const struct ring_entry_packed *, size_t, uint32_t);
-void ring_lookup_many_aligned(const struct ring_entry_aligned *, size_t,
-                              const uint32_t *, size_t, uint16_t *);
-void ring_lookup_many_packed(const struct ring_entry_packed *, size_t,
-                             const uint32_t *, size_t, uint16_t *);
 void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
 """
 
-# cffi lays out a cdef'd struct itself; the packed one must be declared with
-# packed=True or cffi would assume 8 bytes and only complain at first use.
-CDEF_PACKED = "struct ring_entry_packed { uint32_t hash; uint16_t idx; };"
+# cffi lays out a cdef'd struct itself; the packed ones must be declared with
+# packed=True or cffi would assume the padded size and only complain at first use.
+CDEF_ALIGNED = """
+struct ring_entry_aligned { uint32_t hash; uint16_t idx; };
+struct ring_entry_aligned64 { uint64_t hash; uint16_t idx; };
+"""
+CDEF_PACKED = """
+struct ring_entry_packed { uint32_t hash; uint16_t idx; };
+struct ring_entry_packed64 { uint64_t hash; uint16_t idx; };
+"""
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF_PACKED, packed=True)
+ffibuilder.cdef(CDEF_ALIGNED)
+ffibuilder.cdef(
+    "".join(FUNCTIONS.format(kind=kind, hash=hash) for kind, hash in STRUCT_KINDS.items())
+)
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"',
+    '#include "ring.h"\n#include "bucketed.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c"],
+    sources=["cext/ring.c", "cext/bucketed.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h"],
+    depends=["cext/ring.h", "cext/bucketed.h"],
     extra_compile_args=["-O2", "-std=c99"],
 )
 

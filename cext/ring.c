@@ -1,14 +1,19 @@
 #include "ring.h"
 
-size_t ring_entry_aligned_size(void) { return sizeof(struct ring_entry_aligned); }
-size_t ring_entry_packed_size(void) { return sizeof(struct ring_entry_packed); }
-size_t ring_entry_aligned_idx_offset(void) { return offsetof(struct ring_entry_aligned, idx); }
-size_t ring_entry_packed_idx_offset(void) { return offsetof(struct ring_entry_packed, idx); }
+/* sizeof and offsetof(idx), as this compiler laid the struct out. */
+#define RING_DESCRIBE(SUFFIX, ENTRY)                                                 \
+    size_t ring_entry_##SUFFIX##_size(void) { return sizeof(ENTRY); }                \
+    size_t ring_entry_##SUFFIX##_idx_offset(void) { return offsetof(ENTRY, idx); }
 
-/* One definition of fill and lookup, instantiated per layout, so the two
- * layouts can differ only in their struct and never in their logic. */
-#define RING_DEFINE(SUFFIX, ENTRY)                                                   \
-    void ring_fill_##SUFFIX(ENTRY *entries, const uint32_t *positions,               \
+RING_DESCRIBE(aligned, struct ring_entry_aligned)
+RING_DESCRIBE(packed, struct ring_entry_packed)
+RING_DESCRIBE(aligned64, struct ring_entry_aligned64)
+RING_DESCRIBE(packed64, struct ring_entry_packed64)
+
+/* One definition of fill and lookup, instantiated per layout, so the
+ * layouts can differ only in their struct and hash width, never in their logic. */
+#define RING_DEFINE(SUFFIX, ENTRY, HASH)                                             \
+    void ring_fill_##SUFFIX(ENTRY *entries, const HASH *positions,                   \
                             const uint16_t *owners, size_t n)                        \
     {                                                                                \
         for (size_t i = 0; i < n; i++) {                                             \
@@ -18,8 +23,8 @@ size_t ring_entry_packed_idx_offset(void) { return offsetof(struct ring_entry_pa
     }                                                                                \
                                                                                      \
     /* Lower bound: index of the first entry with hash >= key, n if none. */         \
-    static inline size_t lower_bound_##SUFFIX(const ENTRY *entries, size_t n,         \
-                                              uint32_t key)                          \
+    static inline size_t lower_bound_##SUFFIX(const ENTRY *entries, size_t n,        \
+                                              HASH key)                              \
     {                                                                                \
         size_t lo = 0, hi = n;                                                       \
         while (lo < hi) {                                                            \
@@ -32,14 +37,14 @@ size_t ring_entry_packed_idx_offset(void) { return offsetof(struct ring_entry_pa
         return lo;                                                                   \
     }                                                                                \
                                                                                      \
-    uint16_t ring_lookup_##SUFFIX(const ENTRY *entries, size_t n, uint32_t key)       \
+    uint16_t ring_lookup_##SUFFIX(const ENTRY *entries, size_t n, HASH key)          \
     {                                                                                \
         size_t i = lower_bound_##SUFFIX(entries, n, key);                            \
         return entries[i == n ? 0 : i].idx;                                          \
     }                                                                                \
                                                                                      \
     void ring_lookup_many_##SUFFIX(const ENTRY *entries, size_t n,                   \
-                                   const uint32_t *keys, size_t m, uint16_t *out)     \
+                                   const HASH *keys, size_t m, uint16_t *out)        \
     {                                                                                \
         for (size_t j = 0; j < m; j++) {                                             \
             size_t i = lower_bound_##SUFFIX(entries, n, keys[j]);                    \
@@ -47,8 +52,10 @@ size_t ring_entry_packed_idx_offset(void) { return offsetof(struct ring_entry_pa
         }                                                                            \
     }
 
-RING_DEFINE(aligned, struct ring_entry_aligned)
-RING_DEFINE(packed, struct ring_entry_packed)
+RING_DEFINE(aligned, struct ring_entry_aligned, uint32_t)
+RING_DEFINE(packed, struct ring_entry_packed, uint32_t)
+RING_DEFINE(aligned64, struct ring_entry_aligned64, uint64_t)
+RING_DEFINE(packed64, struct ring_entry_packed64, uint64_t)
 
 void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out)
 {

@@ -1,4 +1,4 @@
-/* ring-harness C core: ring entries in two memory layouts, and lookups.
+/* ring-harness C core: ring entries in several memory layouts, and lookups.
  *
  * Lookup convention (shared with every layout): the owner of key hash h is
  * the first entry whose hash is >= h; past the last entry it wraps to the
@@ -23,25 +23,53 @@ struct ring_entry_packed {
     uint16_t idx;
 } __attribute__((packed));
 
+/* 64-bit hashes: 8-byte alignment pads 10 bytes of data to 16 (6 of padding). */
+struct ring_entry_aligned64 {
+    uint64_t hash;
+    uint16_t idx;
+};
+
+/* 64-bit hashes packed: the raw 10 bytes. */
+struct ring_entry_packed64 {
+    uint64_t hash;
+    uint16_t idx;
+} __attribute__((packed));
+
 /* Sizes and offsets as this compiler laid them out, for the import-time
  * check against what cffi believes. */
 size_t ring_entry_aligned_size(void);
 size_t ring_entry_packed_size(void);
+size_t ring_entry_aligned64_size(void);
+size_t ring_entry_packed64_size(void);
 size_t ring_entry_aligned_idx_offset(void);
 size_t ring_entry_packed_idx_offset(void);
+size_t ring_entry_aligned64_idx_offset(void);
+size_t ring_entry_packed64_idx_offset(void);
 
 void ring_fill_aligned(struct ring_entry_aligned *entries, const uint32_t *positions,
                        const uint16_t *owners, size_t n);
 void ring_fill_packed(struct ring_entry_packed *entries, const uint32_t *positions,
                       const uint16_t *owners, size_t n);
+void ring_fill_aligned64(struct ring_entry_aligned64 *entries, const uint64_t *positions,
+                         const uint16_t *owners, size_t n);
+void ring_fill_packed64(struct ring_entry_packed64 *entries, const uint64_t *positions,
+                        const uint16_t *owners, size_t n);
 
 uint16_t ring_lookup_aligned(const struct ring_entry_aligned *entries, size_t n, uint32_t key);
 uint16_t ring_lookup_packed(const struct ring_entry_packed *entries, size_t n, uint32_t key);
+uint16_t ring_lookup_aligned64(const struct ring_entry_aligned64 *entries, size_t n,
+                               uint64_t key);
+uint16_t ring_lookup_packed64(const struct ring_entry_packed64 *entries, size_t n,
+                              uint64_t key);
 
 void ring_lookup_many_aligned(const struct ring_entry_aligned *entries, size_t n,
                               const uint32_t *keys, size_t m, uint16_t *out);
 void ring_lookup_many_packed(const struct ring_entry_packed *entries, size_t n,
                              const uint32_t *keys, size_t m, uint16_t *out);
+void ring_lookup_many_aligned64(const struct ring_entry_aligned64 *entries, size_t n,
+                                const uint64_t *keys, size_t m, uint16_t *out);
+void ring_lookup_many_packed64(const struct ring_entry_packed64 *entries, size_t n,
+                               const uint64_t *keys, size_t m, uint16_t *out);
 
 /* 32-bit FNV-1a followed by the MurmurHash3 fmix32 finalizer, over m names
  * stored back to back in buf; name i is buf[offsets[i] .. offsets[i+1]). */

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,40 +26,75 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
         "`pip install .` (or `python setup.py build_ext --inplace` in a checkout)"
     ) from exc
 
-#: struct name in ring.h -> (bytes per entry, offset of idx) that the layout promises
-STRUCTS: dict[str, tuple[int, int]] = {
-    "aligned": (8, 4),
-    "packed": (6, 4),
+
+def _u32_buffer(array: npt.NDArray[Any]) -> Any:
+    return ffi.from_buffer("uint32_t[]", array)
+
+
+@dataclass(frozen=True)
+class StructSpec:
+    """What a layout promises about its C struct: stride, offset of idx, hash width."""
+
+    size: int
+    idx_offset: int
+    hash_bits: int
+
+    @property
+    def hash_ctype(self) -> str:
+        return f"uint{self.hash_bits}_t"
+
+    @property
+    def hash_dtype(self) -> type[np.unsignedinteger]:
+        return np.uint32 if self.hash_bits == 32 else np.uint64
+
+
+#: struct kind in ring.h (`struct ring_entry_<kind>`) -> what the layout promises
+STRUCTS: dict[str, StructSpec] = {
+    "aligned": StructSpec(size=8, idx_offset=4, hash_bits=32),
+    "packed": StructSpec(size=6, idx_offset=4, hash_bits=32),
+    "aligned64": StructSpec(size=16, idx_offset=8, hash_bits=64),
+    "packed64": StructSpec(size=10, idx_offset=8, hash_bits=64),
 }
+#: `struct ring_bucket_entry` (bucketed.h): low 16 bits of the position, then idx
+BUCKET_ENTRY = StructSpec(size=4, idx_offset=2, hash_bits=32)
+#: buckets of the bucketed layout (top 16 bits of a 32-bit hash), as in bucketed.h
+BUCKETS = 2**16
+
+
+def _check_struct(struct: str, prefix: str, spec: StructSpec) -> None:
+    c_size = getattr(lib, f"{prefix}_size")()
+    c_offset = getattr(lib, f"{prefix}_idx_offset")()
+    ffi_size = ffi.sizeof(struct)
+    ffi_offset = ffi.offsetof(struct, "idx")
+    if not (c_size == ffi_size == spec.size and c_offset == ffi_offset == spec.idx_offset):
+        raise HarnessError(
+            f"{struct}: expected size {spec.size} and idx at offset {spec.idx_offset}; "
+            f"the C compiler says size {c_size}, offset {c_offset}; cffi says size "
+            f"{ffi_size}, offset {ffi_offset}"
+        )
 
 
 def _check_struct_layouts() -> None:
-    for kind, (size, idx_offset) in STRUCTS.items():
-        c_size = getattr(lib, f"ring_entry_{kind}_size")()
-        c_offset = getattr(lib, f"ring_entry_{kind}_idx_offset")()
-        ffi_size = ffi.sizeof(f"struct ring_entry_{kind}")
-        ffi_offset = ffi.offsetof(f"struct ring_entry_{kind}", "idx")
-        if not (c_size == ffi_size == size and c_offset == ffi_offset == idx_offset):
-            raise HarnessError(
-                f"struct ring_entry_{kind}: expected size {size} and idx at offset {idx_offset}; "
-                f"the C compiler says size {c_size}, offset {c_offset}; cffi says size "
-                f"{ffi_size}, offset {ffi_offset}"
-            )
+    for kind, spec in STRUCTS.items():
+        _check_struct(f"struct ring_entry_{kind}", f"ring_entry_{kind}", spec)
+    _check_struct("struct ring_bucket_entry", "ring_bucket_entry", BUCKET_ENTRY)
 
 
 _check_struct_layouts()
 
 
 def struct_layout(kind: str) -> tuple[int, int]:
-    """(sizeof, offsetof idx) of `struct ring_entry_<kind>` as the C compiler laid it out."""
+    """(sizeof, offsetof idx) of `struct ring_entry_<kind>` (or `ring_bucket_entry` for
+    kind "bucket") as the C compiler laid it out."""
+    prefix = "ring_bucket_entry" if kind == "bucket" else f"ring_entry_{kind}"
     return (
-        int(getattr(lib, f"ring_entry_{kind}_size")()),
-        int(getattr(lib, f"ring_entry_{kind}_idx_offset")()),
+        int(getattr(lib, f"{prefix}_size")()),
+        int(getattr(lib, f"{prefix}_idx_offset")()),
     )
 
 
-def _u32_buffer(array: npt.NDArray[Any]) -> Any:
-    return ffi.from_buffer("uint32_t[]", array)
+def _u16_out(array: npt.NDArray[np.uint16]) -> Any:
+    return ffi.from_buffer("uint16_t[]", array, require_writable=True)
 
 
 class CEntryArray:
@@ -71,21 +107,24 @@ class CEntryArray:
     def __init__(
         self,
         kind: str,
-        positions: npt.NDArray[np.uint32],
+        positions: npt.NDArray[np.unsignedinteger],
         owners: npt.NDArray[np.uint16],
     ) -> None:
         if kind not in STRUCTS:
             raise HarnessError(f"no C struct layout {kind!r}; valid: {', '.join(STRUCTS)}")
-        positions = np.ascontiguousarray(positions, dtype=np.uint32)
+        spec = STRUCTS[kind]
+        self._hash_dtype = spec.hash_dtype
+        self._hash_array = f"{spec.hash_ctype}[]"
+        positions = np.ascontiguousarray(positions, dtype=spec.hash_dtype)
         owners = np.ascontiguousarray(owners, dtype=np.uint16)
         self.kind = kind
         self.entries = len(positions)
-        self.entry_size = STRUCTS[kind][0]
+        self.entry_size = spec.size
         self._array = ffi.new(f"struct ring_entry_{kind}[]", self.entries)
         self._lookup_many = getattr(lib, f"ring_lookup_many_{kind}")
         getattr(lib, f"ring_fill_{kind}")(
             self._array,
-            _u32_buffer(positions),
+            ffi.from_buffer(self._hash_array, positions),
             ffi.from_buffer("uint16_t[]", owners),
             self.entries,
         )
@@ -99,16 +138,64 @@ class CEntryArray:
     def nbytes(self) -> int:
         return int(ffi.sizeof(self._array))
 
-    def lookup_many(self, key_hashes: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
-        # A uint32, C-contiguous input is read in place; anything else is converted once.
-        keys = np.ascontiguousarray(key_hashes, dtype=np.uint32)
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        # Keys of the struct's hash type, C-contiguous, are read in place; anything
+        # else is converted once.
+        keys = np.ascontiguousarray(key_hashes, dtype=self._hash_dtype)
         out = np.empty(len(keys), dtype=np.uint16)
         self._lookup_many(
             self._array,
             self.entries,
-            _u32_buffer(keys),
+            ffi.from_buffer(self._hash_array, keys),
             len(keys),
-            ffi.from_buffer("uint16_t[]", out, require_writable=True),
+            _u16_out(out),
+        )
+        return out
+
+
+class CBucketedRing:
+    """The bucketed layout of bucketed.h: a table of 2**16 + 1 bucket offsets and an
+    array of 4-byte `struct ring_bucket_entry`, both built in C from sorted positions.
+
+    Both arrays come from `ffi.new` (malloc), so allocator profilers see them.
+    """
+
+    def __init__(self, positions: npt.NDArray[np.uint32], owners: npt.NDArray[np.uint16]) -> None:
+        if not 0 < len(positions) < 2**32:
+            # Offsets are uint32, and a lookup always reads one entry.
+            raise HarnessError(
+                f"the bucketed layout holds 1 to 2**32-1 entries (got {len(positions)})"
+            )
+        positions = np.ascontiguousarray(positions, dtype=np.uint32)
+        owners = np.ascontiguousarray(owners, dtype=np.uint16)
+        self.entries = len(positions)
+        self._offsets = ffi.new("uint32_t[]", BUCKETS + 1)
+        self._array = ffi.new("struct ring_bucket_entry[]", self.entries)
+        status = lib.ring_bucketed_build(
+            self._offsets,
+            self._array,
+            _u32_buffer(positions),
+            ffi.from_buffer("uint16_t[]", owners),
+            self.entries,
+        )
+        if status != 0:
+            raise HarnessError("bucketed layout: positions must be sorted and unique")
+        # C-level partial, as in CEntryArray: no Python frame per scalar lookup.
+        self.lookup: Callable[[int], int] = functools.partial(
+            lib.ring_bucketed_lookup, self._offsets, self._array
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """The offset table and the entries: every byte this layout allocated."""
+        return int(ffi.sizeof(self._offsets) + ffi.sizeof(self._array))
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        # A uint32, C-contiguous input is read in place; anything else is converted once.
+        keys = np.ascontiguousarray(key_hashes, dtype=np.uint32)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.ring_bucketed_lookup_many(
+            self._offsets, self._array, _u32_buffer(keys), len(keys), _u16_out(out)
         )
         return out
 

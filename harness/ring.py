@@ -64,6 +64,10 @@ class Ring:
         """Sort points by position; of equal positions keep the lowest (or highest) server index."""
         dtype = np.uint32 if bits == 32 else np.uint64
         raw_positions = np.asarray(positions)
+        if raw_positions.dtype.kind not in "iu":
+            # numpy reads a list of Python ints above 2**63 as float64, which rounds
+            # 64-bit positions; as objects they stay exact until the cast below.
+            raw_positions = np.asarray(positions, dtype=object)
         raw_owners = np.asarray(owners)
         if raw_owners.size and (raw_owners.min() < 0 or raw_owners.max() > MAX_SERVERS):
             raise HarnessError(f"owners must be server indexes in 0..{MAX_SERVERS}")

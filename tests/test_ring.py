@@ -48,6 +48,15 @@ def test_collisions_can_keep_highest_server_index() -> None:
     assert ring.collisions == 2
 
 
+def test_64_bit_positions_from_python_ints_stay_exact() -> None:
+    """Python ints above 2**63 keep every bit (numpy alone would round them through float64)."""
+    top = 2**64 - 1
+    ring = Ring.from_points([top, top - 1, 2**63 + 1, 5], [0, 1, 2, 3], bits=64)
+    assert ring.positions.tolist() == [5, 2**63 + 1, top - 1, top]
+    assert ring.owners.tolist() == [3, 2, 1, 0]
+    assert ring.collisions == 0
+
+
 def test_empty_ring_is_an_error() -> None:
     """A ring with no points cannot answer lookups and is refused."""
     with pytest.raises(HarnessError, match="at least one point"):

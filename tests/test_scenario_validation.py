@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.layouts import LAYOUTS
 from harness.scenario import load_scenario
 
 from .conftest import SMALL_SCENARIO
@@ -91,8 +92,11 @@ def test_defaults_fill_a_minimal_scenario(write_scenario: Callable[[str], Path])
     assert scenario.generator.hash == "blake2b-32"
     assert scenario.generator.points_per_weight == (160,)
     assert scenario.keys.count == 200_000
-    assert scenario.measure.layouts == ("tuples", "numpy-aligned", "numpy-packed",
-                                        "cffi-aligned", "cffi-packed")
+    assert scenario.measure.layouts[:5] == ("tuples", "numpy-aligned", "numpy-packed",
+                                            "cffi-aligned", "cffi-packed")
+    assert all(LAYOUTS[name].hash_bits == 32 for name in scenario.measure.layouts)
+    wide = load_scenario(write_scenario('[servers]\ncount = 3\n[generator]\nhash = "blake2b-64"'))
+    assert wide.measure.layouts and all(LAYOUTS[n].hash_bits == 64 for n in wide.measure.layouts)
     assert [s.name for s in scenario.servers] == ["server-0", "server-1", "server-2"]
 
 

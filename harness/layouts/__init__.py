@@ -1,16 +1,23 @@
 """The layout registry: one module per layout, one `Layout` protocol, one typed map.
 
-`LAYOUTS[name].build(positions, owners)` builds a ring in that layout.
+`LAYOUTS[name].build(positions, owners)` builds a ring in that layout; its
+`hash_bits` (32 or 64) says which rings it takes.
 """
 
 from __future__ import annotations
 
 from harness.errors import UnknownNameError
 from harness.layouts.base import Layout
+from harness.layouts.bucketed import BucketedLayout
 from harness.layouts.cffi_aligned import CffiAlignedLayout
+from harness.layouts.cffi_aligned_64 import CffiAligned64Layout
 from harness.layouts.cffi_packed import CffiPackedLayout
+from harness.layouts.cffi_packed_64 import CffiPacked64Layout
 from harness.layouts.numpy_aligned import NumpyAlignedLayout
+from harness.layouts.numpy_aligned_64 import NumpyAligned64Layout
 from harness.layouts.numpy_packed import NumpyPackedLayout
+from harness.layouts.numpy_packed_64 import NumpyPacked64Layout
+from harness.layouts.numpy_soa import NumpySoaLayout
 from harness.layouts.tuples import TuplesLayout
 
 LAYOUTS: dict[str, type[Layout]] = {
@@ -21,6 +28,12 @@ LAYOUTS: dict[str, type[Layout]] = {
         NumpyPackedLayout,
         CffiAlignedLayout,
         CffiPackedLayout,
+        NumpyAligned64Layout,
+        NumpyPacked64Layout,
+        CffiAligned64Layout,
+        CffiPacked64Layout,
+        NumpySoaLayout,
+        BucketedLayout,
     )
 }
 

@@ -1,4 +1,4 @@
-"""Shared code of the two C layouts: an array of `struct ring_entry_<kind>` (cext/ring.h).
+"""Shared code of the C struct layouts: an array of `struct ring_entry_<kind>` (cext/ring.h).
 
 Lookups run in C: a scalar lookup is one call, a batch lookup one C loop that
 reads the numpy key buffer in place and writes owners into a numpy array.

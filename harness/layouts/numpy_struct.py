@@ -1,12 +1,13 @@
-"""Shared code of the two numpy layouts: a structured array `{u4 hash, u2 idx}`.
+"""Shared code of the numpy struct layouts: a structured array `{u4 hash, u2 idx}`
+(`{u8 hash, u2 idx}` for 64-bit hashes).
 
-With `align=True` numpy pads the record to 8 bytes as a C compiler would;
-without it the record is the 6 packed bytes. Both keep the natural numpy
-idiom: `np.searchsorted` on the `hash` field. That field is a strided view
-(stride 8 or 6, and unaligned when packed), which searchsorted cannot search in
-place: every batch call makes a contiguous copy of the whole column. The copy
-is a real cost of these layouts, and the memory pass reports it as
-`lookup_peak_bytes`.
+With `align=True` numpy pads the record as a C compiler would (to 8 bytes, or
+16 for 64-bit hashes); without it the record is the packed 6 (or 10) bytes.
+All keep the natural numpy idiom: `np.searchsorted` on the `hash` field. That
+field is a strided view (stride 6 to 16, and unaligned when packed), which
+searchsorted cannot search in place: every batch call makes a contiguous copy
+of the whole column. The copy is a real cost of these layouts, and the memory
+pass reports it as `lookup_peak_bytes`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 
-def entry_dtype(align: bool) -> np.dtype[np.void]:
-    return np.dtype([("hash", "<u4"), ("idx", "<u2")], align=align)
+def entry_dtype(align: bool, hash_bits: int = 32) -> np.dtype[np.void]:
+    return np.dtype([("hash", f"<u{hash_bits // 8}"), ("idx", "<u2")], align=align)
 
 
 class NumpyStructLayout:
@@ -36,7 +37,7 @@ class NumpyStructLayout:
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        array = np.empty(len(positions), dtype=entry_dtype(cls.align))
+        array = np.empty(len(positions), dtype=entry_dtype(cls.align, cls.hash_bits))
         array["hash"] = positions
         array["idx"] = owners
         return cls(array)
