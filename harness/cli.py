@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="two results side by side, with changes")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
+    compare.add_argument("--out", type=Path, help="also write the table to this Markdown file")
     return parser
 
 
@@ -74,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        from harness.atomic import write_atomically
         from harness.results import load_result
 
         if args.command == "show":
@@ -84,7 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from harness.compare import render_comparison
 
             a, b = load_result(args.a), load_result(args.b)
-            print(render_comparison(a, b, str(args.a), str(args.b)))
+            table = render_comparison(a, b, str(args.a), str(args.b))
+            if args.out:
+                write_atomically(args.out, table)
+            print(table)
         return 0
     except (ScenarioError, ResultFormatError, UnknownNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -31,6 +31,18 @@ def _dig(record: dict[str, Any], dotted: str) -> float | None:
     return float(value)
 
 
+def sibling(layout: str) -> str:
+    """A 64-bit layout is compared with its 32-bit sibling (numpy-packed-64 ~ numpy-packed)."""
+    return layout.removesuffix("-64")
+
+
+def _number(value: float) -> str:
+    """Counts with thousands separators; measured fractions and times to 6 digits."""
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
 def _change(a: float, b: float) -> str:
     if a == b:
         return "="
@@ -49,16 +61,19 @@ def render_comparison(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name:
         for label, path in RUN_FIGURES:
             va, vb = _dig(run_a, path), _dig(run_b, path)
             if va is not None and vb is not None:
-                rows.append([k, "(ring)", label, f"{va:,.6g}", f"{vb:,.6g}", _change(va, vb)])
-        b_layouts = {r["layout"]: r for r in run_b["layouts"]}
+                rows.append([k, "(ring)", label, _number(va), _number(vb), _change(va, vb)])
+        b_layouts = {sibling(r["layout"]): r for r in run_b["layouts"]}
         for rec_a in run_a["layouts"]:
-            rec_b = b_layouts.get(rec_a["layout"])
+            rec_b = b_layouts.get(sibling(rec_a["layout"]))
             if rec_b is None:
                 continue
             for label, path in LAYOUT_FIGURES:
                 va, vb = _dig(rec_a, path), _dig(rec_b, path)
                 if va is not None and vb is not None:
-                    rows.append([k, rec_a["layout"], label, f"{va:,.6g}", f"{vb:,.6g}",
+                    name = rec_a["layout"]
+                    if rec_b["layout"] != name:
+                        name += f" / {rec_b['layout']}"
+                    rows.append([k, name, label, _number(va), _number(vb),
                                  _change(va, vb)])
     header = (f"# Comparison\n\nA: `{a_name}` ({a['started_at']}, commit `{a['git_commit']}`)\n"
               f"B: `{b_name}` ({b['started_at']}, commit `{b['git_commit']}`)\n\n")
