@@ -79,6 +79,6 @@ def render_comparison(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name:
               f"B: `{b_name}` ({b['started_at']}, commit `{b['git_commit']}`)\n\n")
     if not rows:
         return header + "The two results share no sweep point and layout.\n"
-    table = tabulate(rows, headers=["ring", "layout", "figure", "A", "B", "B vs A"],
+    table: str = tabulate(rows, headers=["ring", "layout", "figure", "A", "B", "B vs A"],
                      tablefmt="github", disable_numparse=True)
     return header + table + "\n"

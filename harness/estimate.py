@@ -29,8 +29,8 @@ def layout_cost(name: str) -> tuple[float, float]:
     cls = LAYOUTS[name]
     sizes = []
     for n in (SMALL, LARGE):
-        dtype = np.uint32 if cls.hash_bits == 32 else np.uint64
-        positions = np.arange(n, dtype=dtype) * dtype(2**cls.hash_bits // n)
+        dtype = np.dtype(np.uint32 if cls.hash_bits == 32 else np.uint64)
+        positions = np.arange(n, dtype=dtype) * np.array(2**cls.hash_bits // n, dtype=dtype)
         sizes.append(cls.build(positions, np.zeros(n, np.uint16)).nbytes)
     per_entry = (sizes[1] - sizes[0]) / (LARGE - SMALL)
     return max(0.0, sizes[0] - per_entry * SMALL), per_entry

@@ -40,7 +40,7 @@ def points_per_server(
         return [points_for(s.weight, points_per_weight) for s in servers]
     # A construction's own counts: what it kept, plus nothing known of what it dropped
     # (collisions are rare at production sizes; the collision count is reported beside).
-    return np.bincount(ring.owners, minlength=len(servers)).tolist()
+    return [int(count) for count in np.bincount(ring.owners, minlength=len(servers))]
 
 
 def sweep(gen: GeneratorSpec) -> tuple[int, ...]:

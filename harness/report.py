@@ -24,7 +24,7 @@ def ratio(value: float, base: float) -> str:
 
 
 def _table(rows: list[list[Any]], headers: list[str]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return str(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
 
 
 def render_result(doc: dict[str, Any]) -> str:

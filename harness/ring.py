@@ -86,7 +86,7 @@ class Ring:
         else:
             keep[:-1] = pos[:-1] != pos[1:]  # last of each run
         return cls(
-            positions=pos[keep],
+            positions=pos[keep].astype(dtype, copy=False),
             owners=own[keep],
             bits=bits,
             collisions=int(len(pos) - np.count_nonzero(keep)),

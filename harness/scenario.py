@@ -151,7 +151,7 @@ def _check_template(*placeholders: str) -> object:
         try:
             value.format(**{p: 0 for p in placeholders})
         except (KeyError, IndexError, ValueError):
-            return "a name template using only " + ", ".join("{%s}" % p for p in placeholders)
+            return "a name template using only " + ", ".join(f"{{{p}}}" for p in placeholders)
         return None
 
     return check

@@ -66,5 +66,5 @@ def test_hash_width(name: str) -> None:
 
 def test_unknown_hash_lists_valid_names() -> None:
     """An unknown hash name gets an error that lists the valid ones."""
-    with pytest.raises(UnknownNameError, match="valid hash names: .*blake2b-32.*crc32"):
+    with pytest.raises(UnknownNameError, match=r"valid hash names: .*blake2b-32.*crc32"):
         get_hash("sha7")

@@ -9,7 +9,7 @@ from harness.ring import Ring, reference_lookup, reference_lookup_many
 
 
 def test_seed_004_worked_example() -> None:
-    """Seed 004: A=10, B=45, C=80; keys 5/30/50/70/90 go to A,B,C,C,A; adding D at 60 moves only 50."""
+    """Seed 004: A=10, B=45, C=80; keys 5/30/50/70/90 go to A,B,C,C,A; D at 60 moves only 50."""
     a, b, c, d = range(4)
     keys = [5, 30, 50, 70, 90]
     before = Ring.from_points([10, 45, 80], [a, b, c])

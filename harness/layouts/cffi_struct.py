@@ -27,13 +27,13 @@ class CffiStructLayout:
         self.lookup: Callable[[int], int] = array.lookup
         self.lookup_many: Callable[
             [npt.NDArray[np.unsignedinteger]], npt.NDArray[np.uint16]
-        ] = array.lookup_many  # type: ignore[assignment]
+        ] = array.lookup_many
 
     @classmethod
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        return cls(CEntryArray(cls.struct_kind, positions, owners))  # type: ignore[arg-type]
+        return cls(CEntryArray(cls.struct_kind, positions, owners))
 
     @property
     def entries(self) -> int:

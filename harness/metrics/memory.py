@@ -27,11 +27,12 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import memray
 import numpy as np
+import numpy.typing as npt
 
 from harness.errors import HarnessError
 
@@ -57,7 +58,7 @@ def rss_bytes() -> int:
     return resident_pages * resource.getpagesize()
 
 
-def _tracked(action: Callable[[], object], workdir: Path, label: str) -> tuple[object, int, int]:
+def _tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any, int, int]:
     """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
     trace = workdir / f"{label}.memray"
     # trace_python_allocators: without it memray sees only pymalloc arenas, and objects
@@ -139,7 +140,10 @@ def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
 
 
 def save_ring_for_probe(
-    path: Path, positions: np.ndarray, owners: np.ndarray, keys: np.ndarray  # type: ignore[type-arg]
+    path: Path,
+    positions: npt.NDArray[np.unsignedinteger],
+    owners: npt.NDArray[np.uint16],
+    keys: npt.NDArray[np.unsignedinteger],
 ) -> None:
     np.savez(path, positions=positions, owners=owners, keys=keys)
 

@@ -47,6 +47,12 @@ def _per_key_ns(run: Callable[[], object], keys: int) -> float:
     return (time.perf_counter_ns() - start) / keys
 
 
+def _batch_call(
+    layout: Layout, key_hashes: npt.NDArray[np.unsignedinteger]
+) -> Callable[[], object]:
+    return lambda: layout.lookup_many(key_hashes)
+
+
 def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[], object]:
     def loop() -> None:
         for item in inputs:
@@ -79,7 +85,7 @@ def measure_throughput(
         for name, layout in layouts.items():
             this_round[name] = (
                 _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes), len(scalar_hashes)),
-                _per_key_ns(lambda layout=layout: layout.lookup_many(key_hashes), len(key_hashes)),
+                _per_key_ns(_batch_call(layout, key_hashes), len(key_hashes)),
             )
         for name, lookup_key in peers.items():
             this_round[name] = (_per_key_ns(_scalar_loop(lookup_key, scalar_names),
