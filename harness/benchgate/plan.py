@@ -1,0 +1,72 @@
+"""What the benchmark suite measures in each mode: ring sizes, rounds and key counts.
+
+Modes are named presets, so a baseline recorded in one mode is only ever
+compared with a run of the same mode (the figures and ratios depend on them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.errors import UnknownNameError
+
+
+@dataclass(frozen=True)
+class RingSize:
+    """One ring of the plan: `servers` x `points_per_server` points before collisions."""
+
+    label: str
+    servers: int
+    points_per_server: int
+
+    @property
+    def points(self) -> int:
+        return self.servers * self.points_per_server
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    name: str
+    rings: tuple[RingSize, ...]
+    #: timed rounds per benchmark; each is paired with one reference round
+    rounds: int
+    warmup_rounds: int
+    #: keys per round of the scalar lookup loop (a Python loop: keep each round ~10 ms)
+    scalar_keys: int
+    #: keys per round of one lookup_many call
+    batch_keys: int
+    #: seed of the key workload, so routing digests and parity keys are reproducible
+    seed: int = 20260501
+
+
+# 16,000 points x 6-8 bytes (96-128 KiB) sit in L2 (1 MiB per core here); 4,000,000
+# points (24-32 MiB) fill the shared L3 and miss it, so lookups pay memory latency.
+SMALL = RingSize("16k", servers=100, points_per_server=160)
+BIG = RingSize("4M", servers=1000, points_per_server=4000)
+# CI's big ring: still eight times L2 (6-8 MiB), generated in about a second.
+BIG_SHORT = RingSize("1M", servers=250, points_per_server=4000)
+
+PLANS: dict[str, BenchPlan] = {
+    plan.name: plan
+    for plan in (
+        BenchPlan("full", (SMALL, BIG), rounds=25, warmup_rounds=2, scalar_keys=5_000,
+                  batch_keys=200_000),
+        BenchPlan("short", (SMALL, BIG_SHORT), rounds=12, warmup_rounds=1, scalar_keys=3_000,
+                  batch_keys=100_000),
+        # For the gate's own tests: the small ring only, a few seconds per run.
+        BenchPlan("smoke", (SMALL,), rounds=10, warmup_rounds=1, scalar_keys=2_000,
+                  batch_keys=50_000),
+    )
+}
+
+#: a layout whose small ring projects past this many bytes on a big ring is timed on the
+#: small ring only (tuples: ~100 bytes x 4M entries would take 400 MB and a minute to build)
+BIG_RING_BUDGET_BYTES = 64 * 2**20
+
+
+def get_plan(name: str) -> BenchPlan:
+    """The plan called `name`, or an error that lists the valid names."""
+    try:
+        return PLANS[name]
+    except KeyError:
+        raise UnknownNameError("benchmark mode", name, list(PLANS)) from None

@@ -1,0 +1,72 @@
+"""Reading one run of the benchmark suite (its pytest-benchmark JSON) into what the gate compares.
+
+- `ratios`: per benchmark id, round by round, the layout's time over the
+  reference's time measured just before it (pytest-benchmark's `stats.data`
+  over `extra_info.reference_seconds`);
+- `figures`: the deterministic figures the suite recorded;
+- `environment`: what must match for timings to be comparable at all.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+Figure = int | float | str
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    mode: str
+    environment: dict[str, str]
+    ratios: dict[str, list[float]]
+    figures: dict[str, Figure]
+
+
+def environment_of(machine_info: dict[str, Any]) -> dict[str, str]:
+    """The facts a timing ratio depends on. Not the host name: CI runners get a new one
+    on every run, and the same CPU model in a fresh container times alike."""
+    cpu = machine_info.get("cpu", {})
+    version = str(machine_info.get("python_version", "?"))
+    return {
+        "python": f"{machine_info.get('python_implementation', '?')} "
+        + ".".join(version.split(".")[:2]),
+        "machine": str(machine_info.get("machine", "?")),
+        "cpu": str(cpu.get("brand_raw", "?")),
+        "cpu_count": str(cpu.get("count", "?")),
+    }
+
+
+def read_run(path: Path) -> BenchRun:
+    """Parse a `--benchmark-json` file written by the suite in `benchmarks/`."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{path}: cannot read the benchmark results ({exc})") from exc
+    suite = document.get("ring_bench")
+    if not isinstance(suite, dict):
+        raise HarnessError(
+            f"{path}: no 'ring_bench' section; expected the JSON of `pytest benchmarks "
+            "--benchmark-json=...` (the suite's conftest adds it)"
+        )
+    ratios: dict[str, list[float]] = {}
+    for bench in document.get("benchmarks", []):
+        extra = bench["extra_info"]
+        times = bench["stats"]["data"]
+        references = extra["reference_seconds"]
+        if len(times) != len(references):
+            raise HarnessError(
+                f"{path}: {extra['id']} has {len(times)} timed rounds but "
+                f"{len(references)} reference rounds"
+            )
+        ratios[extra["id"]] = [t / r for t, r in zip(times, references, strict=True)]
+    return BenchRun(
+        mode=str(suite["mode"]),
+        environment=environment_of(document.get("machine_info", {})),
+        ratios=ratios,
+        figures=dict(suite["figures"]),
+    )
