@@ -99,7 +99,9 @@ class Workload:
     """A ring and the keys looked up on it, in the dtype of its positions."""
 
     ring: Ring
+    #: the parity check's keys; batch lookups time the first `batch_keys` of them
     keys: npt.NDArray[np.unsignedinteger]
+    batch_keys: npt.NDArray[np.unsignedinteger]
     scalar_keys: list[int]
 
 
@@ -118,9 +120,9 @@ def workload_for(plan: BenchPlan) -> Callable[[int, RingSize], Workload]:
         ring = make_ring(bits, size)
         dtype = ring.positions.dtype
         keys = np.random.default_rng(plan.seed).integers(
-            0, 2**bits, size=plan.batch_keys, dtype=dtype, endpoint=False
+            0, 2**bits, size=plan.parity_keys, dtype=dtype, endpoint=False
         )
-        return Workload(ring, keys, keys[: plan.scalar_keys].tolist())
+        return Workload(ring, keys, keys[: plan.batch_keys], keys[: plan.scalar_keys].tolist())
 
     return workload
 

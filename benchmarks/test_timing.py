@@ -2,8 +2,9 @@
 
 Every timed round of a layout is preceded by one round of the operation's
 reference computation (harness.benchgate.references), timed in pytest-benchmark's
-untimed `setup` hook. The gate divides the two round by round: the ratios are
-what it compares with the baseline.
+untimed `setup` hook. The gate cuts both series into samples of
+`rounds_per_sample` consecutive rounds and divides their fastest rounds: those
+ratios are what it compares with the baseline.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def run_paired(
         target, setup=time_reference, rounds=plan.rounds, warmup_rounds=plan.warmup_rounds
     )
     benchmark.extra_info["id"] = benchmark_id
+    benchmark.extra_info["rounds_per_sample"] = plan.rounds_per_sample
     # setup also ran before the warm-up rounds; keep the references of the timed ones.
     benchmark.extra_info["reference_seconds"] = reference_seconds[-plan.rounds :]
 
@@ -119,7 +121,7 @@ def test_batch_lookup(
     """Time one `lookup_many` over the key array."""
     cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
     lookup_many = cls.build(work.ring.positions, work.ring.owners).lookup_many
-    keys = work.keys
+    keys = work.batch_keys
     run_paired(
         benchmark,
         plan,

@@ -1,8 +1,9 @@
 """Reading one run of the benchmark suite (its pytest-benchmark JSON) into what the gate compares.
 
-- `ratios`: per benchmark id, round by round, the layout's time over the
-  reference's time measured just before it (pytest-benchmark's `stats.data`
-  over `extra_info.reference_seconds`);
+- `ratios`: per benchmark id, one per sample of `rounds_per_sample`
+  consecutive rounds: the layout's fastest round over the reference's fastest
+  round (pytest-benchmark's `stats.data`, `extra_info.reference_seconds`).
+  The fastest round is the one the scheduler did not interrupt (plan.py);
 - `figures`: the deterministic figures the suite recorded;
 - `environment`: what must match for timings to be comparable at all.
 """
@@ -63,7 +64,11 @@ def read_run(path: Path) -> BenchRun:
                 f"{path}: {extra['id']} has {len(times)} timed rounds but "
                 f"{len(references)} reference rounds"
             )
-        ratios[extra["id"]] = [t / r for t, r in zip(times, references, strict=True)]
+        size = int(extra["rounds_per_sample"])
+        ratios[extra["id"]] = [
+            min(times[i : i + size]) / min(references[i : i + size])
+            for i in range(0, len(times) - size + 1, size)
+        ]
     return BenchRun(
         mode=str(suite["mode"]),
         environment=environment_of(document.get("machine_info", {})),
