@@ -39,7 +39,7 @@ def run_paired(
         reference()
         reference_seconds.append(perf_counter() - start)
 
-    benchmark.pedantic(
+    benchmark.pedantic(  # type: ignore[no-untyped-call]  # pytest-benchmark ships no types
         target, setup=time_reference, rounds=plan.rounds, warmup_rounds=plan.warmup_rounds
     )
     benchmark.extra_info["id"] = benchmark_id

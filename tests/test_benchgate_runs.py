@@ -26,10 +26,23 @@ def run_suite(directory: Path, name: str, layouts: str = "harness.layouts:LAYOUT
     report = directory / f"{name}.json"
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(TESTS)}
     subprocess.run(
-        [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider",
-         "--benchmark-disable-gc", "--bench-mode=smoke", f"--bench-layouts={layouts}",
-         f"--benchmark-json={report}"],
-        cwd=directory, env=env, check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(SUITE),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--benchmark-disable-gc",
+            "--bench-mode=smoke",
+            f"--bench-layouts={layouts}",
+            f"--benchmark-json={report}",
+        ],
+        cwd=directory,
+        env=env,
+        check=True,
+        capture_output=True,
     )
     return report
 
@@ -61,7 +74,10 @@ def baseline_dir(recorded_baseline: Path, tmp_path: Path) -> Path:
 
 
 def test_unchanged_code_passes_repeated_runs(
-    baseline_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Three fresh runs of unchanged code in a row: no regression flagged, exit status 0."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
@@ -72,7 +88,10 @@ def test_unchanged_code_passes_repeated_runs(
 
 
 def test_doubled_lookups_are_caught(
-    baseline_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A layout doing each lookup twice fails the gate on its scalar and batch rows only."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
@@ -83,7 +102,10 @@ def test_doubled_lookups_are_caught(
 
 
 def test_two_byte_entry_growth_is_caught(
-    baseline_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Entries reported 2 bytes wider fail the gate on that layout's memory figures only."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
@@ -92,5 +114,7 @@ def test_two_byte_entry_growth_is_caught(
     assert status == 1, output
     prefix = f"{GROWN}/16k"
     assert regressed_rows(output) == {
-        f"{prefix}/entry_size", f"{prefix}/nbytes", f"{prefix}/bytes_per_entry"
+        f"{prefix}/entry_size",
+        f"{prefix}/nbytes",
+        f"{prefix}/bytes_per_entry",
     }, output

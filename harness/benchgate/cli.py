@@ -16,7 +16,6 @@ from pathlib import Path
 from tabulate import tabulate
 
 from harness.benchgate.baseline import baseline_path, read_baseline, write_baseline
-from harness.benchgate.results import read_run
 from harness.benchgate.decide import (
     ALPHA,
     SLOWDOWN_THRESHOLD,
@@ -26,6 +25,7 @@ from harness.benchgate.decide import (
     judge_timings,
     unmatched,
 )
+from harness.benchgate.results import read_run
 from harness.errors import HarnessError
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
@@ -57,7 +57,7 @@ def timing_table(verdicts: Sequence[TimingVerdict]) -> str:
         for v in sorted(verdicts, key=lambda v: (not v.regressed, v.benchmark))
     ]
     headers = ("benchmark", "baseline ratio", "current ratio", "change", "p-value", "verdict")
-    return tabulate(rows, headers=headers, disable_numparse=True)
+    return str(tabulate(rows, headers=headers, disable_numparse=True))
 
 
 def figure_table(verdicts: Sequence[FigureVerdict]) -> str:
@@ -65,8 +65,9 @@ def figure_table(verdicts: Sequence[FigureVerdict]) -> str:
         (v.figure, v.baseline, v.current, "REGRESSION" if v.regressed else "improved")
         for v in verdicts
     ]
-    return tabulate(rows, headers=("figure", "baseline", "current", "verdict"),
-                    disable_numparse=True)
+    return str(
+        tabulate(rows, headers=("figure", "baseline", "current", "verdict"), disable_numparse=True)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -83,17 +84,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     baseline, why_not = read_baseline(path, run)
     if baseline is None:
-        print(f"WARNING: {why_not}; recording this run as the new baseline "
-              "(nothing to compare against this time)", file=sys.stderr)
+        print(
+            f"WARNING: {why_not}; recording this run as the new baseline "
+            "(nothing to compare against this time)",
+            file=sys.stderr,
+        )
         write_baseline(path, run)
         print(f"baseline recorded: {path}")
         return 0
 
     timings = judge_timings(run, baseline)
-    changed_figures = [v for v in judge_figures(run, baseline)
-                       if v.regressed or v.baseline != v.current]
-    print(f"Timings: layout time / reference time per round, medians; regression = "
-          f"change > {SLOWDOWN_THRESHOLD}x and one-sided Mann-Whitney p < {ALPHA}")
+    changed_figures = [
+        v for v in judge_figures(run, baseline) if v.regressed or v.baseline != v.current
+    ]
+    print(
+        f"Timings: layout time / reference time per round, medians; regression = "
+        f"change > {SLOWDOWN_THRESHOLD}x and one-sided Mann-Whitney p < {ALPHA}"
+    )
     print(timing_table(timings))
     if changed_figures:
         print("\nDeterministic figures that changed:")
@@ -109,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if regressions:
         print(f"\nFAIL: {len(regressions)} regression(s): {', '.join(regressions)}")
         return 1
-    print(f"\nPASS: {len(timings)} timings and {len(run.figures)} figures "
-          f"within the baseline ({path})")
+    print(
+        f"\nPASS: {len(timings)} timings and {len(run.figures)} figures "
+        f"within the baseline ({path})"
+    )
     return 0

@@ -89,8 +89,9 @@ def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
         now, then = current.ratios[benchmark], baseline.ratios[benchmark]
         test = mannwhitneyu(now, then, alternative="greater")
         verdicts.append(
-            TimingVerdict(benchmark, statistics.median(then), statistics.median(now),
-                          float(test.pvalue))
+            TimingVerdict(
+                benchmark, statistics.median(then), statistics.median(now), float(test.pvalue)
+            )
         )
     return verdicts
 

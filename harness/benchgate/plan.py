@@ -61,13 +61,34 @@ BIG_SHORT = RingSize("1M", servers=250, points_per_server=4000)
 PLANS: dict[str, BenchPlan] = {
     plan.name: plan
     for plan in (
-        BenchPlan("full", (SMALL, BIG), samples=25, rounds_per_sample=10, warmup_rounds=4,
-                  scalar_keys=200, batch_keys=4_000),
-        BenchPlan("short", (SMALL, BIG_SHORT), samples=15, rounds_per_sample=8,
-                  warmup_rounds=3, scalar_keys=200, batch_keys=4_000),
+        BenchPlan(
+            "full",
+            (SMALL, BIG),
+            samples=25,
+            rounds_per_sample=10,
+            warmup_rounds=4,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
+        BenchPlan(
+            "short",
+            (SMALL, BIG_SHORT),
+            samples=15,
+            rounds_per_sample=8,
+            warmup_rounds=3,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
         # For the gate's own tests: the small ring only, a few seconds per run.
-        BenchPlan("smoke", (SMALL,), samples=10, rounds_per_sample=5, warmup_rounds=3,
-                  scalar_keys=200, batch_keys=4_000),
+        BenchPlan(
+            "smoke",
+            (SMALL,),
+            samples=10,
+            rounds_per_sample=5,
+            warmup_rounds=3,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
     )
 }
 

@@ -19,8 +19,9 @@ import numpy.typing as npt
 Reference = Callable[[], object]
 
 
-def build_reference(positions: npt.NDArray[np.unsignedinteger],
-                    owners: npt.NDArray[np.uint16]) -> Reference:
+def build_reference(
+    positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
+) -> Reference:
     """Copy positions and owners into fresh contiguous arrays (what any build must read)."""
     return lambda: (positions.copy(), owners.copy())
 
@@ -38,8 +39,9 @@ def scalar_reference(positions: npt.NDArray[np.unsignedinteger], keys: list[int]
     return loop
 
 
-def batch_reference(positions: npt.NDArray[np.unsignedinteger],
-                    keys: npt.NDArray[np.unsignedinteger]) -> Reference:
+def batch_reference(
+    positions: npt.NDArray[np.unsignedinteger], keys: npt.NDArray[np.unsignedinteger]
+) -> Reference:
     """One `np.searchsorted` of all keys over the contiguous positions."""
     contiguous = np.ascontiguousarray(positions)
     return lambda: np.searchsorted(contiguous, keys, side="left")
