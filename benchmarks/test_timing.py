@@ -17,7 +17,7 @@ from conftest import Workload
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from harness.benchgate import references
-from harness.benchgate.plan import BenchPlan, RingSize
+from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize
 from harness.layouts import Layout
 
 WorkloadFor = Callable[[int, RingSize], Workload]
@@ -70,16 +70,21 @@ def test_build(
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
 ) -> None:
-    """Time building the layout from the ring's positions and owners."""
+    """Time building the layout from the ring's positions and owners (repeated on small rings)."""
     cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
     positions, owners = work.ring.positions, work.ring.owners
-    run_paired(
-        benchmark,
-        plan,
-        lambda: cls.build(positions, owners),
-        references.build_reference(positions, owners),
-        f"build/{layout_name}/{ring_size.label}",
-    )
+    repeats = range(max(1, BUILD_ROUND_ENTRIES // work.ring.entries))
+    reference = references.build_reference(positions, owners)
+
+    def builds() -> None:
+        for _ in repeats:
+            cls.build(positions, owners)
+
+    def reference_builds() -> None:
+        for _ in repeats:
+            reference()
+
+    run_paired(benchmark, plan, builds, reference_builds, f"build/{layout_name}/{ring_size.label}")
 
 
 def test_scalar_lookup(

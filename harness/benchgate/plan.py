@@ -97,6 +97,12 @@ PLANS: dict[str, BenchPlan] = {
 BIG_RING_BUDGET_BYTES = 64 * 2**20
 
 
+#: a build round builds the layout repeatedly until it has handled this many entries:
+#: one build of a 16k ring takes ~20 us, where allocator and timer jitter is as large as
+#: a 1.5x change; repeated to ~0.3 ms, it is as steady as the lookup rounds
+BUILD_ROUND_ENTRIES = 250_000
+
+
 def get_plan(name: str) -> BenchPlan:
     """The plan called `name`, or an error that lists the valid names."""
     try:
