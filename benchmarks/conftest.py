@@ -1,0 +1,145 @@
+"""Fixtures and options of the benchmark suite that `tox -e bench` runs and the gate reads.
+
+Options:
+- `--bench-mode full|short|smoke` picks a plan (harness.benchgate.plan);
+- `--bench-layouts module:attribute` picks the layout registry to measure
+  (default harness.layouts:LAYOUTS; the gate's tests pass registries with an
+  injected regression).
+
+Deterministic figures (bytes, collisions, cv_arcs, routing digests) are not
+timings, so pytest-benchmark has no place for them: the figure tests record
+them here and `pytest_benchmark_update_json` adds them to the JSON report.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from harness.benchgate.plan import BIG_RING_BUDGET_BYTES, BenchPlan, RingSize, get_plan
+from harness.errors import HarnessError
+from harness.generator import generate_ring, numbered_servers
+from harness.layouts import Layout
+from harness.ring import Ring
+
+#: the hash that places points for layouts of each width (fnv1a-fmix32 hashes in C: fast)
+HASH_FOR_BITS = {32: "fnv1a-fmix32", 64: "blake2b-64"}
+
+FIGURES = pytest.StashKey[dict[str, object]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ring-bench")
+    group.addoption("--bench-mode", default="full", help="plan: full, short (CI) or smoke")
+    group.addoption(
+        "--bench-layouts",
+        default="harness.layouts:LAYOUTS",
+        help="layout registry to measure, as module:attribute",
+    )
+
+
+def load_registry(spec: str) -> Mapping[str, type[Layout]]:
+    """The registry named by `module:attribute`."""
+    module_name, _, attribute = spec.partition(":")
+    if not attribute:
+        raise HarnessError(f"--bench-layouts must be module:attribute (got {spec!r})")
+    registry: Mapping[str, type[Layout]] = getattr(importlib.import_module(module_name), attribute)
+    return registry
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[FIGURES] = {}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    config = metafunc.config
+    if "layout_name" in metafunc.fixturenames:
+        metafunc.parametrize("layout_name", list(load_registry(config.getoption("bench_layouts"))))
+    if "ring_size" in metafunc.fixturenames:
+        rings = get_plan(config.getoption("bench_mode")).rings
+        metafunc.parametrize("ring_size", rings, ids=[r.label for r in rings])
+    if "bits" in metafunc.fixturenames:
+        registry = load_registry(config.getoption("bench_layouts"))
+        metafunc.parametrize("bits", sorted({cls.hash_bits for cls in registry.values()}))
+
+
+def pytest_benchmark_update_json(
+    config: pytest.Config, benchmarks: object, output_json: dict[str, object]
+) -> None:
+    output_json["ring_bench"] = {
+        "mode": config.getoption("bench_mode"),
+        "layouts": config.getoption("bench_layouts"),
+        "figures": config.stash[FIGURES],
+    }
+
+
+@pytest.fixture(scope="session")
+def plan(pytestconfig: pytest.Config) -> BenchPlan:
+    return get_plan(pytestconfig.getoption("bench_mode"))
+
+
+@pytest.fixture(scope="session")
+def registry(pytestconfig: pytest.Config) -> Mapping[str, type[Layout]]:
+    return load_registry(pytestconfig.getoption("bench_layouts"))
+
+
+@pytest.fixture(scope="session")
+def figures(pytestconfig: pytest.Config) -> dict[str, object]:
+    return pytestconfig.stash[FIGURES]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A ring and the keys looked up on it, in the dtype of its positions."""
+
+    ring: Ring
+    #: the parity check's keys; batch lookups time the first `batch_keys` of them
+    keys: npt.NDArray[np.unsignedinteger]
+    batch_keys: npt.NDArray[np.unsignedinteger]
+    scalar_keys: list[int]
+
+
+@cache
+def make_ring(bits: int, size: RingSize) -> Ring:
+    """Rings are deterministic and slow to hash (seconds at 4M points): make each once."""
+    return generate_ring(
+        numbered_servers(size.servers), size.points_per_server, HASH_FOR_BITS[bits]
+    )
+
+
+@pytest.fixture(scope="session")
+def workload_for(plan: BenchPlan) -> Callable[[int, RingSize], Workload]:
+    @cache
+    def workload(bits: int, size: RingSize) -> Workload:
+        ring = make_ring(bits, size)
+        dtype = ring.positions.dtype
+        keys = np.random.default_rng(plan.seed).integers(
+            0, 2**bits, size=plan.parity_keys, dtype=dtype, endpoint=False
+        )
+        return Workload(ring, keys, keys[: plan.batch_keys], keys[: plan.scalar_keys].tolist())
+
+    return workload
+
+
+@pytest.fixture(scope="session")
+def fits_budget(registry: Mapping[str, type[Layout]]) -> Callable[[str, RingSize], bool]:
+    """Whether a layout's structure for a ring of `size` stays within the memory budget,
+    projected from its bytes per entry on a small ring (building it big would answer too late)."""
+
+    @cache
+    def bytes_per_entry(name: str) -> float:
+        cls = registry[name]
+        ring = make_ring(cls.hash_bits, RingSize("probe", servers=10, points_per_server=1000))
+        layout = cls.build(ring.positions, ring.owners)
+        return layout.nbytes / layout.entries
+
+    def fits(name: str, size: RingSize) -> bool:
+        return bytes_per_entry(name) * size.points <= BIG_RING_BUDGET_BYTES
+
+    return fits

@@ -1,0 +1,136 @@
+"""Timings: build, scalar lookup and batch lookup of every layout, each paired with a reference.
+
+Every timed round of a layout is preceded by one round of the operation's
+reference computation (harness.benchgate.references), timed in pytest-benchmark's
+untimed `setup` hook. The gate cuts both series into samples of
+`rounds_per_sample` consecutive rounds and divides their fastest rounds: those
+ratios are what it compares with the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from time import perf_counter
+
+import pytest
+from conftest import Workload
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from harness.benchgate import references
+from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize
+from harness.layouts import Layout
+
+WorkloadFor = Callable[[int, RingSize], Workload]
+FitsBudget = Callable[[str, RingSize], bool]
+
+
+def run_paired(
+    benchmark: BenchmarkFixture,
+    plan: BenchPlan,
+    target: Callable[[], object],
+    reference: references.Reference,
+    benchmark_id: str,
+) -> None:
+    """Time `target` for the plan's rounds, each right after one timed reference round."""
+    reference_seconds: list[float] = []
+
+    def time_reference() -> None:
+        start = perf_counter()
+        reference()
+        reference_seconds.append(perf_counter() - start)
+
+    benchmark.pedantic(  # type: ignore[no-untyped-call]  # pytest-benchmark ships no types
+        target, setup=time_reference, rounds=plan.rounds, warmup_rounds=plan.warmup_rounds
+    )
+    benchmark.extra_info["id"] = benchmark_id
+    benchmark.extra_info["rounds_per_sample"] = plan.rounds_per_sample
+    # setup also ran before the warm-up rounds; keep the references of the timed ones.
+    benchmark.extra_info["reference_seconds"] = reference_seconds[-plan.rounds :]
+
+
+def _layout_and_workload(
+    registry: Mapping[str, type[Layout]],
+    layout_name: str,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+    fits_budget: FitsBudget,
+) -> tuple[type[Layout], Workload]:
+    if not fits_budget(layout_name, ring_size):
+        pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
+    cls = registry[layout_name]
+    return cls, workload_for(cls.hash_bits, ring_size)
+
+
+def test_build(
+    benchmark: BenchmarkFixture,
+    plan: BenchPlan,
+    registry: Mapping[str, type[Layout]],
+    layout_name: str,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+    fits_budget: FitsBudget,
+) -> None:
+    """Time building the layout from the ring's positions and owners (repeated on small rings)."""
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    positions, owners = work.ring.positions, work.ring.owners
+    repeats = range(max(1, BUILD_ROUND_ENTRIES // work.ring.entries))
+    reference = references.build_reference(positions, owners)
+
+    def builds() -> None:
+        for _ in repeats:
+            cls.build(positions, owners)
+
+    def reference_builds() -> None:
+        for _ in repeats:
+            reference()
+
+    run_paired(benchmark, plan, builds, reference_builds, f"build/{layout_name}/{ring_size.label}")
+
+
+def test_scalar_lookup(
+    benchmark: BenchmarkFixture,
+    plan: BenchPlan,
+    registry: Mapping[str, type[Layout]],
+    layout_name: str,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+    fits_budget: FitsBudget,
+) -> None:
+    """Time a Python loop of `lookup(h)` over precomputed key hashes."""
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    lookup = cls.build(work.ring.positions, work.ring.owners).lookup
+    keys = work.scalar_keys
+
+    def loop() -> None:
+        for key in keys:
+            lookup(key)
+
+    run_paired(
+        benchmark,
+        plan,
+        loop,
+        references.scalar_reference(work.ring.positions, keys),
+        f"scalar/{layout_name}/{ring_size.label}",
+    )
+
+
+def test_batch_lookup(
+    benchmark: BenchmarkFixture,
+    plan: BenchPlan,
+    registry: Mapping[str, type[Layout]],
+    layout_name: str,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+    fits_budget: FitsBudget,
+) -> None:
+    """Time one `lookup_many` over the key array."""
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    lookup_many = cls.build(work.ring.positions, work.ring.owners).lookup_many
+    keys = work.batch_keys
+    run_paired(
+        benchmark,
+        plan,
+        lambda: lookup_many(keys),
+        references.batch_reference(work.ring.positions, keys),
+        f"batch/{layout_name}/{ring_size.label}",
+    )

@@ -1,0 +1,111 @@
+"""The rules that call a difference between a run and its baseline a regression.
+
+Timings: per benchmark, the current run's per-round ratios (layout time over
+reference time) against the baseline's. A regression needs both
+- significance: one-sided Mann-Whitney U (current greater than baseline, the
+  test asv uses), p < ALPHA; rank-based, so a few rounds disturbed by another
+  tenant cannot carry it; and
+- size: the median ratio grew by more than SLOWDOWN_THRESHOLD. Significance
+  alone is not enough: with tight rounds, MWU finds a 5% shift significant,
+  and a shared machine moves ratios by that much between runs (cache and
+  memory-bandwidth contention do not hit a layout and its reference equally).
+
+Figures are deterministic: memory and balance figures where higher is worse
+regress when they grow at all; the others (entries, routing digest, which
+layouts agreed) regress when they change. Floats get a relative tolerance of
+FLOAT_TOLERANCE, for summation order across numpy builds, not for noise.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from scipy.stats import mannwhitneyu
+
+from harness.benchgate.results import BenchRun, Figure
+
+#: median ratio growth that counts as a slowdown: above the largest change seen between
+#: unchanged runs on a busy 2-core machine (1.24x in five runs), below the 2x it must catch
+SLOWDOWN_THRESHOLD = 1.5
+#: one-sided Mann-Whitney U significance level
+ALPHA = 0.01
+FLOAT_TOLERANCE = 1e-9
+#: figure names (last part of the id) where a larger value is worse
+HIGHER_IS_WORSE = frozenset({"entry_size", "nbytes", "bytes_per_entry", "collisions", "cv_arcs"})
+
+
+@dataclass(frozen=True)
+class TimingVerdict:
+    benchmark: str
+    baseline_ratio: float
+    current_ratio: float
+    p_value: float
+
+    @property
+    def change(self) -> float:
+        return self.current_ratio / self.baseline_ratio
+
+    @property
+    def regressed(self) -> bool:
+        return self.change > SLOWDOWN_THRESHOLD and self.p_value < ALPHA
+
+
+@dataclass(frozen=True)
+class FigureVerdict:
+    figure: str
+    baseline: Figure
+    current: Figure
+
+    @property
+    def regressed(self) -> bool:
+        if _same(self.baseline, self.current):
+            return False
+        name = self.figure.rsplit("/", 1)[-1]
+        if name in HIGHER_IS_WORSE and _is_number(self.baseline) and _is_number(self.current):
+            return float(self.current) > float(self.baseline)
+        return True
+
+
+def _is_number(value: Figure) -> bool:
+    return isinstance(value, int | float)
+
+
+def _same(a: Figure, b: Figure) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return (
+            _is_number(a)
+            and _is_number(b)
+            and math.isclose(float(a), float(b), rel_tol=FLOAT_TOLERANCE)
+        )
+    return a == b
+
+
+def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
+    """A verdict for every benchmark present in both runs."""
+    verdicts = []
+    for benchmark in sorted(current.ratios.keys() & baseline.ratios.keys()):
+        now, then = current.ratios[benchmark], baseline.ratios[benchmark]
+        test = mannwhitneyu(now, then, alternative="greater")
+        verdicts.append(
+            TimingVerdict(
+                benchmark, statistics.median(then), statistics.median(now), float(test.pvalue)
+            )
+        )
+    return verdicts
+
+
+def judge_figures(current: BenchRun, baseline: BenchRun) -> list[FigureVerdict]:
+    """A verdict for every figure present in both runs."""
+    return [
+        FigureVerdict(figure, baseline.figures[figure], current.figures[figure])
+        for figure in sorted(current.figures.keys() & baseline.figures.keys())
+    ]
+
+
+def unmatched(current: BenchRun, baseline: BenchRun) -> tuple[list[str], list[str]]:
+    """(measured now but not in the baseline, in the baseline but not measured now)."""
+    now = current.ratios.keys() | current.figures.keys()
+    then = baseline.ratios.keys() | baseline.figures.keys()
+    return sorted(now - then), sorted(then - now)

@@ -1,0 +1,111 @@
+"""What the benchmark suite measures in each mode: ring sizes, rounds and key counts.
+
+Modes are named presets, so a baseline recorded in one mode is only ever
+compared with a run of the same mode (the figures and ratios depend on them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.errors import UnknownNameError
+
+
+@dataclass(frozen=True)
+class RingSize:
+    """One ring of the plan: `servers` x `points_per_server` points before collisions."""
+
+    label: str
+    servers: int
+    points_per_server: int
+
+    @property
+    def points(self) -> int:
+        return self.servers * self.points_per_server
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    name: str
+    rings: tuple[RingSize, ...]
+    #: samples per benchmark that the gate's significance test sees
+    samples: int
+    #: short timed rounds per sample; the sample is the fastest of them (see below)
+    rounds_per_sample: int
+    warmup_rounds: int
+    #: keys per round of the scalar lookup loop
+    scalar_keys: int
+    #: keys per round of one lookup_many call
+    batch_keys: int
+    #: keys checked for routing parity (not timed)
+    parity_keys: int = 100_000
+    #: seed of the key workload, so routing digests are reproducible
+    seed: int = 20260501
+
+    @property
+    def rounds(self) -> int:
+        return self.samples * self.rounds_per_sample
+
+
+# Why samples of several short rounds: on a shared machine the scheduler takes the CPU
+# away for whole time slices (4 ms here), which adds 4 ms to whatever round it lands in.
+# Rounds well under a slice (0.1-0.5 ms, hence the few keys) are mostly untouched, and the
+# fastest round of a sample is an undisturbed one; the reference gets the same treatment.
+# 16,000 points x 6-8 bytes (96-128 KiB) sit in L2 (1 MiB per core here); 4,000,000
+# points (24-32 MiB) fill the shared L3 and miss it, so lookups pay memory latency.
+SMALL = RingSize("16k", servers=100, points_per_server=160)
+BIG = RingSize("4M", servers=1000, points_per_server=4000)
+# CI's big ring: still eight times L2 (6-8 MiB), generated in about a second.
+BIG_SHORT = RingSize("1M", servers=250, points_per_server=4000)
+
+PLANS: dict[str, BenchPlan] = {
+    plan.name: plan
+    for plan in (
+        BenchPlan(
+            "full",
+            (SMALL, BIG),
+            samples=25,
+            rounds_per_sample=10,
+            warmup_rounds=4,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
+        BenchPlan(
+            "short",
+            (SMALL, BIG_SHORT),
+            samples=15,
+            rounds_per_sample=8,
+            warmup_rounds=3,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
+        # For the gate's own tests: the small ring only, a few seconds per run.
+        BenchPlan(
+            "smoke",
+            (SMALL,),
+            samples=10,
+            rounds_per_sample=5,
+            warmup_rounds=3,
+            scalar_keys=200,
+            batch_keys=4_000,
+        ),
+    )
+}
+
+#: a layout whose small ring projects past this many bytes on a big ring is timed on the
+#: small ring only (tuples: ~100 bytes x 4M entries would take 400 MB and a minute to build)
+BIG_RING_BUDGET_BYTES = 64 * 2**20
+
+
+#: a build round builds the layout repeatedly until it has handled this many entries:
+#: one build of a 16k ring takes ~20 us, where allocator and timer jitter is as large as
+#: a 1.5x change; repeated to ~0.3 ms, it is as steady as the lookup rounds
+BUILD_ROUND_ENTRIES = 250_000
+
+
+def get_plan(name: str) -> BenchPlan:
+    """The plan called `name`, or an error that lists the valid names."""
+    try:
+        return PLANS[name]
+    except KeyError:
+        raise UnknownNameError("benchmark mode", name, list(PLANS)) from None

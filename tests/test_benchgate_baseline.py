@@ -1,0 +1,148 @@
+"""The gate's baseline handling and decision rules, on synthetic results (no timing, fast)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from harness.benchgate.baseline import FORMAT_VERSION
+from harness.benchgate.cli import main
+from harness.benchgate.decide import SLOWDOWN_THRESHOLD
+
+MACHINE: Mapping[str, object] = {
+    "python_implementation": "CPython",
+    "python_version": "3.11.7",
+    "machine": "x86_64",
+    "cpu": {"brand_raw": "AMD EPYC", "count": 2},
+}
+REFERENCE_SECONDS = [1e-3 * (1 + i / 100) for i in range(20)]
+
+
+def write_results(
+    path: Path, scale: float = 1.0, nbytes: int = 96_000, machine: Mapping[str, object] = MACHINE
+) -> Path:
+    """A suite report with one timing (ratios ~2 times `scale`, 10 samples) and one figure."""
+    times = [2 * scale * r for r in REFERENCE_SECONDS]
+    bench = {
+        "stats": {"data": times},
+        "extra_info": {
+            "id": "batch/x/16k",
+            "rounds_per_sample": 2,
+            "reference_seconds": REFERENCE_SECONDS,
+        },
+    }
+    document = {
+        "machine_info": machine,
+        "benchmarks": [bench],
+        "ring_bench": {"mode": "smoke", "figures": {"x/16k/nbytes": nbytes}},
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_missing_baseline_is_recorded_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No baseline: exit 0, a warning that says so, and a baseline file written."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    status = main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
+    assert status == 0
+    assert "WARNING: no baseline" in capsys.readouterr().err
+    assert json.loads((tmp_path / "smoke.json").read_text())["format_version"] == FORMAT_VERSION
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("format_version", FORMAT_VERSION + 1, "format_version"),
+        ("environment", {**MACHINE, "python": "CPython 3.12"}, "recorded on"),
+        ("mode", "full", "recorded in mode"),
+    ],
+)
+def test_incompatible_baseline_is_replaced_not_compared(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    field: str,
+    value: object,
+    reason: str,
+) -> None:
+    """Another format, Python or mode: a warning naming why, a new baseline, no comparison."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    report = write_results(tmp_path / "r.json")
+    assert main([str(report), "--baseline-dir", str(tmp_path)]) == 0
+    baseline = tmp_path / "smoke.json"
+    document = json.loads(baseline.read_text())
+    document[field] = value
+    baseline.write_text(json.dumps(document))
+    slower = write_results(tmp_path / "slow.json", scale=3.0)
+    capsys.readouterr()
+    assert main([str(slower), "--baseline-dir", str(tmp_path)]) == 0
+    assert reason in capsys.readouterr().err
+    assert json.loads(baseline.read_text())["format_version"] == FORMAT_VERSION
+
+
+def test_other_cpu_is_incompatible(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report from another CPU model is not compared with this machine's baseline."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
+    other: Mapping[str, object] = {**MACHINE, "cpu": {"brand_raw": "Intel Xeon", "count": 2}}
+    report = write_results(tmp_path / "o.json", scale=3.0, machine=other)
+    capsys.readouterr()
+    assert main([str(report), "--baseline-dir", str(tmp_path)]) == 0
+    assert "Intel Xeon" in capsys.readouterr().err
+
+
+def test_unreadable_baseline_is_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline that is not JSON gives a warning and is rewritten, not a traceback."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    (tmp_path / "smoke.json").write_text("{not json")
+    assert main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)]) == 0
+    assert "not readable JSON" in capsys.readouterr().err
+
+
+def test_update_switch_rewrites_a_valid_baseline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RING_BENCH_UPDATE=1 records a 3x slower run as the baseline instead of failing it."""
+    main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
+    monkeypatch.setenv("RING_BENCH_UPDATE", "1")
+    slower = write_results(tmp_path / "slow.json", scale=3.0)
+    assert main([str(slower), "--baseline-dir", str(tmp_path)]) == 0
+    ratios = json.loads((tmp_path / "smoke.json").read_text())["ratios"]["batch/x/16k"]
+    assert ratios[0] == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize(
+    ("scale", "nbytes", "status"),
+    [
+        (1.0, 96_000, 0),
+        (SLOWDOWN_THRESHOLD * 0.9, 96_000, 0),  # significant but small: noise-sized
+        (2.0, 96_000, 1),
+        (1.0, 96_002, 1),  # memory grew by 2 bytes
+        (1.0, 95_000, 0),  # memory shrank: an improvement, not a regression
+    ],
+)
+def test_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scale: float, nbytes: int, status: int
+) -> None:
+    """Fails only on a slowdown past the threshold or on memory growth."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
+    report = write_results(tmp_path / "now.json", scale=scale, nbytes=nbytes)
+    assert main([str(report), "--baseline-dir", str(tmp_path)]) == status
+
+
+def test_unusable_results_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A results file without the suite's section is a usage error (2), named in the message."""
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"benchmarks": []}))
+    assert main([str(report), "--baseline-dir", str(tmp_path)]) == 2
+    assert "ring_bench" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""The gate end to end on this machine: the real suite (smoke mode), the real gate, real timings.
+
+Proves both directions: unchanged code passes run after run, and an injected
+2x lookup slowdown or a 2-byte entry growth fails the gate, naming the layout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from injected_layouts import GROWN, SLOWED
+
+from harness.benchgate.cli import main
+
+TESTS = Path(__file__).resolve().parent
+SUITE = TESTS.parent / "benchmarks"
+
+
+def run_suite(directory: Path, name: str, layouts: str = "harness.layouts:LAYOUTS") -> Path:
+    """Run the benchmark suite in smoke mode in a fresh process; its JSON report's path."""
+    report = directory / f"{name}.json"
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(TESTS)}
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(SUITE),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--benchmark-disable-gc",
+            "--bench-mode=smoke",
+            f"--bench-layouts={layouts}",
+            f"--benchmark-json={report}",
+        ],
+        cwd=directory,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return report
+
+
+def gate(report: Path, baseline_dir: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit status and output of the gate on one report."""
+    status = main([str(report), "--baseline-dir", str(baseline_dir)])
+    return status, capsys.readouterr().out
+
+
+def regressed_rows(output: str) -> set[str]:
+    return {line.split()[0] for line in output.splitlines() if line.rstrip().endswith("REGRESSION")}
+
+
+@pytest.fixture(scope="module")
+def recorded_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A baseline recorded by the gate from one unchanged smoke run."""
+    directory = tmp_path_factory.mktemp("recorded")
+    report = run_suite(directory, "baseline")
+    assert main([str(report), "--baseline-dir", str(directory / "baseline")]) == 0
+    return directory / "baseline"
+
+
+@pytest.fixture
+def baseline_dir(recorded_baseline: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "baseline"
+    shutil.copytree(recorded_baseline, copy)
+    return copy
+
+
+def test_unchanged_code_passes_repeated_runs(
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three fresh runs of unchanged code in a row: no regression flagged, exit status 0."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    for attempt in range(3):
+        status, output = gate(run_suite(tmp_path, f"unchanged{attempt}"), baseline_dir, capsys)
+        assert (status, regressed_rows(output)) == (0, set()), output
+        assert "PASS" in output
+
+
+def test_doubled_lookups_are_caught(
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A layout doing each lookup twice fails the gate on its scalar and batch rows only."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    report = run_suite(tmp_path, "slow", "injected_layouts:SLOW_LOOKUPS")
+    status, output = gate(report, baseline_dir, capsys)
+    assert status == 1, output
+    assert regressed_rows(output) == {f"scalar/{SLOWED}/16k", f"batch/{SLOWED}/16k"}, output
+
+
+def test_two_byte_entry_growth_is_caught(
+    baseline_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Entries reported 2 bytes wider fail the gate on that layout's memory figures only."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    report = run_suite(tmp_path, "wider", "injected_layouts:WIDER")
+    status, output = gate(report, baseline_dir, capsys)
+    assert status == 1, output
+    prefix = f"{GROWN}/16k"
+    assert regressed_rows(output) == {
+        f"{prefix}/entry_size",
+        f"{prefix}/nbytes",
+        f"{prefix}/bytes_per_entry",
+    }, output
