@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from injected_layouts import GROWN, SLOWED
+from tests.injected_layouts import GROWN, SLOWED
 
 from harness.benchgate.cli import main
 
