@@ -146,3 +146,13 @@ def test_unusable_results_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     report.write_text(json.dumps({"benchmarks": []}))
     assert main([str(report), "--baseline-dir", str(tmp_path)]) == 2
     assert "ring_bench" in capsys.readouterr().err
+
+
+def test_parity_layouts_may_grow_but_not_shrink() -> None:
+    """A layout joining the agreeing set passes; a layout dropping out of it is a regression."""
+    from harness.benchgate.decide import FigureVerdict
+
+    grown = FigureVerdict("ring32/16k/parity_layouts", "a,b", "a,b,c")
+    shrunk = FigureVerdict("ring32/16k/parity_layouts", "a,b,c", "a,c")
+    assert not grown.regressed
+    assert shrunk.regressed
