@@ -74,7 +74,8 @@ def test_build(
     cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
     positions, owners = work.ring.positions, work.ring.owners
     repeats = range(max(1, BUILD_ROUND_ENTRIES // work.ring.entries))
-    reference = references.build_reference(positions, owners)
+    nbytes = cls.build(positions, owners).nbytes
+    reference = references.build_reference(positions, owners, nbytes)
 
     def builds() -> None:
         for _ in repeats:
