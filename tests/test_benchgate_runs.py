@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.injected_layouts import GROWN, SLOWED
 
 from harness.benchgate.cli import main
+from tests.injected_layouts import GROWN, SLOWED
 
 TESTS = Path(__file__).resolve().parent
 SUITE = TESTS.parent / "benchmarks"

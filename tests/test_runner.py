@@ -50,7 +50,8 @@ def test_result_records_every_layout_with_metrics(
         ]
         for record in run["layouts"]:
             for name in ("structure_bytes", "bytes_per_entry", "build_peak_bytes",
-                         "lookup_peak_bytes", "rss_before_bytes", "scalar_ns", "batch_ns"):
+                         "tracemalloc_bytes", "lookup_peak_bytes", "rss_before_bytes",
+                         "scalar_ns", "batch_ns"):
                 assert name in record, (record["layout"], name)
             assert record["batch_ns"]["min"] <= record["batch_ns"]["median"]
         assert run["parity"]["ok"] and run["parity"]["keys"] == 5000
@@ -66,6 +67,9 @@ def test_measured_bytes_per_entry(small_result: tuple[Path, dict[str, Any]]) -> 
                        ("cffi-packed", 6)]:
         # plus a constant: the Python objects that own the buffer (under 8 KiB)
         assert 0 <= measured[name]["structure_bytes"] - size * entries < 8192, name
+    # tracemalloc sees numpy's buffers but not the malloc'd C arrays
+    assert measured["numpy-packed"]["tracemalloc_bytes"] >= 6 * entries
+    assert measured["cffi-packed"]["tracemalloc_bytes"] < 6 * entries
 
 
 def test_balance_and_movement_figures(small_result: tuple[Path, dict[str, Any]]) -> None:

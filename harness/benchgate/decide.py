@@ -13,8 +13,9 @@ reference time) against the baseline's. A regression needs both
 Figures are deterministic: memory and balance figures where higher is worse
 regress when they grow at all; the set of layouts that agreed regresses when
 a layout drops out of it (a newly registered layout joining it is not a
-regression); the others (entries, routing digest) regress when they change. Floats get a relative tolerance of
-FLOAT_TOLERANCE, for summation order across numpy builds, not for noise.
+regression); the others (entries, routing digest) regress when they change.
+Floats get a relative tolerance of FLOAT_TOLERANCE, for summation order
+across numpy builds, not for noise.
 """
 
 from __future__ import annotations

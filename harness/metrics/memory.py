@@ -16,15 +16,22 @@ including those made in C by malloc (cffi) and numpy's data buffers.
   copy of the ring a layout makes (numpy-packed copies its hash column).
 - `rss_before_bytes`, `rss_after_bytes`: resident set size around the build,
   context only (lazy pages and allocator caching blur it).
+- `tracemalloc_bytes`: what Python's tracemalloc sees of the same build (its
+  own pass, after memray's, since each would count the other's bookkeeping):
+  Python objects and numpy's buffers (numpy reports them to tracemalloc), but
+  not memory that C code takes from malloc, such as the cffi layouts' arrays.
+  A cross-check, and a warning about what tracemalloc-based tools miss.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import resource
 import subprocess
 import sys
 import tempfile
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,6 +54,7 @@ class Memory:
     lookup_peak_bytes: int
     rss_before_bytes: int
     rss_after_bytes: int
+    tracemalloc_bytes: int
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -81,8 +89,16 @@ def _measure_built(
         rss_before = rss_bytes()
         built, held, build_peak = _tracked(build, workdir, "build")
         rss_after = rss_bytes()
-        _, _, lookup_peak = _tracked(lambda: lookup_all(built), workdir, "lookup")
+        _, _, lookup_peak = _tracked(functools.partial(lookup_all, built), workdir, "lookup")
     entries = int(built.entries)
+    del built  # one structure at a time: the tracemalloc pass builds its own
+    tracemalloc.start()
+    try:
+        rebuilt = build()
+        tracemalloc_bytes = tracemalloc.get_traced_memory()[0]
+        del rebuilt
+    finally:
+        tracemalloc.stop()
     return Memory(
         layout=name,
         entries=entries,
@@ -92,6 +108,7 @@ def _measure_built(
         lookup_peak_bytes=lookup_peak,
         rss_before_bytes=rss_before,
         rss_after_bytes=rss_after,
+        tracemalloc_bytes=tracemalloc_bytes,
     )
 
 
