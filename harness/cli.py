@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare`.
+"""Command line: `python -m harness run|show|compare|reproduce`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, name), with nothing
@@ -36,6 +36,15 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="two results side by side, with changes")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
+    reproduce = commands.add_parser(
+        "reproduce", help="run scenarios/reproduce/, write REPRODUCTION.md and plots")
+    reproduce.add_argument("--out", type=Path, default=Path("results"),
+                           help="folder for REPRODUCTION.md; results and plots go to "
+                                "OUT/reproduce/ (default: results/)")
+    reproduce.add_argument("--no-run", action="store_true",
+                           help="re-render from the results already in OUT/reproduce/")
+    reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                           help="show a progress bar (default: only when stderr is a terminal)")
     return parser
 
 
@@ -69,11 +78,27 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from harness.reproduction.command import run_scenarios, write_report
+
+    if not args.no_run:
+        run_scenarios(args.out, args.progress)
+    checks = write_report(args.out)
+    outside = [c.figure.key for c in checks if not c.inside]
+    print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
+          f"{len(checks)} figures inside their tolerance" + (f"; outside: {', '.join(outside)}"
+                                                             if outside else ""))
+    # A figure outside its band is a failed check: the report is still written, to read why.
+    return EXIT_FAILED if outside else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
         from harness.results import load_result
 
         if args.command == "show":

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
 
+#: the reproduction's scenarios; each writes results/reproduce/NAME.json
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "reproduce"
 #: result documents by scenario name
 Results = Mapping[str, dict[str, Any]]
 
