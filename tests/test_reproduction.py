@@ -82,9 +82,11 @@ def test_simulated_band_narrows_with_more_points() -> None:
 
 
 def test_poisson_and_binomial_bands() -> None:
-    """Counting bands are +-3 standard errors and never go below zero."""
-    assert poisson_band(100.0) == pytest.approx((70.0, 130.0))
-    assert poisson_band(1.0)[0] == 0.0
+    """Counting bands are about +-3 standard errors, skew at small means, never below zero."""
+    low, high = poisson_band(100.0)
+    assert abs(low - 70) <= 2 and abs(high - 130) <= 3
+    assert poisson_band(1.16) == (0.0, 5.0)
+    assert poisson_band(0.0) == (0.0, 0.0)
     low, high = binomial_band(0.75, 10_000)
     assert (low, high) == pytest.approx((0.75 - 3 * 0.00433, 0.75 + 3 * 0.00433), abs=1e-5)
 

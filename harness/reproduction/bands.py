@@ -12,6 +12,7 @@ saving) get a band of the seed's rounding.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -46,9 +47,18 @@ def binomial_band(p: float, trials: int) -> Band:
 
 
 def poisson_band(mean: float) -> Band:
-    """mean +- 3 sqrt(mean): a count of rare independent events (e.g. collisions)."""
-    spread = 3 * float(np.sqrt(mean))
-    return max(0.0, mean - spread), mean + spread
+    """Central COVERAGE of Poisson(mean): a count of rare independent events (collisions).
+
+    Exact quantiles, not mean +- 3 sqrt(mean): at a mean of one or two the
+    distribution is far from symmetric.
+    """
+    if mean <= 0:
+        return 0.0, 0.0
+    counts = np.arange(int(mean + 10 * math.sqrt(mean) + 20))
+    log_pmf = counts * math.log(mean) - mean - np.array([math.lgamma(c + 1) for c in counts])
+    cdf = np.cumsum(np.exp(log_pmf))
+    tail = (1 - COVERAGE) / 2
+    return float(np.searchsorted(cdf, tail)), float(np.searchsorted(cdf, 1 - tail))
 
 
 def simulated_shares(points: Sequence[int], trials: int = TRIALS,

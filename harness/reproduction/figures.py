@@ -263,7 +263,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("e1", "collisions among 8,000,000 points, 32 bits", 7_486, "seed 000", "points", 0,
            lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions"],
            lambda r: poisson_band(expected_collisions(8_000_000, 32)),
-           "a count of rare, nearly independent events: expectation +-3 sqrt(expectation)"),
+           "a count of rare, nearly independent events: central 99.7% of Poisson(expectation)"),
     Figure("e2", "expected collisions among 8,000,000 points, 32 bits", 7_450,
            "seed 000 / design ('about')", "points", 1,
            lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions_expected"],
@@ -272,7 +272,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("e3", "collisions among 8,000,000 points, 64 bits", 0, "seed 000 / design",
            "points", 0,
            lambda r: run_of(r, "e_collisions_64", 80_000)["collisions"]["collisions"],
-           _fixed(rounding_band(0, 0)), "expectation 1.7e-6: exactly zero"),
+           _fixed((0.0, 0.0)), "expectation 1.7e-6: exactly zero"),
     # f. padding
     Figure("f1", "entries of the padding ring (at least 10,000,000)", 10_000_000, "brief",
            "entries", 0, lambda r: run_of(r, "f_padding")["ring"]["entries"],

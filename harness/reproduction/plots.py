@@ -17,6 +17,7 @@ from matplotlib.figure import Figure as PlotFigure  # noqa: E402
 
 from harness.atomic import write_atomically  # noqa: E402
 from harness.metrics.collisions import expected_collisions  # noqa: E402
+from harness.reproduction.bands import poisson_band  # noqa: E402
 from harness.reproduction.reading import Results, run_of  # noqa: E402
 
 
@@ -56,15 +57,19 @@ def plot_collisions(results: Results, path: Path) -> None:
     measured = np.array([r["collisions"]["collisions"] for r in runs], dtype=np.float64)
     line = np.geomspace(n.min(), n.max(), 200)
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    axes.plot(line, [expected_collisions(int(x), 32) for x in line], color="black",
-              label="expected n - S(1 - (1 - 1/S)^n), S = 2^32")
+    expected = [expected_collisions(int(x), 32) for x in line]
+    axes.plot(line, expected, color="black", label="expected n - S(1 - (1 - 1/S)^n), S = 2^32")
+    bands = np.array([poisson_band(e) for e in expected])
+    axes.fill_between(line, np.maximum(bands[:, 0], 0.1), np.maximum(bands[:, 1], 0.1),
+                      color="grey", alpha=0.25, label="central 99.7% (Poisson)")
     shown = measured > 0  # a log axis cannot show zero
     axes.plot(n[shown], measured[shown], "o", label="measured (blake2b-32)")
     zero64 = run_of(results, "e_collisions_64")
     axes.annotate(f"64 bits: {zero64['collisions']['collisions']} collisions "
                   f"at {zero64['ring']['points']:,} points", xy=(0.03, 0.9),
                   xycoords="axes fraction")
-    axes.set(xscale="log", yscale="log", xlabel="points n", ylabel="points dropped (collisions)",
+    axes.set(xscale="log", yscale="log", ylim=(0.1, None), xlabel="points n",
+             ylabel="points dropped (collisions)",
              title="The birthday curve in a 32-bit ring")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(loc="lower right")

@@ -28,7 +28,8 @@ ring) can match the seed only in distribution, not digit for digit. Its band
 is the central 99.7% (about +-3 standard deviations) of that statistic over
 many simulated random rings with a fixed seed: N servers with k points each
 own Dirichlet(k, ..., k) shares of a continuous ring, and M keys fall on them
-multinomially. Counts of rare events (collisions) use +-3 sqrt(expectation);
+multinomially. Counts of rare events (collisions) use the central 99.7% of
+a Poisson law;
 fractions of keys that are fixed by arithmetic (mod N movement) use +-3
 binomial standard errors. Exact quantities (point counts, formula values,
 bytes per entry, the padding saving) must match to the seed's rounding.
@@ -160,7 +161,7 @@ def collisions_table(results: Results) -> str:
         rows.append([f"{n:,}", f"{measured:,}", f"{run['collisions']['collisions_expected']:,.2f}",
                      f"{low:,.1f} to {high:,.1f}", _yes(low <= measured <= high),
                      f"{100 * measured / n:.4f}%"])
-    return _table(rows, ["points n", "collisions", "expected", "band (+-3 sqrt)", "inside",
+    return _table(rows, ["points n", "collisions", "expected", "band (Poisson 99.7%)", "inside",
                          "dropped"])
 
 
@@ -247,6 +248,10 @@ def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequen
         two_thousand_note(results),
         "",
         "## e. The birthday curve (32 bits, 100 servers)",
+        "",
+        "The rows are nested, not independent: each ring holds the points of the smaller "
+        "ones (points j < k of every server), so an early excess of collisions is carried "
+        "into every later row.",
         "",
         collisions_table(results),
         "",
