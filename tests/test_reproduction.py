@@ -93,7 +93,7 @@ def test_poisson_and_binomial_bands() -> None:
 
 def test_run_of_names_the_missing_scenario() -> None:
     """A missing result fails with the scenario's name and the command that makes it."""
-    with pytest.raises(HarnessError, match="'absent'.*harness reproduce"):
+    with pytest.raises(HarnessError, match=r"'absent'.*harness reproduce"):
         run_of({}, "absent")
 
 

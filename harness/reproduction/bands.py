@@ -66,18 +66,18 @@ def simulated_shares(points: Sequence[int], trials: int = TRIALS,
     """(trials, servers) ring shares of servers holding `points` random points each."""
     rng = np.random.default_rng(seed)
     draws = rng.gamma(np.asarray(points, dtype=np.float64), size=(trials, len(points)))
-    return draws / draws.sum(axis=1, keepdims=True)
+    return np.asarray(draws / draws.sum(axis=1, keepdims=True), dtype=np.float64)
 
 
 def simulated_counts(shares: Samples, keys: int, seed: int = SIMULATION_SEED) -> Samples:
     """Keys per server when `keys` uniform keys fall on each simulated ring."""
     rng = np.random.default_rng(seed + 1)
-    return rng.multinomial(keys, shares).astype(np.float64)
+    return np.asarray(rng.multinomial(keys, shares), dtype=np.float64)
 
 
 def cv_rows(values: Samples) -> Samples:
     """Population std / mean of each row (one simulated ring)."""
-    return values.std(axis=1) / values.mean(axis=1)
+    return np.asarray(values.std(axis=1) / values.mean(axis=1), dtype=np.float64)
 
 
 def simulated_band(points: Sequence[int], statistic: Callable[[Samples], Samples],

@@ -48,7 +48,7 @@ EXACT = "exact quantity: must match to the seed's rounding"
 
 
 def _pct(value: float) -> float:
-    return 100 * value
+    return 100 * float(value)
 
 
 def _fixed(band: Band) -> BandOf:
@@ -67,11 +67,11 @@ def _scaled(band: Band, factor: float) -> Band:
 
 
 def _min(samples: Samples) -> Samples:
-    return samples.min(axis=1)
+    return np.asarray(samples.min(axis=1), dtype=np.float64)
 
 
 def _max(samples: Samples) -> Samples:
-    return samples.max(axis=1)
+    return np.asarray(samples.max(axis=1), dtype=np.float64)
 
 
 def _server0(samples: Samples) -> Samples:
@@ -120,7 +120,11 @@ def _collision_gap_band(results: Results) -> Band:
 
 
 def _bits_cv_gap_band(results: Results) -> Band:
-    """cv_arcs(32) - cv_arcs(64): the trend adds (n/S)^2/12 in quadrature, +-3 SE of the cross term."""
+    """cv_arcs(32) - cv_arcs(64): the trend adds (n/S)^2/12 in quadrature; +-3 SE of the cross term.
+
+    The cross term is the sample covariance of the trend with the random shares
+    over N servers: standard error (n/S)/sqrt(12 N) in CV units.
+    """
     run = run_of(results, "d_cloudflare_2048_32")
     servers, trend = run["ring"]["servers"], run["ring"]["points"] / SPACE_32 / math.sqrt(12)
     cv64 = balance(results, "d_cloudflare_2048_64")["cv_arcs"]
@@ -130,7 +134,8 @@ def _bits_cv_gap_band(results: Results) -> Band:
 
 
 def _cv_drop(results: Results, scenario: str, k_low: int, k_high: int, field: str) -> float:
-    return _pct(balance(results, scenario, k_low)[field] - balance(results, scenario, k_high)[field])
+    low, high = balance(results, scenario, k_low), balance(results, scenario, k_high)
+    return _pct(low[field] - high[field])
 
 
 def _cv_gap_band(_results: Results) -> Band:
@@ -141,12 +146,36 @@ def _cv_gap_band(_results: Results) -> Band:
 
 
 def _std(samples: Samples) -> Samples:
-    return samples.std(axis=1)
+    return np.asarray(samples.std(axis=1), dtype=np.float64)
 
 
-def _three_nodes_std(results: Results, k: int) -> float:
-    """std of the key split in percentage points: cv_keys x the mean share (1/3)."""
-    return 100 * balance(results, "h_three_nodes", k)["cv_keys"] / 3
+def _three_nodes_figure(k: int, seed: float) -> Figure:
+    """Seed 003: std of the 3-node load split in percentage points (cv_keys x mean share 1/3)."""
+    return Figure(
+        f"h{k}", f"3 nodes, {k} token(s) each: std of the load split", seed,
+        "seed 003 ('~')", "pp", 1,
+        lambda r: 100 * float(balance(r, "h_three_nodes", k)["cv_keys"]) / 3,
+        _simulated([k] * 3, _std, 10_000, 100 / 10_000),
+        "std over 3 servers is itself very noisy; band: central 99.7% of simulated "
+        "rings with 10,000 keys (seed 0)",
+    )
+
+
+def _add_figures(n: int, ring_seed: float, mod_seed: float) -> tuple[Figure, Figure]:
+    """Seeds 003/004: n -> n+1 servers, keys moved on the ring and with mod N."""
+    scenario = f"g_add_{n}"
+    return (
+        Figure(f"g{n}r", f"{n} -> {n + 1} servers: ring moved", ring_seed,
+               "seed 003 / 004 ('about')", "%", 2,
+               lambda r: _pct(movement(r, scenario)["ring_moved_fraction"]),
+               _simulated([160] * (n + 1), _server0, KEYS, 100 / KEYS),
+               "the added server's key share: " + SAMPLED),
+        Figure(f"g{n}m", f"{n} -> {n + 1} servers: mod N moved", mod_seed,
+               "seed 003 / 004 ('about')", "%", 2,
+               lambda r: _pct(movement(r, scenario)["mod_n_moved_fraction"]),
+               _fixed(_mod_n_band(n, n + 1)),
+               f"N/(N+1) = {n}/{n + 1} of keys, +-3 binomial SE over 200,000 keys"),
+    )
 
 
 def _weight_figure(key: str, server: int, name: str, weight: int) -> Figure:
@@ -236,10 +265,12 @@ FIGURES: tuple[Figure, ...] = (
            lambda r: kib_per_server(r, "d_cloudflare", 10_000, "numpy-packed"),
            lambda r: _memory_band(r, "d_cloudflare", 10_000, 6),
            "as d7"),
-    Figure("d9", "memory per server, 8 B entries, k=100,000", 781, "8 B x k (derived)", "KiB",
+    Figure("d9", "memory per server, 8 B entries, k=100,000", round(8 * 100_000 / 1024),
+           "8 B x k (derived)", "KiB",
            1, lambda r: kib_per_server(r, "d_cloudflare", 100_000, "numpy-aligned"),
            lambda r: _memory_band(r, "d_cloudflare", 100_000, 8), "as d7"),
-    Figure("d10", "memory per server, 8 B entries, k=10,000", 78, "8 B x k (derived)", "KiB",
+    Figure("d10", "memory per server, 8 B entries, k=10,000", round(8 * 10_000 / 1024),
+           "8 B x k (derived)", "KiB",
            1, lambda r: kib_per_server(r, "d_cloudflare", 10_000, "numpy-aligned"),
            lambda r: _memory_band(r, "d_cloudflare", 10_000, 8), "as d7"),
     Figure("d11", "N=2,048, k=10,000, 64 bits: cv_arcs", round(100 * theory_cv([10_000] * 2048), 3),
@@ -292,33 +323,16 @@ FIGURES: tuple[Figure, ...] = (
            lambda r: _pct(movement(r, "g_remove_100")["mod_n_moved_fraction"]),
            _fixed(_mod_n_band(100, 99)),
            "1 - 99/9,900 of keys, +-3 binomial SE over 200,000 keys"),
-    *(
-        figure
-        for n, ring_seed, mod_seed in ((3, 25, 75), (10, 9, 91), (100, 1, 99))
-        for figure in (
-            Figure(f"g{n}r", f"{n} -> {n + 1} servers: ring moved", ring_seed,
-                   "seed 003 / 004 ('about')", "%", 2,
-                   lambda r, n=n: _pct(movement(r, f"g_add_{n}")["ring_moved_fraction"]),
-                   _simulated([160] * (n + 1), _server0, KEYS, 100 / KEYS), "the added server's key share: " + SAMPLED),
-            Figure(f"g{n}m", f"{n} -> {n + 1} servers: mod N moved", mod_seed,
-                   "seed 003 / 004 ('about')", "%", 2,
-                   lambda r, n=n: _pct(movement(r, f"g_add_{n}")["mod_n_moved_fraction"]),
-                   _fixed(_mod_n_band(n, n + 1)),
-                   f"N/(N+1) = {n}/{n + 1} of keys, +-3 binomial SE over 200,000 keys"),
-        )
-    ),
+    *_add_figures(3, 25, 75),
+    *_add_figures(10, 9, 91),
+    *_add_figures(100, 1, 99),
     Figure("g9", "operations whose ring moves all go to / come from the changed server", 4,
            "seeds 000 / 004", "of 4", 0,
            lambda r: sum(movement(r, s)["ring_only_changed_server"]
                          for s in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100")),
            _fixed(rounding_band(4, 0)), "a property of the ring: must always hold"),
     # h. seed 003's three nodes
-    *(
-        Figure(f"h{k}", f"3 nodes, {k} token(s) each: std of the load split", seed,
-               "seed 003 ('~')", "pp", 1, lambda r, k=k: _three_nodes_std(r, k),
-               _simulated([k] * 3, _std, 10_000, 100 / 10_000),
-               "std over 3 servers is itself very noisy; band: central 99.7% of simulated "
-               "rings with 10,000 keys (seed 0)")
-        for k, seed in ((1, 30), (10, 10), (100, 1))
-    ),
+    _three_nodes_figure(1, 30),
+    _three_nodes_figure(10, 10),
+    _three_nodes_figure(100, 1),
 )

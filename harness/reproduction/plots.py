@@ -11,14 +11,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on CI or over ssh
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure as PlotFigure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure as PlotFigure
 
-from harness.atomic import write_atomically  # noqa: E402
-from harness.metrics.collisions import expected_collisions  # noqa: E402
-from harness.reproduction.bands import poisson_band  # noqa: E402
-from harness.reproduction.reading import Results, run_of  # noqa: E402
+from harness.atomic import write_atomically
+from harness.metrics.collisions import expected_collisions
+from harness.reproduction.bands import poisson_band
+from harness.reproduction.reading import Results, run_of
 
 
 def _save(figure: PlotFigure, path: Path) -> None:

@@ -17,7 +17,8 @@ Results = Mapping[str, dict[str, Any]]
 def run_of(results: Results, scenario: str, k: int | None = None) -> dict[str, Any]:
     """The sweep point of `scenario` at k points per weight (or its only one)."""
     if scenario not in results:
-        raise HarnessError(f"no result for scenario {scenario!r}; run `python -m harness reproduce`")
+        raise HarnessError(
+            f"no result for scenario {scenario!r}; run `python -m harness reproduce`")
     runs = results[scenario]["runs"]
     matching = [r for r in runs if k is None or r["points_per_weight"] == k]
     if len(matching) != 1:
@@ -42,11 +43,12 @@ def movement(results: Results, scenario: str) -> dict[str, Any]:
 def kib_per_server(results: Results, scenario: str, k: int, name: str) -> float:
     """Allocator-measured bytes of a layout, per server, in KiB."""
     run = run_of(results, scenario, k)
-    return float(layout(results, scenario, k, name)["structure_bytes"]) / run["ring"]["servers"] / 1024
+    structure_bytes = float(layout(results, scenario, k, name)["structure_bytes"])
+    return structure_bytes / int(run["ring"]["servers"]) / 1024
 
 
 def packing_saving(results: Results, scenario: str, family: str) -> float:
     """Percent of allocator bytes saved by `family`-packed against `family`-aligned."""
     aligned = layout(results, scenario, None, f"{family}-aligned")["structure_bytes"]
     packed = layout(results, scenario, None, f"{family}-packed")["structure_bytes"]
-    return 100 * (1 - packed / aligned)
+    return 100 * (1 - float(packed) / float(aligned))

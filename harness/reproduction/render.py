@@ -49,7 +49,7 @@ is the effect Cloudflare reports."""
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
+    return str(tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True))
 
 
 def _yes(value: bool | None) -> str:
@@ -170,8 +170,9 @@ def padding_table(results: Results) -> str:
     rows = [[r["layout"], f"{r['entries']:,}", f"{r['structure_bytes']:,}",
              f"{r['bytes_per_entry']:.4f}", f"{r['build_peak_bytes']:,}",
              f"{r['lookup_peak_bytes']:,}"] for r in run["layouts"]]
+    keys = run["parity"]["keys"]
     return _table(rows, ["layout", "entries", "structure_bytes", "bytes/entry", "build_peak",
-                         "lookup_peak (keys: " + f"{results['f_padding']['runs'][0]['parity']['keys']:,})"])
+                         f"lookup_peak ({keys:,} keys)"])
 
 
 def movement_table(results: Results) -> str:
