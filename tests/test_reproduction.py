@@ -134,3 +134,12 @@ def test_sweep_table_judges_each_row_against_its_band() -> None:
     rows = sweep_table(_sweep_results(), "sweep").splitlines()[2:]
     assert "| yes " in rows[0] and "60 B (6.000 B/entry)" in rows[0]
     assert "**NO**" in rows[1]
+
+
+def test_sweep_table_leaves_out_memory_when_not_measured() -> None:
+    """Without a memory record the table has no memory column."""
+    results = _sweep_results()
+    for run in results["sweep"]["runs"]:
+        run["layouts"] = [{"layout": "numpy-packed"}]
+    assert "memory per server" not in sweep_table(results, "sweep")
+    assert "memory per server" in sweep_table(_sweep_results(), "sweep")

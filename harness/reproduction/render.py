@@ -91,27 +91,33 @@ def _arc_band(servers: int, k: int) -> tuple[float, float]:
 
 
 def sweep_table(results: Results, scenario: str) -> str:
-    """Balance of each k: measured CVs, cv_arcs against its simulated band, theory, floor."""
+    """Balance of each k: measured CVs, cv_arcs against its simulated band, theory, floor.
+
+    With memory measured, also the packed layout's allocator bytes per server.
+    """
+    runs = results[scenario]["runs"]
+    with_memory = any("structure_bytes" in r for run in runs for r in run["layouts"])
     rows = []
     previous = None
-    for run in results[scenario]["runs"]:
+    for run in runs:
         b = run["balance"]
         low, high = _arc_band(b["servers"], run["points_per_weight"])
-        memory = next((r for r in run["layouts"] if "structure_bytes" in r), None)
         drop = "" if previous is None else f"{100 * (previous - b['cv_theory']):.3f} pp"
-        rows.append([
+        row = [
             f"{run['points_per_weight']:,}", f"{run['ring']['entries']:,}",
             f"{b['min_keys']:,}", f"{b['max_keys']:,}", _pct(b["cv_keys"]), _pct(b["cv_arcs"]),
             f"{_pct(low)} to {_pct(high)}", _yes(low <= b["cv_arcs"] <= high),
             _pct(b["cv_theory"]), _pct(b["cv_floor"]), drop,
-            "" if memory is None else
-            f"{memory['structure_bytes'] / b['servers']:,.0f} B "
-            f"({memory['bytes_per_entry']:.3f} B/entry)",
-        ])
+        ]
+        if with_memory:
+            memory = next(r for r in run["layouts"] if "structure_bytes" in r)
+            row.append(f"{memory['structure_bytes'] / b['servers']:,.0f} B "
+                       f"({memory['bytes_per_entry']:.3f} B/entry)")
+        rows.append(row)
         previous = b["cv_theory"]
-    return _table(rows, ["k", "entries", "min keys", "max keys", "cv_keys", "cv_arcs",
-                         "cv_arcs band", "inside", "cv_theory", "cv_floor",
-                         "cv_theory drop vs k/2", "memory per server (packed, measured)"])
+    headers = ["k", "entries", "min keys", "max keys", "cv_keys", "cv_arcs", "cv_arcs band",
+               "inside", "cv_theory", "cv_floor", "cv_theory drop vs previous k"]
+    return _table(rows, headers + ["memory per server (packed, measured)"] * with_memory)
 
 
 def weights_table(results: Results) -> str:
