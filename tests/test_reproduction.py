@@ -16,6 +16,7 @@ from harness.reproduction.bands import (
     simulated_band,
 )
 from harness.reproduction.checks import Check, Figure, evaluate, show
+from harness.reproduction.figures import collision_trend_std
 from harness.reproduction.reading import Results, packing_saving, run_of
 from harness.reproduction.render import checks_table, sweep_table, tolerance_reasons
 
@@ -143,3 +144,9 @@ def test_sweep_table_leaves_out_memory_when_not_measured() -> None:
         run["layouts"] = [{"layout": "numpy-packed"}]
     assert "memory per server" not in sweep_table(results, "sweep")
     assert "memory per server" in sweep_table(_sweep_results(), "sweep")
+
+
+def test_collision_trend_is_rate_over_sqrt_12_when_collisions_are_rare() -> None:
+    """Lowest-index-wins shifts shares by a trend of std ~ n/S / sqrt(12), growing with n."""
+    assert collision_trend_std(0.001) == pytest.approx(0.001 / 12**0.5, rel=1e-3)
+    assert collision_trend_std(0.05) > 10 * collision_trend_std(0.004)
