@@ -49,8 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.estimate import estimate_peak_bytes
-    from harness.machine import available_memory_bytes
+    from harness.estimate import check_memory
     from harness.results import write_result
     from harness.runner import run_scenario
     from harness.scenario import load_scenario
@@ -58,16 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = args.scenarios or [DEFAULT_SCENARIO]
     # Validate every file, and its memory estimate, before any work starts.
     scenarios = [load_scenario(p) for p in paths]
-    available = available_memory_bytes()
-    for scenario in scenarios:
-        estimate = estimate_peak_bytes(scenario)
-        if available is not None and estimate > available:
-            raise ScenarioError(
-                f"{scenario.path}: generator.points_per_weight must keep the run within "
-                f"this machine's available memory of {available / 2**30:.1f} GiB (got "
-                f"{list(scenario.generator.points_per_weight)}, estimated peak "
-                f"{estimate / 2**30:.1f} GiB)"
-            )
+    check_memory(scenarios)
     for scenario in scenarios:
         document = run_scenario(scenario, show_progress=args.progress)
         json_path, md_path = write_result(document, args.out)
