@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from harness.benchgate.allocator import pin_malloc_thresholds
 from harness.benchgate.plan import BIG_RING_BUDGET_BYTES, BenchPlan, RingSize, get_plan
 from harness.errors import HarnessError
 from harness.generator import generate_ring, numbered_servers
@@ -55,6 +56,8 @@ def load_registry(spec: str) -> Mapping[str, type[Layout]]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[FIGURES] = {}
+    # Before anything is timed: builds must not depend on what earlier tests freed.
+    pin_malloc_thresholds()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

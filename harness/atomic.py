@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, flush it to disk, then rename it.
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes, e.g. a PNG) to a temporary file beside `path`, flush it, rename it.
 
     rename within one directory is atomic on POSIX: `path` holds either its old
     content or all of the new one, whatever interrupts the run.
@@ -16,8 +16,9 @@ def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        data = text.encode() if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare`.
+"""Command line: `python -m harness run|show|compare|reproduce`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, name), with nothing
@@ -37,12 +37,20 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
     compare.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    reproduce = commands.add_parser(
+        "reproduce", help="run scenarios/reproduce/, write REPRODUCTION.md and plots")
+    reproduce.add_argument("--out", type=Path, default=Path("results"),
+                           help="folder for REPRODUCTION.md; results and plots go to "
+                                "OUT/reproduce/ (default: results/)")
+    reproduce.add_argument("--no-run", action="store_true",
+                           help="re-render from the results already in OUT/reproduce/")
+    reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                           help="show a progress bar (default: only when stderr is a terminal)")
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.estimate import estimate_peak_bytes
-    from harness.machine import available_memory_bytes
+    from harness.estimate import check_memory
     from harness.results import write_result
     from harness.runner import run_scenario
     from harness.scenario import load_scenario
@@ -50,16 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = args.scenarios or [DEFAULT_SCENARIO]
     # Validate every file, and its memory estimate, before any work starts.
     scenarios = [load_scenario(p) for p in paths]
-    available = available_memory_bytes()
-    for scenario in scenarios:
-        estimate = estimate_peak_bytes(scenario)
-        if available is not None and estimate > available:
-            raise ScenarioError(
-                f"{scenario.path}: generator.points_per_weight must keep the run within "
-                f"this machine's available memory of {available / 2**30:.1f} GiB (got "
-                f"{list(scenario.generator.points_per_weight)}, estimated peak "
-                f"{estimate / 2**30:.1f} GiB)"
-            )
+    check_memory(scenarios)
     for scenario in scenarios:
         document = run_scenario(scenario, show_progress=args.progress)
         json_path, md_path = write_result(document, args.out)
@@ -70,11 +69,27 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from harness.reproduction.command import run_scenarios, write_report
+
+    if not args.no_run:
+        run_scenarios(args.out, args.progress)
+    checks = write_report(args.out)
+    outside = [c.figure.key for c in checks if not c.inside]
+    print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
+          f"{len(checks)} figures inside their tolerance" + (f"; outside: {', '.join(outside)}"
+                                                             if outside else ""))
+    # A figure outside its band is a failed check: the report is still written, to read why.
+    return EXIT_FAILED if outside else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
         from harness.atomic import write_atomically
         from harness.results import load_result
 

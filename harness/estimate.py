@@ -8,12 +8,15 @@ layouts added later are estimated without a table to maintain.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
 
+from harness.errors import ScenarioError
 from harness.generator import points_for
 from harness.layouts import LAYOUTS
+from harness.machine import available_memory_bytes
 from harness.scenario import Scenario
 
 #: bytes per point while generating: the encoded name (~60 B object + text), hash, owner, sort
@@ -48,3 +51,17 @@ def estimate_peak_bytes(scenario: Scenario) -> int:
         peak = max(peak, max(generation, layouts + 6 * points) + BYTES_PER_KEY
                    * scenario.keys.count)
     return int(peak)
+
+
+def check_memory(scenarios: Sequence[Scenario]) -> None:
+    """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
+    available = available_memory_bytes()
+    for scenario in scenarios:
+        estimate = estimate_peak_bytes(scenario)
+        if available is not None and estimate > available:
+            raise ScenarioError(
+                f"{scenario.path}: generator.points_per_weight must keep the run within "
+                f"this machine's available memory of {available / 2**30:.1f} GiB (got "
+                f"{list(scenario.generator.points_per_weight)}, estimated peak "
+                f"{estimate / 2**30:.1f} GiB)"
+            )

@@ -42,12 +42,17 @@ def _version(package: str) -> str | None:
 
 
 def git_commit() -> str | None:
-    """The commit of the harness checkout, with '-dirty' when it has local changes."""
+    """The commit of the harness checkout, with '-dirty' when it has local changes.
+
+    Changes under results/ do not count: they are this harness's own output, and a
+    run of several scenarios rewrites committed results as it goes.
+    """
     here = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                                 text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
+                                "--", ".", ":(exclude)results"],
                                cwd=here, capture_output=True, text=True, check=True,
                                timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):

@@ -24,6 +24,8 @@ from harness.toml_fields import Fields
 
 FORMAT_VERSION = 1
 METRICS = ("balance", "collisions", "movement", "memory", "throughput")
+#: metrics measured on built layouts (the others are measured on the ring itself)
+LAYOUT_METRICS = ("memory", "throughput")
 DISTRIBUTIONS = ("uniform", "zipf")
 OPERATIONS = ("add", "remove")
 
@@ -229,15 +231,20 @@ def _measure(table: Fields, bits: int) -> MeasureSpec:
             raise table.error(
                 "layouts", f"layouts that store {bits}-bit hashes ({', '.join(fitting)})", name
             )
-    if not layouts:
-        raise table.error("layouts", "at least one layout", [])
+    metrics = table.take_str_list("metrics", list(METRICS), choices=METRICS)
+    # Balance, collisions and movement are measured on the ring itself, so they need no
+    # layout: this is how 64-bit rings (which no layout stores yet) are measured.
+    if not layouts and set(metrics) & set(LAYOUT_METRICS):
+        raise table.error("layouts", "at least one layout when measuring "
+                          + " or ".join(LAYOUT_METRICS), [])
     spec = MeasureSpec(
         layouts=layouts,
-        metrics=table.take_str_list("metrics", list(METRICS), choices=METRICS),
+        metrics=metrics,
         repeats=table.take_int("repeats", 5, minimum=1, maximum=1000),
         scalar_keys=table.take_int("scalar_keys", 20_000, minimum=1),
         base_layout=table.take_choice(
-            "base_layout", layouts, "numpy-aligned" if "numpy-aligned" in layouts else layouts[0]
+            "base_layout", layouts or [""],
+            "numpy-aligned" if "numpy-aligned" in layouts else (layouts or [""])[0],
         ),
         peers=table.take_str_list("peers", [], choices=list(PEERS)),
     )

@@ -31,3 +31,10 @@ def test_interrupted_write_keeps_old_content(tmp_path: Path,
         write_atomically(target, "new content that must not appear")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_write_atomically_writes_bytes_unchanged(tmp_path: Path) -> None:
+    """Bytes (a PNG) are written as given, not encoded as text."""
+    data = b"\x89PNG\r\n\x1a\n\x00\xff"
+    write_atomically(tmp_path / "p.png", data)
+    assert (tmp_path / "p.png").read_bytes() == data

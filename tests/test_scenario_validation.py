@@ -37,6 +37,15 @@ BAD_SCENARIOS = {
                               'server = "nope"', ["operations[0].server must name a server"]),
     "add existing server": ('[servers]\ncount = 3\n[[operations]]\nkind = "add"\n'
                             'server = "server-1"', ["operations[0].server must be a new"]),
+    "no layout to measure memory": ('[servers]\ncount = 3\n[measure]\nlayouts = []',
+                                    ["measure.layouts must be at least one layout when "
+                                     "measuring memory or throughput", "got []"]),
+    "no layouts, default metrics": ('[servers]\ncount = 3\n[measure]\nlayouts = []',
+                                    ["measure.layouts must be at least one layout when"]),
+    "32-bit layout on a 64-bit ring": ('[servers]\ncount = 3\n[generator]\nhash = "blake2b-64"\n'
+                                       '[measure]\nlayouts = ["numpy-packed"]',
+                                       ["measure.layouts must be layouts that store 64-bit hashes",
+                                        "numpy-packed-64", "'numpy-packed'"]),
     "count and list": ('[servers]\ncount = 3\nlist = [{name = "a"}]',
                        ["servers needs either count", "not both"]),
     "duplicate names": ('[servers]\nlist = [{name = "a"}, {name = "a"}]',
@@ -107,3 +116,13 @@ def test_capabilities_filter_the_ring(write_scenario: Callable[[str], Path]) -> 
         '[generator]\nrequires = ["pci"]'
     ))
     assert [s.name for s in scenario.ring_servers()] == ["a"]
+
+
+def test_ring_only_metrics_need_no_layout(write_scenario: Callable[[str], Path]) -> None:
+    """A 64-bit scenario measuring only balance and collisions is valid with no layout."""
+    scenario = load_scenario(write_scenario(
+        '[servers]\ncount = 3\n[generator]\nhash = "blake2b-64"\n'
+        '[measure]\nlayouts = []\nmetrics = ["balance", "collisions"]'
+    ))
+    assert scenario.measure.layouts == ()
+    assert scenario.generator.bits == 64

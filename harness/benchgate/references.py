@@ -23,12 +23,8 @@ def build_reference(
     positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16], nbytes: int
 ) -> Reference:
     """Copy positions and owners (what any build must read) and fill a fresh buffer of the
-    layout's own size (what it must write).
-
-    The buffer puts the reference in the layout's allocator regime: glibc serves a
-    large block with mmap and page faults, a small one from its heap, and it moves
-    that threshold as blocks are freed; a reference of another size would drift
-    against the layout from one run to the next.
+    layout's own size (what it must write), so that both allocate alike
+    (the suite also pins malloc's thresholds: harness.benchgate.allocator).
     """
     return lambda: (positions.copy(), owners.copy(), np.ones(nbytes, dtype=np.uint8))
 
