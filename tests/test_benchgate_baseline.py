@@ -156,3 +156,12 @@ def test_parity_layouts_may_grow_but_not_shrink() -> None:
     shrunk = FigureVerdict("ring32/16k/parity_layouts", "a,b,c", "a,c")
     assert not grown.regressed
     assert shrunk.regressed
+
+
+def test_builds_need_a_larger_change_than_lookups() -> None:
+    """A significant 1.8x change flags a lookup but not a build (allocation-bound, noisier)."""
+    from harness.benchgate.decide import TimingVerdict
+
+    assert TimingVerdict("batch/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed
+    assert not TimingVerdict("build/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed
+    assert TimingVerdict("build/cffi-packed/16k", 1.0, 2.2, 1e-6).regressed

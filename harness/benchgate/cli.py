@@ -18,6 +18,7 @@ from tabulate import tabulate
 from harness.benchgate.baseline import baseline_path, read_baseline, write_baseline
 from harness.benchgate.decide import (
     ALPHA,
+    BUILD_SLOWDOWN_THRESHOLD,
     SLOWDOWN_THRESHOLD,
     FigureVerdict,
     TimingVerdict,
@@ -99,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     print(
         f"Timings: layout time / reference time per round, medians; regression = "
-        f"change > {SLOWDOWN_THRESHOLD}x and one-sided Mann-Whitney p < {ALPHA}"
+        f"change > {SLOWDOWN_THRESHOLD}x ({BUILD_SLOWDOWN_THRESHOLD}x for builds) "
+        f"and one-sided Mann-Whitney p < {ALPHA}"
     )
     print(timing_table(timings))
     if changed_figures:
