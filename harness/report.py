@@ -100,13 +100,18 @@ def memory_table(layouts: list[dict[str, Any]], base: str) -> str:
         [r["layout"], f"{r['entries']:,}", r["entry_size"], f"{r['structure_bytes']:,}",
          f"{r['bytes_per_entry']:.3f}", ratio(r["structure_bytes"], base_row["structure_bytes"]),
          kib(r["build_peak_bytes"]), kib(r["lookup_peak_bytes"]),
-         f"{r['tracemalloc_bytes'] / r['structure_bytes']:.0%}",
+         _share(r.get("tracemalloc_bytes"), r["structure_bytes"]),
          f"{kib(r['rss_before_bytes'])} -> {kib(r['rss_after_bytes'])}"]
         for r in layouts if "structure_bytes" in r
     ]
     return _table(rows, ["layout", "entries", "entry_size", "structure_bytes", "bytes_per_entry",
                          f"vs {base}", "build_peak", "lookup_peak", "tracemalloc sees",
                          "RSS (context)"])
+
+
+def _share(part: float | None, whole: float) -> str:
+    # Results written before tracemalloc_bytes existed (same format) leave the cell empty.
+    return "" if part is None else f"{part / whole:.0%}"
 
 
 def _timing(t: dict[str, float]) -> str:
