@@ -1,5 +1,21 @@
-"""Stub that setuptools still needs for cffi's `cffi_modules`; all metadata is in pyproject.toml."""
+"""Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
-from setuptools import setup
+- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c) behind cffi, `harness._ring_c`.
+- `harness._scalar`: a small CPython extension that calls the same lookup functions one
+  key at a time through vectorcall (see cext/scalar.c for why).
+"""
 
-setup(cffi_modules=["cext/build_ffi.py:ffibuilder"])
+from setuptools import Extension, setup
+
+setup(
+    cffi_modules=["cext/build_ffi.py:ffibuilder"],
+    ext_modules=[
+        Extension(
+            "harness._scalar",
+            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c"],
+            depends=["cext/ring.h", "cext/bucketed.h"],
+            include_dirs=["cext"],
+            extra_compile_args=["-O2", "-std=c99"],
+        )
+    ],
+)

@@ -1,14 +1,16 @@
-"""The one module that touches the compiled C core (`harness._ring_c`).
+"""The one module that touches the compiled C core (`harness._ring_c`, `harness._scalar`).
 
 Everything it exposes takes and returns plain Python and numpy values; the
-cffi `ffi`/`lib` objects never leave this module. C struct sizes are checked
+cffi `ffi`/`lib` objects never leave this module. Arrays are allocated and
+batch lookups run through cffi; a scalar lookup is a `harness._scalar`
+ScalarLookup bound to the same array, because cffi's multi-argument call
+path costs more than the search itself (cext/scalar.c). C struct sizes are checked
 at import, because cffi reports a packed/unpacked mismatch between its cdef
 and the compiler only at first use.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +22,17 @@ from harness.errors import HarnessError
 
 try:
     from harness._ring_c import ffi, lib
+    from harness._scalar import ScalarLookup
 except ImportError as exc:  # pragma: no cover - depends on how the package was installed
     raise HarnessError(
-        "the C core (harness._ring_c) is not built; install the package with "
+        "the C core (harness._ring_c, harness._scalar) is not built; install the package with "
         "`pip install .` (or `python setup.py build_ext --inplace` in a checkout)"
     ) from exc
+
+
+def _address(cdata: Any) -> int:
+    """The address of a cffi array, for a ScalarLookup (which keeps the array alive)."""
+    return int(ffi.cast("uintptr_t", cdata))
 
 
 def _u32_buffer(array: npt.NDArray[Any]) -> Any:
@@ -128,10 +136,8 @@ class CEntryArray:
             ffi.from_buffer("uint16_t[]", owners),
             self.entries,
         )
-        # A C-level partial straight onto the cffi function: a Python method in between
-        # costs about as much as the binary search itself.
-        self.lookup: Callable[[int], int] = functools.partial(
-            getattr(lib, f"ring_lookup_{kind}"), self._array, self.entries
+        self.lookup: Callable[[int], int] = ScalarLookup(
+            kind, _address(self._array), self.entries, 0, self._array
         )
 
     @property
@@ -180,9 +186,9 @@ class CBucketedRing:
         )
         if status != 0:
             raise HarnessError("bucketed layout: positions must be sorted and unique")
-        # C-level partial, as in CEntryArray: no Python frame per scalar lookup.
-        self.lookup: Callable[[int], int] = functools.partial(
-            lib.ring_bucketed_lookup, self._offsets, self._array
+        self.lookup: Callable[[int], int] = ScalarLookup(
+            "bucketed", _address(self._array), self.entries, _address(self._offsets),
+            (self._offsets, self._array),
         )
 
     @property
