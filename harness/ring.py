@@ -100,6 +100,16 @@ def reference_lookup(positions: list[int], owners: list[int], key_hash: int) -> 
     return owners[0] if i == len(positions) else owners[i]
 
 
+def reference_owners(
+    ring: Ring, key_hashes: npt.NDArray[np.unsignedinteger]
+) -> npt.NDArray[np.uint16]:
+    """The same convention vectorised: first position >= key over the contiguous positions,
+    wrapping past the last. Checked against `reference_lookup` on every run."""
+    index = np.searchsorted(ring.positions, key_hashes, side="left")
+    index[index == ring.entries] = 0
+    return ring.owners[index]
+
+
 def reference_lookup_many(ring: Ring, key_hashes: npt.ArrayLike) -> list[int]:
     positions = ring.positions.tolist()
     owners = ring.owners.tolist()

@@ -34,7 +34,7 @@ from harness.peers import PEERS, Peer
 from harness.progress import Progress
 from harness.recipe import build_ring, hash_keys, points_per_server, run_label, sweep
 from harness.results import FORMAT_NAME, FORMAT_VERSION
-from harness.ring import Ring, reference_lookup_many
+from harness.ring import Ring, reference_lookup_many, reference_owners
 from harness.scenario import Operation, Scenario
 from harness.workload import key_names
 
@@ -42,18 +42,11 @@ from harness.workload import key_names
 PLAIN_REFERENCE_KEYS = 2_000
 
 
-def vector_reference(ring: Ring, keys: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-    """The lookup convention over a contiguous position array: first >= key, wrapping."""
-    index = np.searchsorted(ring.positions, keys, side="left")
-    index[index == ring.entries] = 0
-    return ring.owners[index]
-
-
 def check_parity(
     ring: Ring, keys: npt.NDArray[np.unsignedinteger], layouts: dict[str, Layout]
 ) -> tuple[npt.NDArray[np.uint16], dict[str, object]]:
     """Owners of every key, after checking that every layout agrees with the reference."""
-    expected = vector_reference(ring, keys)
+    expected = reference_owners(ring, keys)
     sample = keys[:PLAIN_REFERENCE_KEYS]
     if reference_lookup_many(ring, sample) != expected[: len(sample)].tolist():
         raise ParityError("the vectorised reference disagrees with the plain-Python reference")
@@ -63,12 +56,16 @@ def check_parity(
         scalar = [layout.lookup(int(h)) for h in sample]
         scalar_wrong = np.flatnonzero(np.asarray(scalar) != expected[: len(sample)])
         if len(wrong) or len(scalar_wrong):
-            first = int(wrong[0]) if len(wrong) else int(scalar_wrong[0])
+            # Name the first wrong answer of the path that gave it, batch before scalar.
+            first, answer = (
+                (int(wrong[0]), int(got[wrong[0]])) if len(wrong)
+                else (int(scalar_wrong[0]), scalar[int(scalar_wrong[0])])
+            )
             raise ParityError(
                 f"layout {name} routes {len(wrong)} of {len(keys)} keys (batch) and "
                 f"{len(scalar_wrong)} of {len(sample)} (scalar) differently from the "
-                f"reference; first: key hash {int(keys[first])} -> "
-                f"{int(got[first])}, expected {int(expected[first])}"
+                f"reference; first: key hash {int(keys[first])} -> {answer}, "
+                f"expected {int(expected[first])}"
             )
     return expected, {"keys": len(keys), "plain_reference_keys": len(sample),
                       "layouts": list(layouts), "ok": True}
@@ -88,7 +85,7 @@ def _movement(
     for op in scenario.operations:
         after_servers = _servers_after(servers, op)
         after = build_ring(scenario.generator, after_servers, ppw)
-        after_owners = vector_reference(after, keys)
+        after_owners = reference_owners(after, keys)
         if op.kind == "add":
             share = float(arc_shares(after, len(after_servers))[-1])
         else:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from harness.generator import Server, generate_ring
 from harness.hashing import hash_many
-from harness.runner import vector_reference
+from harness.ring import reference_owners
 
 KEYS = hash_many("fnv1a-fmix32", [f"key-{i}".encode() for i in range(3000)])
 
@@ -26,8 +26,8 @@ def test_add_moves_keys_only_to_the_new_server(
     after_servers = [*before_servers, Server("new", weights[12])]
     before = generate_ring(before_servers, points, hash_name)
     after = generate_ring(after_servers, points, hash_name)
-    old = np.asarray(before.servers)[vector_reference(before, KEYS)]
-    new = np.asarray(after.servers)[vector_reference(after, KEYS)]
+    old = np.asarray(before.servers)[reference_owners(before, KEYS)]
+    new = np.asarray(after.servers)[reference_owners(after, KEYS)]
     assert set(new[old != new]) <= {"new"}
 
 
@@ -42,6 +42,6 @@ def test_remove_moves_keys_only_from_the_removed_server(
     after_servers = [s for i, s in enumerate(before_servers) if i != removed]
     before = generate_ring(before_servers, points, "fnv1a-fmix32")
     after = generate_ring(after_servers, points, "fnv1a-fmix32")
-    old = np.asarray(before.servers)[vector_reference(before, KEYS)]
-    new = np.asarray(after.servers)[vector_reference(after, KEYS)]
+    old = np.asarray(before.servers)[reference_owners(before, KEYS)]
+    new = np.asarray(after.servers)[reference_owners(after, KEYS)]
     assert set(old[old != new]) <= {f"s{removed}"}

@@ -171,3 +171,24 @@ def test_construction_refuses_its_fixed_fields(
                           'points_per_weight = 100\n')
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     assert "generator.points_per_weight must be left out" in capsys.readouterr().err
+
+
+class ScalarMisroutingLayout(NumpyPackedLayout):
+    """numpy-packed whose scalar lookup (only) answers server 0 for every key."""
+
+    def lookup(self, key_hash: int) -> int:
+        return 0
+
+
+def test_scalar_only_parity_failure_names_the_scalar_answer() -> None:
+    """When only the scalar path is wrong, the message shows the scalar answer, not the batch's."""
+    from harness.errors import ParityError
+    from harness.ring import Ring
+    from harness.runner import check_parity
+
+    ring = Ring.from_points([100, 200], [0, 1])
+    keys = np.array([150], dtype=np.uint32)
+    layout = ScalarMisroutingLayout.build(ring.positions, ring.owners)
+    with pytest.raises(ParityError, match=r"0 of 1 keys \(batch\) and 1 of 1 \(scalar\).*"
+                                          r"key hash 150 -> 0, expected 1"):
+        check_parity(ring, keys, {"numpy-packed": layout})
