@@ -59,13 +59,19 @@ def _run(args: argparse.Namespace) -> int:
     # Validate every file, and its memory estimate, before any work starts.
     scenarios = [load_scenario(p) for p in paths]
     check_memory(scenarios)
+    names = [scenario.name for scenario in scenarios]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise ScenarioError(f"two scenarios would write results called {twice!r} into "
+                            f"{args.out}; give them distinct names")
     for scenario in scenarios:
-        document = run_scenario(scenario, show_progress=args.progress)
-        json_path, md_path = write_result(document, args.out)
-        print(f"{scenario.name}: wrote {json_path} and {md_path} ({document['duration_s']} s)")
+        result = run_scenario(scenario, show_progress=args.progress)
+        paths = write_result(result, args.out)
+        print(f"{scenario.name}: wrote {' and '.join(map(str, paths.values()))} "
+              f"({result.duration_s} s)")
     if len(scenarios) == 1:
         print()
-        print(md_path.read_text(encoding="utf-8"))
+        print(paths["md"].read_text(encoding="utf-8"))
     return 0
 
 
@@ -90,21 +96,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "reproduce":
             return _reproduce(args)
+        from harness import markdown
         from harness.atomic import write_atomically
         from harness.results import load_result
 
         if args.command == "show":
-            from harness.report import render_result
+            from harness.report import result_report
 
-            print(render_result(load_result(args.result)))
+            print(markdown.report(result_report(load_result(args.result))), end="")
         else:
-            from harness.compare import render_comparison
+            from harness.compare import comparison_report
 
+            if args.out and args.out.resolve() in (args.a.resolve(), args.b.resolve()):
+                raise ResultFormatError(f"--out {args.out} is one of the inputs; "
+                                        "choose another file")
             a, b = load_result(args.a), load_result(args.b)
-            table = render_comparison(a, b, str(args.a), str(args.b))
+            table = markdown.report(comparison_report(a, b, str(args.a), str(args.b)))
             if args.out:
                 write_atomically(args.out, table)
-            print(table)
+            print(table, end="")
         return 0
     except (ScenarioError, ResultFormatError, UnknownNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)

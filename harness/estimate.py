@@ -13,8 +13,8 @@ from functools import cache
 
 import numpy as np
 
+from harness.algorithms import get_algorithm
 from harness.errors import ScenarioError
-from harness.generator import points_for
 from harness.layouts import LAYOUTS
 from harness.machine import available_memory_bytes
 from harness.scenario import Scenario
@@ -43,8 +43,8 @@ def estimate_peak_bytes(scenario: Scenario) -> int:
     """Largest estimated footprint over the sweep."""
     servers = scenario.ring_servers()
     peak = 0.0
-    for ppw in scenario.generator.points_per_weight:
-        points = sum(points_for(s.weight, ppw) for s in servers)
+    for recipe in scenario.recipes():
+        points = get_algorithm(recipe.algorithm).estimated_entries(servers, recipe.params)
         layouts = sum(fixed + per_entry * points
                       for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
         generation = GENERATION_BYTES_PER_POINT * points
@@ -60,8 +60,8 @@ def check_memory(scenarios: Sequence[Scenario]) -> None:
         estimate = estimate_peak_bytes(scenario)
         if available is not None and estimate > available:
             raise ScenarioError(
-                f"{scenario.path}: generator.points_per_weight must keep the run within "
-                f"this machine's available memory of {available / 2**30:.1f} GiB (got "
-                f"{list(scenario.generator.points_per_weight)}, estimated peak "
+                f"{scenario.path}: the scenario (servers, weights, generator and keys) must "
+                f"keep the run within this machine's available memory of "
+                f"{available / 2**30:.1f} GiB (got an estimated peak of "
                 f"{estimate / 2**30:.1f} GiB)"
             )

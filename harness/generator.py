@@ -28,6 +28,18 @@ class Server:
     weight: float = 1.0
 
 
+def server_list_problem(servers: Sequence[Server]) -> str | None:
+    """What a server list must be, if this one cannot be routed to; None if it is fine.
+
+    The one place the server-count rule lives: owners are uint16 indexes.
+    """
+    if not servers:
+        return "at least one server"
+    if len(servers) > MAX_SERVERS:
+        return f"at most {MAX_SERVERS} servers, since owners are 16-bit (got {len(servers)})"
+    return None
+
+
 def points_for(weight: float, points_per_weight: int) -> int:
     """Points a server of this weight gets (at least one, so every server is on the ring)."""
     return max(1, round(points_per_weight * weight))
@@ -41,12 +53,9 @@ def generate_ring(
 ) -> Ring:
     """Hash every point of every server and build the sorted, de-duplicated ring."""
     hash_function = get_hash(hash_name)
-    if not servers:
-        raise HarnessError("a ring needs at least one server")
-    if len(servers) > MAX_SERVERS:
-        raise HarnessError(
-            f"at most {MAX_SERVERS} servers fit 16-bit owners (got {len(servers)})"
-        )
+    problem = server_list_problem(servers)
+    if problem:
+        raise HarnessError(f"a ring needs {problem}")
     if points_per_weight < 1:
         raise HarnessError(f"points_per_weight must be >= 1 (got {points_per_weight})")
     counts = [points_for(s.weight, points_per_weight) for s in servers]

@@ -1,50 +1,49 @@
-"""Result documents: one versioned JSON per scenario run, plus its Markdown rendering.
+"""Result files: one versioned JSON per scenario run, plus its renderings (Markdown).
 
-A result carries `format` and `format_version`. `load_result` refuses files
-of another format, or of a version this harness cannot read, with a message
-that says what to do (re-run the scenario with this version).
+`load_result` reads any supported format (older ones through the migration
+chain in `harness.model`) and refuses other files with a one-line message.
+`write_result` writes NAME.json and NAME.md; both are rendered before either
+is written, so a rendering bug cannot leave a lone or mismatched file.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from harness.atomic import write_atomically
 from harness.errors import ResultFormatError
+from harness.model import FORMAT_NAME, FORMAT_VERSION, Result
 
-FORMAT_NAME = "ring-harness-result"
-FORMAT_VERSION = 1
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_result", "result_paths", "write_result"]
 
 
-def load_result(path: str | Path) -> dict[str, Any]:
+def load_result(path: str | Path) -> Result:
     path = Path(path)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ResultFormatError(f"{path}: cannot read result file ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultFormatError(f"{path}: not a JSON result file ({exc})") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ResultFormatError(f"{path}: not a ring-harness result (no format {FORMAT_NAME!r})")
-    version = document.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ResultFormatError(
-            f"{path}: result format version {version!r}, but this harness reads version "
-            f"{FORMAT_VERSION}; re-run its scenario ({document.get('scenario_file')}) with "
-            f"`python -m harness run` to upgrade it"
-        )
-    return document
+    return Result.from_json(document, str(path))
 
 
-def write_result(document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
-    """Write NAME.json and NAME.md into out_dir, each atomically; return both paths."""
-    from harness.report import render_result
+def result_paths(name: str, out_dir: Path) -> dict[str, Path]:
+    """Where a result called `name` is written, by rendering."""
+    return {"json": out_dir / f"{name}.json", "md": out_dir / f"{name}.md"}
 
-    name = document["scenario"]["name"]
-    json_path, md_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
-    markdown = render_result(document)  # render first: a rendering bug must not leave a lone JSON
-    write_atomically(json_path, json.dumps(document, indent=1) + "\n")
-    write_atomically(md_path, markdown)
-    return json_path, md_path
+
+def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
+    """Write every rendering of `result` into out_dir, each atomically; return the paths."""
+    from harness import markdown
+    from harness.report import result_report
+
+    paths = result_paths(result.name, out_dir)
+    contents = {
+        "json": json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n",
+        "md": markdown.report(result_report(result)),
+    }
+    for kind, path in paths.items():
+        write_atomically(path, contents[kind])
+    return paths

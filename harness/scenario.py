@@ -10,23 +10,27 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+from harness.algorithms import get_algorithm
+from harness.algorithms.ring import RingAlgorithm, layouts_for
 from harness.constructions import CONSTRUCTIONS
 from harness.errors import ScenarioError
-from harness.generator import DEFAULT_POINT_NAME, Server
-from harness.hashing import HASHES
+from harness.generator import Server
 from harness.layouts import LAYOUTS
+from harness.metrics.context import Operation, Settings
+from harness.metrics.movement import servers_after
+from harness.metrics.registry import DEFAULT_METRICS, METRIC_NAMES, get_metric
+from harness.model import relative_path
+from harness.params import template_check
 from harness.peers import PEERS
 from harness.ring import MAX_SERVERS
 from harness.toml_fields import Fields
+from harness.workload import DISTRIBUTIONS, KeysSpec
 
 FORMAT_VERSION = 1
-METRICS = ("balance", "collisions", "movement", "memory", "throughput")
-#: metrics measured on built layouts (the others are measured on the ring itself)
-LAYOUT_METRICS = ("memory", "throughput")
-DISTRIBUTIONS = ("uniform", "zipf")
 OPERATIONS = ("add", "remove")
 
 
@@ -40,49 +44,38 @@ class ServerSpec:
         return Server(self.name, self.weight)
 
 
-POINTS = "points"  # the generic generator: naming scheme x hash x points per weight
+@dataclass(frozen=True)
+class Recipe:
+    """One point of the sweep: an algorithm and its parameters, checked."""
+
+    algorithm: str
+    params: dict[str, Any]
+    label: str
 
 
 @dataclass(frozen=True)
 class GeneratorSpec:
-    #: "points", or a production construction (harness.constructions) that fixes the rest
-    construction: str = POINTS
-    hash: str = "blake2b-32"
-    point_name: str = DEFAULT_POINT_NAME
-    #: one value, or several to sweep
-    points_per_weight: tuple[int, ...] = (160,)
+    """The ring's recipe as the scenario gives it: one set of ring parameters per sweep point."""
+
+    #: ring parameters (construction, hash, point_name, points_per_weight) per sweep point
+    sweep: tuple[dict[str, Any], ...]
     #: only servers holding all these capabilities are on the ring
     requires: tuple[str, ...] = ()
 
     @property
-    def bits(self) -> int:
-        # Every construction so far builds a 32-bit ring.
-        return HASHES[self.hash].bits if self.construction == POINTS else 32
+    def construction(self) -> str:
+        return str(self.sweep[0]["construction"])
 
-
-@dataclass(frozen=True)
-class KeysSpec:
-    count: int = 200_000
-    name: str = "key-{i}"
-    distribution: str = "uniform"
-    #: zipf only: popularity of the key of rank r is proportional to r**-zipf_exponent
-    zipf_exponent: float = 1.0
-    #: zipf only: number of distinct keys requests are drawn from
-    universe: int = 100_000
-    seed: int = 1
-
-
-@dataclass(frozen=True)
-class Operation:
-    kind: str
-    server: str
-    weight: float = 1.0
+    @property
+    def points_per_weight(self) -> tuple[int, ...]:
+        return tuple(p["points_per_weight"] for p in self.sweep if "points_per_weight" in p)
 
 
 @dataclass(frozen=True)
 class MeasureSpec:
+    #: the ring's layouts measured side by side (its forms)
     layouts: tuple[str, ...]
-    metrics: tuple[str, ...] = METRICS
+    metrics: tuple[str, ...] = DEFAULT_METRICS
     #: timed rounds per layout, after one warm-up round
     repeats: int = 5
     #: keys per round of the scalar (Python loop) timing
@@ -91,12 +84,22 @@ class MeasureSpec:
     base_layout: str = "numpy-aligned"
     #: third-party ring libraries measured beside the layouts (harness.peers)
     peers: tuple[str, ...] = ()
+    distribution: str = "uniform"
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return self.layouts
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(self.repeats, self.scalar_keys, self.distribution)
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
+    #: as given, or relative to the current directory when inside it
     path: str
     sha256: str
     servers: tuple[ServerSpec, ...]
@@ -109,6 +112,27 @@ class Scenario:
         """The servers on the ring: those with every required capability."""
         need = set(self.generator.requires)
         return [s.server() for s in self.servers if need <= set(s.capabilities)]
+
+    def recipes(self) -> list[Recipe]:
+        """The sweep: the ring, held in the base layout, once per set of parameters."""
+        recipes = []
+        for params in self.generator.sweep:
+            full = {**params, "layout": self.measure.base_layout}
+            recipes.append(Recipe("ring", full, RingAlgorithm.label_for(full)))
+        return recipes
+
+    def as_record(self) -> dict[str, Any]:
+        """The scenario as results echo it (defaults filled in)."""
+        record = asdict(self)
+        for key in ("path", "sha256"):
+            record.pop(key)
+        generator = record["generator"]
+        sweep = generator.pop("sweep")
+        generator.update({k: v for k, v in sweep[0].items() if k != "points_per_weight"})
+        if "points_per_weight" in sweep[0]:
+            generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
+        record["measure"].pop("distribution")
+        return record
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -134,29 +158,21 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     servers = _servers(top.take_table("servers"))
     generator = _generator(top.take_table("generator"))
     keys = _keys(top.take_table("keys"))
-    measure = _measure(top.take_table("measure"), generator.bits)
+    bits = RingAlgorithm._construction(generator.sweep[0]).bits
+    measure = _measure(top.take_table("measure"), bits, keys.distribution)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
     top.finish()
-    scenario = Scenario(name, description, file, sha256, servers, generator, keys, measure,
-                        operations)
+    scenario = Scenario(name, description, relative_path(file), sha256, servers, generator,
+                        keys, measure, operations)
     _check_consistency(scenario, top)
     return scenario
 
 
 def _check_file_name(value: str) -> str | None:
     ok = value.replace("-", "").replace("_", "").replace(".", "").isalnum()
+    if ok and len(value.encode()) > 200:
+        return "at most 200 bytes (it names the result files)"
     return None if ok else "letters, digits, '-', '_' or '.' (it names the result files)"
-
-
-def _check_template(*placeholders: str) -> object:
-    def check(value: str) -> str | None:
-        try:
-            value.format(**{p: 0 for p in placeholders})
-        except (KeyError, IndexError, ValueError):
-            return "a name template using only " + ", ".join(f"{{{p}}}" for p in placeholders)
-        return None
-
-    return check
 
 
 def _servers(table: Fields) -> tuple[ServerSpec, ...]:
@@ -167,7 +183,7 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
         )
     if table.has("count"):
         count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
-        template = table.take_str("name", "server-{i}", check=_check_template("i"))  # type: ignore[arg-type]
+        template = table.take_str("name", "server-{i}", check=template_check("i"))
         weight = table.take_number("weight", 1.0)
         table.finish()
         return tuple(ServerSpec(template.format(i=i), weight) for i in range(count))
@@ -182,71 +198,85 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
     table.finish()
     if not specs or len(specs) > MAX_SERVERS:
         raise table.error("list", f"1 to {MAX_SERVERS} servers (owners are 16-bit)", len(specs))
-    names = [s.name for s in specs]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
-    if duplicate is not None:
-        raise table.error("list", "servers with distinct names", duplicate)
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise table.error("list", "servers with distinct names", spec.name)
+        seen.add(spec.name)
     return tuple(specs)
 
 
 def _generator(table: Fields) -> GeneratorSpec:
-    construction = table.take_choice("construction", [POINTS, *CONSTRUCTIONS], POINTS)
-    if construction != POINTS:
-        for key in ("hash", "point_name", "points_per_weight"):
-            if table.has(key):
-                raise table.error(
-                    key, f"left out: construction {construction!r} fixes its own points "
-                    "and hash", table.table[key]
-                )
-    spec = GeneratorSpec(
-        construction=construction,
-        hash=table.take_choice("hash", sorted(HASHES), "blake2b-32"),
-        point_name=table.take_str("point_name", DEFAULT_POINT_NAME,
-                                  check=_check_template("server", "j")),  # type: ignore[arg-type]
-        points_per_weight=table.take_int_or_list("points_per_weight", 160, maximum=10**8),
-        requires=table.take_str_list("requires", []),
-    )
+    """The ring's parameters, checked by the ring itself, once per swept points_per_weight."""
+    requires = table.take_str_list("requires", [])
+    construction = table.take_choice("construction", list(CONSTRUCTIONS), "points")
+    sweeps = any(p.name == "points_per_weight" for p in CONSTRUCTIONS[construction].params)
+    sweep: tuple[int | None, ...] = (None,)
+    if sweeps:
+        sweep = table.take_int_or_list("points_per_weight", 160, maximum=10**8)
+    rest = table.take_rest()
+    if "layout" in rest:
+        raise table.error("layout", "left out: layouts are listed in measure.layouts",
+                          rest["layout"])
+    params = []
+    for ppw in sweep:
+        values = {"construction": construction, **rest}
+        if ppw is not None:
+            values["points_per_weight"] = ppw
+        fields = Fields(table.file, table.path, values)
+        parsed = RingAlgorithm.parse_params(fields)
+        fields.finish()
+        parsed.pop("layout")
+        params.append(parsed)
     table.finish()
-    return spec
+    return GeneratorSpec(tuple(params), requires)
 
 
 def _keys(table: Fields) -> KeysSpec:
+    distribution = table.take_choice("distribution", DISTRIBUTIONS, "uniform")
     spec = KeysSpec(
         count=table.take_int("count", 200_000, minimum=1, maximum=10**9),
-        name=table.take_str("name", "key-{i}", check=_check_template("i")),  # type: ignore[arg-type]
-        distribution=table.take_choice("distribution", DISTRIBUTIONS, "uniform"),
+        name=table.take_str("name", "key-{i}", check=template_check("i")),
+        distribution=distribution,
         zipf_exponent=table.take_number("zipf_exponent", 1.0),
         universe=table.take_int("universe", 100_000, minimum=1, maximum=10**9),
         seed=table.take_int("seed", 1, minimum=0),
     )
+    if distribution == "uniform":
+        for key in ("zipf_exponent", "universe"):
+            if table.has(key):
+                raise table.error(key, "left out: it applies to distribution = 'zipf' only",
+                                  table.table[key])
     table.finish()
     return spec
 
 
-def _measure(table: Fields, bits: int) -> MeasureSpec:
-    fitting = [name for name, cls in LAYOUTS.items() if cls.hash_bits == bits]
+def _measure(table: Fields, bits: int, distribution: str) -> MeasureSpec:
+    fitting = layouts_for(bits)
     layouts = table.take_str_list("layouts", fitting, choices=list(LAYOUTS))
     for name in layouts:
         if LAYOUTS[name].hash_bits != bits:
             raise table.error(
                 "layouts", f"layouts that store {bits}-bit hashes ({', '.join(fitting)})", name
             )
-    metrics = table.take_str_list("metrics", list(METRICS), choices=METRICS)
-    # Balance, collisions and movement are measured on the ring itself, so they need no
-    # layout: this is how 64-bit rings (which no layout stores yet) are measured.
-    if not layouts and set(metrics) & set(LAYOUT_METRICS):
+    metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
+    # Some metrics are measured on the algorithm itself and need no layout: this is how
+    # rings too large for a layout are measured.
+    on_forms = [m for m in metrics if "forms" in get_metric(m).needs]
+    if not layouts and on_forms:
         raise table.error("layouts", "at least one layout when measuring "
-                          + " or ".join(LAYOUT_METRICS), [])
+                          + " or ".join(on_forms), [])
     spec = MeasureSpec(
         layouts=layouts,
         metrics=metrics,
         repeats=table.take_int("repeats", 5, minimum=1, maximum=1000),
         scalar_keys=table.take_int("scalar_keys", 20_000, minimum=1),
         base_layout=table.take_choice(
-            "base_layout", layouts or [""],
-            "numpy-aligned" if "numpy-aligned" in layouts else (layouts or [""])[0],
+            "base_layout", layouts or [fitting[0]],
+            "numpy-aligned" if "numpy-aligned" in layouts else (layouts or fitting)[0],
         ),
         peers=table.take_str_list("peers", [], choices=list(PEERS)),
+        distribution=distribution,
     )
     table.finish()
     return spec
@@ -263,6 +293,7 @@ def _operation(table: Fields) -> Operation:
 
 
 def _check_consistency(scenario: Scenario, top: Fields) -> None:
+    """Rules across sections, each asked of the component it belongs to, before any work."""
     names = {s.name for s in scenario.servers}
     on_ring = scenario.ring_servers()
     if not on_ring:
@@ -270,9 +301,10 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             f"{top.file}: generator.requires must leave at least one server on the ring "
             f"(got {list(scenario.generator.requires)!r}, which no server has in full)"
         )
+    on_ring_names = {s.name for s in on_ring}
     for i, op in enumerate(scenario.operations):
         field_name = f"operations[{i}].server"
-        if op.kind == "remove" and op.server not in {s.name for s in on_ring}:
+        if op.kind == "remove" and op.server not in on_ring_names:
             raise ScenarioError(
                 f"{top.file}: {field_name} must name a server on the ring to remove "
                 f"(got {op.server!r})"
@@ -284,6 +316,18 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             )
         if op.kind == "remove" and len(on_ring) == 1:
             raise ScenarioError(f"{top.file}: {field_name} would leave the ring empty")
-    if any(op.kind == "add" for op in scenario.operations) and len(on_ring) >= MAX_SERVERS:
-        raise ScenarioError(f"{top.file}: operations need room for one more server "
-                            f"(at most {MAX_SERVERS - 1} servers on the ring)")
+    for recipe in scenario.recipes():
+        algorithm = get_algorithm(recipe.algorithm)
+        problem = algorithm.check_servers(on_ring, recipe.params)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for "
+                                f"{recipe.algorithm} {recipe.label}")
+        for i, op in enumerate(scenario.operations):
+            problem = algorithm.check_servers(servers_after(on_ring, op), recipe.params)
+            if problem:
+                raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
+                                    f"{problem} (got {op.kind} {op.server!r})")
+    for peer in scenario.measure.peers:
+        problem = PEERS[peer].check_servers(on_ring)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for peer {peer!r}")

@@ -7,6 +7,7 @@ such as `point_per_weight` is an error, not a silently ignored setting.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,8 +66,9 @@ class Fields:
         value = self._raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or (
             positive and not value > 0
-        ):
-            raise self.error(key, "a positive number" if positive else "a number", value)
+        ) or not math.isfinite(value):
+            raise self.error(key, "a finite positive number" if positive else "a finite number",
+                             value)
         return float(value)
 
     def take_str(self, key: str, default: Any = _MISSING,
@@ -118,6 +120,12 @@ class Fields:
         if not isinstance(value, list):
             raise self.error(key, "an array of tables", value)
         return [Fields(self.file, f"{self.field(key)}[{i}]", item) for i, item in enumerate(value)]
+
+    def take_rest(self) -> dict[str, Any]:
+        """Every key not taken yet, now taken (for a table another parser checks whole)."""
+        rest = {k: v for k, v in self.table.items() if k not in self._taken}
+        self._taken.update(rest)
+        return rest
 
     def finish(self) -> None:
         unknown = sorted(set(self.table) - self._taken)

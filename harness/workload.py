@@ -3,14 +3,28 @@
 Keys are named by `keys.name` (default "key-{i}"). `uniform` routes `count`
 distinct keys; `zipf` draws `count` requests from `universe` distinct keys
 with popularity proportional to rank**-exponent (seeded), the skew of real
-cache traffic. The ring's recipe hashes them (harness.recipe).
+cache traffic. Each algorithm hashes them its own way (`hash_keys`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from harness.scenario import KeysSpec
+DISTRIBUTIONS = ("uniform", "zipf")
+
+
+@dataclass(frozen=True)
+class KeysSpec:
+    count: int = 200_000
+    name: str = "key-{i}"
+    distribution: str = "uniform"
+    #: zipf only: popularity of the key of rank r is proportional to r**-zipf_exponent
+    zipf_exponent: float = 1.0
+    #: zipf only: number of distinct keys requests are drawn from
+    universe: int = 100_000
+    seed: int = 1
 
 
 def key_names(spec: KeysSpec) -> list[str]:

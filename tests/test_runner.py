@@ -12,7 +12,10 @@ import pytest
 
 from harness.cli import main
 from harness.layouts import LAYOUTS
+from harness.generator import Server
 from harness.layouts.numpy_packed import NumpyPackedLayout
+from harness.metrics.memory import Memory
+from harness.model import Result
 from harness.results import load_result
 
 from .conftest import SMALL_SCENARIO
@@ -27,64 +30,71 @@ def small_result(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     return folder / "results", json.loads((folder / "results" / "small.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def small(small_result: tuple[Path, dict[str, Any]]) -> Result:
+    return load_result(small_result[0] / "small.json")
+
+
 def test_run_writes_json_and_markdown(small_result: tuple[Path, dict[str, Any]]) -> None:
     """A run writes NAME.json and NAME.md and leaves no temporary file behind."""
     out, _ = small_result
     assert sorted(p.name for p in out.iterdir()) == ["small.json", "small.md"]
     markdown = (out / "small.md").read_text()
-    for section in ("## Balance and collisions", "## Memory", "## Lookup time", "## Movement"):
+    for section in ("## Balance", "## Collisions", "## Memory", "## Lookup time",
+                    "## Movement", "## Parity"):
         assert section in markdown
 
 
 def test_result_records_every_layout_with_metrics(
-    small_result: tuple[Path, dict[str, Any]],
+    small_result: tuple[Path, dict[str, Any]], small: Result,
 ) -> None:
-    """Each sweep point holds one record per layout with memory and timing under DESIGN names."""
+    """Each sweep point holds one subject per layout with memory and timing, in format 2."""
     _, doc = small_result
-    assert doc["format_version"] == 1 and doc["scenario_sha256"]
-    assert [run["points_per_weight"] for run in doc["runs"]] == [4, 40]
-    assert [run["label"] for run in doc["runs"]] == ["k=4", "k=40"]
-    for run in doc["runs"]:
-        assert [r["layout"] for r in run["layouts"]] == [
+    assert doc["format_version"] == 2 and doc["scenario_sha256"]
+    # Outside the current directory the path is recorded as given (tests/test_model.py).
+    assert doc["scenario_file"].endswith("small.toml")
+    assert [run.points_per_weight for run in small.runs] == [4, 40]
+    assert [run.label for run in small.runs] == ["k=4", "k=40"]
+    for run in small.runs:
+        assert run.algorithm == "ring" and run.params["points_per_weight"] in (4, 40)
+        assert [s.name for s in run.of_kind("layout")] == [
             name for name, cls in LAYOUTS.items() if cls.hash_bits == 32
         ]
-        for record in run["layouts"]:
-            for name in ("structure_bytes", "bytes_per_entry", "build_peak_bytes",
-                         "tracemalloc_bytes", "lookup_peak_bytes", "rss_before_bytes",
-                         "scalar_ns", "batch_ns"):
-                assert name in record, (record["layout"], name)
-            assert record["batch_ns"]["min"] <= record["batch_ns"]["median"]
-        assert run["parity"]["ok"] and run["parity"]["keys"] == 5000
+        for subject in run.subjects:
+            memory, timing = subject.figure("memory"), subject.figure("throughput")
+            assert isinstance(memory, Memory) and memory.tracemalloc_bytes is not None
+            assert memory.lookup_peak_bytes >= 0 and memory.rss_before_bytes > 0
+            assert timing.batch_ns.min <= timing.batch_ns.median
+        assert run.parity.ok and run.parity.keys == 5000
+        assert run.wall_s is not None and run.peak_rss_bytes is not None
 
 
-def test_measured_bytes_per_entry(small_result: tuple[Path, dict[str, Any]]) -> None:
+def test_measured_bytes_per_entry(small: Result) -> None:
     """Allocator-measured bytes per entry: 8 for aligned, 6 for packed (within a small constant)."""
-    _, doc = small_result
-    run = doc["runs"][1]  # 400 entries
-    measured = {r["layout"]: r for r in run["layouts"]}
-    entries = run["ring"]["entries"]
+    run = small.runs[1]  # 400 entries
+    measured = {s.name: s.figure("memory") for s in run.subjects}
+    assert run.ring is not None
+    entries = run.ring.entries
     for name, size in [("numpy-aligned", 8), ("numpy-packed", 6), ("cffi-aligned", 8),
                        ("cffi-packed", 6)]:
         # plus a constant: the Python objects that own the buffer (under 8 KiB)
-        assert 0 <= measured[name]["structure_bytes"] - size * entries < 8192, name
+        assert 0 <= measured[name].structure_bytes - size * entries < 8192, name
     # tracemalloc sees numpy's buffers but not the malloc'd C arrays
-    assert measured["numpy-packed"]["tracemalloc_bytes"] >= 6 * entries
-    assert measured["cffi-packed"]["tracemalloc_bytes"] < 6 * entries
+    assert measured["numpy-packed"].tracemalloc_bytes >= 6 * entries
+    assert measured["cffi-packed"].tracemalloc_bytes < 6 * entries
 
 
-def test_balance_and_movement_figures(small_result: tuple[Path, dict[str, Any]]) -> None:
+def test_balance_and_movement_figures(small: Result) -> None:
     """Balance carries the four CVs; removal moves only the removed server's keys, mod N most."""
-    _, doc = small_result
-    run = doc["runs"][1]
-    balance = run["balance"]
-    assert balance["cv_theory"] == pytest.approx(np.sqrt(9 / (10 * 40 + 1)))
-    assert balance["min_keys"] <= balance["mean_keys"] <= balance["max_keys"]
-    remove, add = run["movement"]
-    assert remove["ring_only_changed_server"] and add["ring_only_changed_server"]
-    assert remove["ring_moved_fraction"] == pytest.approx(remove["changed_server_share"],
-                                                          abs=0.02)
-    assert remove["mod_n_moved_fraction"] > 0.8  # 10 -> 9: about 9/10 move
-    assert run["collisions"]["collisions"] == 0
+    run = small.runs[1]
+    balance = run.figure("balance")
+    assert balance.cv_theory == pytest.approx(np.sqrt(9 / (10 * 40 + 1)))
+    assert balance.min_keys <= balance.mean_keys <= balance.max_keys
+    remove, add = run.figure("movement")
+    assert remove.ring_only_changed_server and add.ring_only_changed_server
+    assert remove.ring_moved_fraction == pytest.approx(remove.changed_server_share, abs=0.02)
+    assert remove.mod_n_moved_fraction > 0.8  # 10 -> 9: about 9/10 move
+    assert run.figure("collisions").collisions == 0
 
 
 def test_show_and_compare(small_result: tuple[Path, dict[str, Any]],
@@ -107,10 +117,10 @@ def test_old_result_format_is_refused_with_upgrade_advice(
     """A result of another format version gets exit 2 and a message on how to upgrade."""
     _, doc = small_result
     old = tmp_path / "old.json"
-    old.write_text(json.dumps({**doc, "format_version": 0}))
+    old.write_text(json.dumps({**doc, "format_version": 9}))
     assert main(["show", str(old)]) == 2
     err = capsys.readouterr().err
-    assert "format version 0" in err and "re-run its scenario" in err
+    assert "format version 9" in err and "re-run its scenario" in err
     with pytest.raises(Exception, match="not a ring-harness result"):
         bad = tmp_path / "bad.json"
         bad.write_text("{}")
@@ -154,12 +164,13 @@ def test_construction_scenario_with_peers(
         'peers = ["uhashring-ketama"]\nrepeats = 1\nscalar_keys = 300\n'
     )
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
-    doc = load_result(tmp_path / "out" / "ketama.json")
-    (run,) = doc["runs"]
-    assert run["label"] == "libketama" and run["ring"]["entries"] == 5 * 160
-    (peer,) = run["peers"]
-    assert peer["peer"] == "uhashring-ketama" and peer["agreement"] == 1.0
-    assert peer["bytes_per_entry"] > 6 and peer["scalar_ns"]["median"] > 0
+    result = load_result(tmp_path / "out" / "ketama.json")
+    (run,) = result.runs
+    assert run.label == "libketama" and run.ring is not None and run.ring.entries == 5 * 160
+    (peer,) = run.of_kind("peer")
+    assert peer.name == "uhashring-ketama" and peer.agreement == 1.0
+    assert peer.figure("memory").bytes_per_entry > 6
+    assert peer.figure("throughput").scalar_ns.median > 0
     assert "## Peer libraries" in (tmp_path / "out" / "ketama.md").read_text()
 
 
@@ -182,13 +193,16 @@ class ScalarMisroutingLayout(NumpyPackedLayout):
 
 def test_scalar_only_parity_failure_names_the_scalar_answer() -> None:
     """When only the scalar path is wrong, the message shows the scalar answer, not the batch's."""
+    from harness.algorithms.ring import RingAlgorithm
     from harness.errors import ParityError
-    from harness.ring import Ring
     from harness.runner import check_parity
 
-    ring = Ring.from_points([100, 200], [0, 1])
-    keys = np.array([150], dtype=np.uint32)
-    layout = ScalarMisroutingLayout.build(ring.positions, ring.owners)
-    with pytest.raises(ParityError, match=r"0 of 1 keys \(batch\) and 1 of 1 \(scalar\).*"
-                                          r"key hash 150 -> 0, expected 1"):
-        check_parity(ring, keys, {"numpy-packed": layout})
+    reference = RingAlgorithm.build([Server("a"), Server("b")], points_per_weight=3)
+    ring = reference.ring
+    key = int(ring.positions[np.flatnonzero(ring.owners == 1)[0]])  # an exact hit on server 1
+    keys = np.array([key], dtype=np.uint32)
+    form = RingAlgorithm(reference.servers, reference.params, reference.construction, ring,
+                         ScalarMisroutingLayout.build(ring.positions, ring.owners))
+    with pytest.raises(ParityError, match=rf"0 of 1 keys \(batch\) and 1 of 1 \(scalar\).*"
+                                          rf"key hash {key} -> 0, expected 1"):
+        check_parity(reference, keys, {"numpy-packed": form})

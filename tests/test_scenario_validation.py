@@ -51,7 +51,7 @@ BAD_SCENARIOS = {
     "duplicate names": ('[servers]\nlist = [{name = "a"}, {name = "a"}]',
                         ["servers.list must be servers with distinct names", "'a'"]),
     "bad weight": ('[servers]\nlist = [{name = "a", weight = 0}]',
-                   ["servers.list[0].weight must be a positive number", "got 0"]),
+                   ["servers.list[0].weight must be a finite positive number", "got 0"]),
     "bad template": ('[servers]\ncount = 3\nname = "s-{x}"',
                      ["servers.name must be a name template using only {i}"]),
     "memory estimate": ("[servers]\ncount = 60000\n[generator]\npoints_per_weight = 1000000",

@@ -1,28 +1,33 @@
-"""The construction registry: one module per production ring recipe, one typed map.
+"""The construction registry: one module per ring recipe, one typed map.
 
-`CONSTRUCTIONS[name].build_ring(servers)` builds the ring that system would
-build; `CONSTRUCTIONS[name].key_hashes(keys)` hashes keys the way it does.
+`get_construction(name, **params)` gives a construction: `build_ring(servers)`
+builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
+`points` is the generic recipe (naming scheme x hash x points per weight);
+`nginx` and `libketama` reproduce production systems and take no parameters.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.constructions.base import Construction
 from harness.constructions.libketama import LibketamaConstruction
 from harness.constructions.nginx import NginxConstruction
+from harness.constructions.points import PointsConstruction
 from harness.errors import UnknownNameError
 
-CONSTRUCTIONS: dict[str, Construction] = {
-    construction.name: construction
-    for construction in (NginxConstruction(), LibketamaConstruction())
+CONSTRUCTIONS: dict[str, type[Construction]] = {
+    cls.name: cls for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction)
 }
 
 
-def get_construction(name: str) -> Construction:
-    """The construction called `name`, or an error that lists the valid names."""
+def get_construction(name: str, **params: Any) -> Construction:
+    """The construction called `name` with these parameters, or an error listing valid names."""
     try:
-        return CONSTRUCTIONS[name]
+        cls = CONSTRUCTIONS[name]
     except KeyError:
         raise UnknownNameError("construction", name, list(CONSTRUCTIONS)) from None
+    return cls(**params)
 
 
 __all__ = ["CONSTRUCTIONS", "Construction", "get_construction"]

@@ -35,6 +35,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from harness.constructions.base import FixedConstruction
 from harness.constructions.servers import require_servers
 from harness.errors import HarnessError
 from harness.generator import Server
@@ -63,10 +64,16 @@ def _md5_prefixes(names: Sequence[bytes]) -> npt.NDArray[np.uint32]:
     return np.frombuffer(raw, dtype=_LITTLE_ENDIAN_U32).astype(np.uint32)
 
 
-class LibketamaConstruction:
+class LibketamaConstruction(FixedConstruction):
     """libketama's continuum: 4 MD5 points per digest, 40 digests per server at equal weights."""
 
     name = "libketama"
+
+    def check_servers(self, servers: Sequence[Server]) -> str | None:
+        return None  # any positive weights; a tiny share can floor to no digest
+
+    def point_counts(self, servers: Sequence[Server]) -> list[int]:
+        return [POINTS_PER_DIGEST * count for count in digest_counts(servers)]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
         require_servers(self.name, servers)

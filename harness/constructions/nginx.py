@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from harness.constructions.base import FixedConstruction
 from harness.constructions.servers import require_servers
 from harness.errors import HarnessError
 from harness.generator import Server
@@ -77,23 +78,31 @@ def server_points(server: str, count: int) -> list[int]:
     return points
 
 
-def _integer_weight(server: Server) -> int:
+def weight_problem(server: Server) -> str | None:
+    """nginx's `weight=N` is a positive integer; anything else is refused, naming the server."""
     if server.weight != int(server.weight) or server.weight < 1:
-        raise HarnessError(
-            f"nginx: server {server.name!r}: weight must be a positive integer, "
-            f"as nginx's weight=N (got {server.weight})"
-        )
-    return int(server.weight)
+        return (f"positive integer weights, as nginx's weight=N (server {server.name!r} "
+                f"has {server.weight})")
+    return None
 
 
-class NginxConstruction:
+class NginxConstruction(FixedConstruction):
     """nginx's consistent hash ring; Pingora's ketama v1 builds the same one."""
 
     name = "nginx"
 
+    def check_servers(self, servers: Sequence[Server]) -> str | None:
+        return next(filter(None, map(weight_problem, servers)), None)
+
+    def point_counts(self, servers: Sequence[Server]) -> list[int]:
+        return [POINTS_PER_WEIGHT * int(server.weight) for server in servers]
+
     def build_ring(self, servers: Sequence[Server]) -> Ring:
         require_servers(self.name, servers)
-        counts = [POINTS_PER_WEIGHT * _integer_weight(server) for server in servers]
+        problem = self.check_servers(servers)
+        if problem:
+            raise HarnessError(f"nginx: servers must have {problem}")
+        counts = self.point_counts(servers)
         positions = np.array(
             [point for server, count in zip(servers, counts, strict=True)
              for point in server_points(server.name, count)],

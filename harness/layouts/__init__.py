@@ -1,7 +1,8 @@
 """The layout registry: one module per layout, one `Layout` protocol, one typed map.
 
 `LAYOUTS[name].build(positions, owners)` builds a ring in that layout; its
-`hash_bits` (32 or 64) says which rings it takes.
+`hash_bits` (32 or 64) says which rings it takes. Installed packages add
+layouts through the entry-point group `ring_harness.layouts` (`harness.plugins`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.layouts.numpy_packed import NumpyPackedLayout
 from harness.layouts.numpy_packed_64 import NumpyPacked64Layout
 from harness.layouts.numpy_soa import NumpySoaLayout
 from harness.layouts.tuples import TuplesLayout
+from harness.plugins import load_plugins
 
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
@@ -36,6 +38,7 @@ LAYOUTS: dict[str, type[Layout]] = {
         BucketedLayout,
     )
 }
+LAYOUTS.update(load_plugins("ring_harness.layouts", LAYOUTS))
 
 
 def get_layout(name: str) -> type[Layout]:

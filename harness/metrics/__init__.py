@@ -1,4 +1,6 @@
 """Metric families, one module each: balance, collisions, movement, memory, throughput.
 
-Names and definitions follow DESIGN.md; the result tables use these names.
+Each module declares its metric (name, what it needs, how it measures, the
+record it writes and the tables it contributes); `harness.metrics.registry`
+lists them and the runner walks that list. Definitions: docs/design.md.
 """

@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.ring import Ring
+from harness.tables import Section, Table, count, number, pct, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import RunContext, RunPlan
+    from harness.model import Result
 
 
 @dataclass(frozen=True)
@@ -36,11 +42,13 @@ class Balance:
     mean_keys: float
     max_over_mean: float
     cv_keys: float
-    cv_arcs: float
-    cv_theory: float
-    cv_floor: float
+    #: from exact shares of the key-hash space (None where the algorithm gives none)
+    cv_arcs: float | None
+    #: from point counts (rings only)
+    cv_theory: float | None
+    cv_floor: float | None
     #: each server's exact share of the ring (fraction of the hash space)
-    arc_shares: tuple[float, ...]
+    arc_shares: tuple[float, ...] | None
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -91,21 +99,65 @@ def measure_balance(
     points_per_server: npt.ArrayLike,
 ) -> Balance:
     """Balance of `ring` for keys routed to `key_owners`; points counted before collisions."""
+    return balance_of_keys(key_owners, weights, arc_shares(ring, len(np.asarray(weights))),
+                           points_per_server)
+
+
+def balance_of_keys(
+    key_owners: npt.NDArray[np.uint16],
+    weights: npt.ArrayLike,
+    shares: npt.NDArray[np.float64] | None,
+    points_per_server: npt.ArrayLike | None,
+) -> Balance:
+    """Balance from owners, with exact shares and theory where the algorithm gives them."""
     weight = np.asarray(weights, dtype=np.float64)
-    servers = len(weight)
-    counts = np.bincount(key_owners, minlength=servers)
+    counts = np.bincount(key_owners, minlength=len(weight))
     load = counts / weight
-    shares = arc_shares(ring, servers)
+    theory = floor = None
+    if points_per_server is not None:
+        theory = theory_cv(points_per_server)
+        floor = floor_cv(points_per_server, len(key_owners))
     return Balance(
-        servers=servers,
-        keys=len(key_owners),
-        min_keys=int(counts.min()),
-        max_keys=int(counts.max()),
-        mean_keys=float(counts.mean()),
-        max_over_mean=float(load.max() / load.mean()),
-        cv_keys=cv(load),
-        cv_arcs=cv(shares / weight),
-        cv_theory=theory_cv(points_per_server),
-        cv_floor=floor_cv(points_per_server, len(key_owners)),
-        arc_shares=tuple(float(s) for s in shares),
+        servers=len(weight), keys=len(key_owners), min_keys=int(counts.min()),
+        max_keys=int(counts.max()), mean_keys=float(counts.mean()),
+        max_over_mean=float(load.max() / load.mean()), cv_keys=cv(load),
+        cv_arcs=None if shares is None else cv(shares / weight),
+        cv_theory=theory, cv_floor=floor,
+        arc_shares=None if shares is None else tuple(float(s) for s in shares),
     )
+
+
+class BalanceMetric:
+    """Keys per server, exact shares, and the theory they are measured against."""
+
+    name: ClassVar[str] = "balance"
+    scope: ClassVar[Literal["run"]] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = Balance
+
+    def steps(self, plan: RunPlan) -> int:
+        return 0
+
+    def measure(self, context: RunContext) -> Balance:
+        algorithm = context.algorithm
+        construction = getattr(algorithm, "construction", None)
+        points = (None if construction is None
+                  else construction.point_counts(context.servers))
+        return balance_of_keys(context.owners, [s.weight for s in context.servers],
+                               algorithm.exact_shares(), points)
+
+    def sections(self, result: Result) -> list[Section]:
+        rows = []
+        for run in result.runs:
+            b: Balance | None = run.figure(self.name)
+            if b is None:
+                continue
+            rows.append([text(run.label), count(b.min_keys), count(b.max_keys),
+                         number(b.max_over_mean), pct(b.cv_keys),
+                         *(pct(v) if v is not None else text("")
+                           for v in (b.cv_arcs, b.cv_theory, b.cv_floor))])
+        if not rows:
+            return []
+        return [Section("Balance", tables=[Table.of(
+            ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs", "cv_theory",
+             "cv_floor"], rows)])]

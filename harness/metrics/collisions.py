@@ -8,6 +8,13 @@ points is n - S (1 - (1 - 1/S)**n), about n**2 / (2 S).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from harness.metrics.context import RunContext, RunPlan
+from harness.model import Result
+from harness.ring_access import ring_of
+from harness.tables import Section, Table, count, number, text
 
 
 def expected_collisions(points: int, bits: int) -> float:
@@ -16,3 +23,40 @@ def expected_collisions(points: int, bits: int) -> float:
     # expm1/log1p keep precision where 1/S is far below float epsilon of 1.
     occupied = -slots * math.expm1(points * math.log1p(-1.0 / slots))
     return points - occupied
+
+
+@dataclass
+class Collisions:
+    #: points dropped because their position was already taken
+    collisions: int
+    #: the birthday expectation for as many uniform hashes
+    collisions_expected: float
+
+
+class CollisionsMetric:
+    """Points that collided while building the ring, against the birthday expectation."""
+
+    name: ClassVar[str] = "collisions"
+    scope: ClassVar[Literal["run"]] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset({"ring"})
+    record_type: ClassVar[Any] = Collisions
+
+    def steps(self, plan: RunPlan) -> int:
+        return 0
+
+    def measure(self, context: RunContext) -> Collisions | None:
+        ring = ring_of(context.algorithm)
+        if ring is None:
+            return None
+        points = ring.entries + ring.collisions
+        return Collisions(ring.collisions, expected_collisions(points, ring.bits))
+
+    def sections(self, result: Result) -> list[Section]:
+        rows = [[text(run.label), count(run.ring.points if run.ring else 0),
+                 count(run.ring.entries if run.ring else 0),
+                 count(c.collisions), number(c.collisions_expected, 1)]
+                for run in result.runs if (c := run.figure(self.name)) is not None]
+        if not rows:
+            return []
+        return [Section("Collisions", tables=[Table.of(
+            ["ring", "points", "entries", "collisions", "collisions_expected"], rows)])]

@@ -35,26 +35,30 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import memray
 import numpy as np
 import numpy.typing as npt
 
 from harness.errors import HarnessError
+from harness.tables import Cell, Section, Table, count, kib, number, ratio, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import RunContext, RunPlan
+    from harness.model import Result
 
 
-@dataclass(frozen=True)
+@dataclass
 class Memory:
-    layout: str
-    entries: int
     structure_bytes: int
     bytes_per_entry: float
     build_peak_bytes: int
     lookup_peak_bytes: int
     rss_before_bytes: int
     rss_after_bytes: int
-    tracemalloc_bytes: int
+    #: None in results written before this cross-check existed
+    tracemalloc_bytes: int | None = None
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -81,9 +85,7 @@ def _tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any,
     return result, held, peak
 
 
-def _measure_built(
-    name: str, build: Callable[[], Any], lookup_all: Callable[[Any], object]
-) -> Memory:
+def _measure_built(build: Callable[[], Any], lookup_all: Callable[[Any], object]) -> Memory:
     with tempfile.TemporaryDirectory(prefix="ring-harness-memray-") as tmp:
         workdir = Path(tmp)
         rss_before = rss_bytes()
@@ -100,8 +102,6 @@ def _measure_built(
     finally:
         tracemalloc.stop()
     return Memory(
-        layout=name,
-        entries=entries,
         structure_bytes=held,
         bytes_per_entry=held / entries,
         build_peak_bytes=build_peak,
@@ -120,7 +120,7 @@ def measure_layout_here(layout_name: str, ring_file: Path) -> Memory:
     with np.load(ring_file) as data:
         positions, owners, keys = data["positions"], data["owners"], data["keys"]
     return _measure_built(
-        layout_name, lambda: layout_class.build(positions, owners),
+        lambda: layout_class.build(positions, owners),
         lambda layout: layout.lookup_many(keys),
     )
 
@@ -135,9 +135,31 @@ def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
     servers = [Server(name, weight) for name, weight in spec["servers"]]
     keys: list[str] = spec["keys"]
     return _measure_built(
-        peer_name, lambda: peer_class.build(servers),
+        lambda: peer_class.build(servers),
         lambda peer: [peer.lookup_key(key) for key in keys],
     )
+
+
+def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
+    """Measure an algorithm's structure in this process, from its servers and parameters."""
+    from harness.algorithms import get_algorithm
+    from harness.generator import Server
+
+    algorithm_class = get_algorithm(algorithm_name)
+    spec = json.loads(spec_file.read_text())
+    servers = [Server(name, weight) for name, weight in spec["servers"]]
+    with np.load(spec["keys_file"]) as data:
+        keys = data["keys"]
+    return _measure_built(
+        lambda: algorithm_class.build(servers, **spec["params"]),
+        lambda algorithm: algorithm.lookup_many(keys),
+    )
+
+
+PROBES: dict[str, Callable[[str, Path], Memory]] = {
+    "layout": measure_layout_here, "peer": measure_peer_here,
+    "algorithm": measure_algorithm_here,
+}
 
 
 def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
@@ -169,7 +191,82 @@ def save_peer_spec(path: Path, servers: list[tuple[str, float]], keys: list[str]
     path.write_text(json.dumps({"servers": servers, "keys": keys}))
 
 
+class MemoryMetric:
+    """Allocator-level bytes of each form and peer, each measured alone in a fresh process."""
+
+    name: ClassVar[str] = "memory"
+    scope: ClassVar[Literal["subject"]] = "subject"
+    needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
+    record_type: ClassVar[Any] = Memory
+
+    def steps(self, plan: RunPlan) -> int:
+        return plan.forms + plan.peers
+
+    def measure(self, context: RunContext) -> dict[str, Memory]:
+        from harness.ring_access import ring_of
+
+        workdir = Path(context.workdir)
+        keys_file = workdir / "keys.npz"
+        np.savez(keys_file, keys=context.key_hashes)
+        jobs: list[tuple[str, str, Path]] = []
+        ring = ring_of(context.algorithm)
+        for name, form in context.forms.items():
+            if ring is not None:
+                ring_file = workdir / "ring.npz"
+                if not ring_file.exists():
+                    save_ring_for_probe(ring_file, ring.positions, ring.owners,
+                                        context.key_hashes)
+                jobs.append(("layout", name, ring_file))
+            else:
+                spec_file = workdir / f"algorithm-{len(jobs)}.json"
+                spec_file.write_text(json.dumps({
+                    "servers": [(s.name, s.weight) for s in context.servers],
+                    "params": form.params, "keys_file": str(keys_file)}))
+                jobs.append(("algorithm", type(form).name, spec_file))
+        if context.peers:
+            peer_file = workdir / "peer.json"
+            save_peer_spec(peer_file, [(s.name, s.weight) for s in context.servers],
+                           context.key_names)
+            jobs += [("peer", name, peer_file) for name in context.peers]
+        measured = {}
+        for (kind, probe_name, spec_file), name in zip(
+            jobs, [*context.forms, *context.peers], strict=True
+        ):
+            context.stage(f"{context.label}: memory of {name} (fresh process)")
+            measured[name] = measure_in_subprocess(kind, probe_name, spec_file)
+            context.advance(1)
+        return measured
+
+    def sections(self, result: Result) -> list[Section]:
+        from harness.metrics.throughput import base_form
+
+        sections = []
+        for run in result.runs:
+            sized = [(s, m) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                     if (m := s.figure(self.name)) is not None]
+            if not sized:
+                continue
+            base_name = base_form(run)
+            base = next((m for s, m in sized if s.name == base_name), sized[0][1])
+            rows = [[text(s.name), count(s.entries), count(s.entry_size or 0),
+                     count(m.structure_bytes), number(m.bytes_per_entry),
+                     ratio(m.structure_bytes, base.structure_bytes), kib(m.build_peak_bytes),
+                     kib(m.lookup_peak_bytes), _share(m.tracemalloc_bytes, m.structure_bytes),
+                     text(f"{kib(m.rss_before_bytes).text} -> {kib(m.rss_after_bytes).text}")]
+                    for s, m in sized]
+            entries = run.ring.entries if run.ring else sized[0][0].entries
+            sections.append(Section(f"Memory ({run.label}, {entries:,} entries)", tables=[
+                Table.of(["layout", "entries", "entry_size", "structure_bytes",
+                          "bytes_per_entry", f"vs {base_name}", "build_peak", "lookup_peak",
+                          "tracemalloc sees", "RSS (context)"], rows)]))
+        return sections
+
+
+def _share(part: float | None, whole: float) -> Cell:
+    # Results written before tracemalloc_bytes existed leave the cell empty.
+    return Cell("") if part is None else Cell(f"{part / whole:.0%}", part / whole)
+
+
 if __name__ == "__main__":
     kind, name, spec = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    measure = measure_layout_here if kind == "layout" else measure_peer_here
-    print(json.dumps(measure(name, spec).as_record()))
+    print(json.dumps(PROBES[kind](name, spec).as_record()))

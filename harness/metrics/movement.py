@@ -8,10 +8,19 @@ With `hash mod N`, key h goes to the server at index h mod N of the list.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from harness.generator import Server
+from harness.tables import Section, Table, count, pct, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import Operation, RunContext, RunPlan
+    from harness.model import Result
 
 
 @dataclass(frozen=True)
@@ -25,8 +34,9 @@ class Movement:
     ring_moved_fraction: float
     mod_n_moved: int
     mod_n_moved_fraction: float
-    #: the changed server's exact share of the ring (after an add, before a remove)
-    changed_server_share: float
+    #: the changed server's exact share of the ring (after an add, before a remove);
+    #: None where the algorithm gives no exact shares
+    changed_server_share: float | None
     ring_only_changed_server: bool
 
     def as_record(self) -> dict[str, object]:
@@ -45,7 +55,7 @@ def measure_movement(
     owners_after: npt.NDArray[np.str_],
     servers_before: tuple[str, ...],
     servers_after: tuple[str, ...],
-    changed_server_share: float,
+    changed_server_share: float | None,
 ) -> Movement:
     """Compare owners (by name) before and after one add or remove, on the ring and mod N."""
     moved = owners_before != owners_after
@@ -71,3 +81,66 @@ def measure_movement(
         changed_server_share=changed_server_share,
         ring_only_changed_server=only_changed,
     )
+
+
+def servers_after(servers: Sequence[Server], operation: Operation) -> list[Server]:
+    if operation.kind == "add":
+        return [*servers, Server(operation.server, operation.weight)]
+    return [s for s in servers if s.name != operation.server]
+
+
+class MovementMetric:
+    """Keys that change owner when one server is added or removed, against hash mod N."""
+
+    name: ClassVar[str] = "movement"
+    scope: ClassVar[Literal["run"]] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = list[Movement]
+
+    def steps(self, plan: RunPlan) -> int:
+        return plan.operations
+
+    def measure(self, context: RunContext) -> list[Movement]:
+        records = []
+        before = context.algorithm
+        names_before = tuple(s.name for s in context.servers)
+        for operation in context.operations:
+            context.stage(f"{context.label}: movement ({operation.kind} {operation.server})")
+            servers = servers_after(context.servers, operation)
+            after = context.rebuild(servers)
+            names_after = tuple(s.name for s in servers)
+            # Key hashes are the algorithm's own, the same before and after.
+            after_owners = after.reference_owners(context.key_hashes)
+            if operation.kind == "add":
+                shares = after.exact_shares()
+                share = None if shares is None else float(shares[-1])
+            else:
+                shares = before.exact_shares()
+                share = (None if shares is None
+                         else float(shares[names_before.index(operation.server)]))
+            records.append(measure_movement(
+                operation.kind, operation.server, context.key_hashes,
+                names_of(context.owners, names_before), names_of(after_owners, names_after),
+                names_before, names_after, share,
+            ))
+            context.advance(1)
+        return records
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            moves: list[Movement] | None = run.figure(self.name)
+            if not moves:
+                continue
+            rows = [[text(f"{m.operation} {m.server}"),
+                     text(f"{m.servers_before} -> {m.servers_after}"), count(m.keys),
+                     count(m.ring_moved), pct(m.ring_moved_fraction),
+                     pct(m.changed_server_share) if m.changed_server_share is not None
+                     else text(""),
+                     count(m.mod_n_moved), pct(m.mod_n_moved_fraction),
+                     text("yes" if m.ring_only_changed_server else "NO")] for m in moves]
+            sections.append(Section(f"Movement ({run.label})", tables=[Table.of(
+                ["operation", "servers", "keys", "moved", "moved %",
+                 "changed server's share", "mod N moved", "mod N moved %",
+                 "moves only to/from it"], rows)]))
+        return sections

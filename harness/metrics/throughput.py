@@ -16,12 +16,24 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.layouts.base import Layout
+from harness.tables import Cell, Section, Table, ratio, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import RunContext, RunPlan
+    from harness.model import Result, Run
+
+
+class Lookups(Protocol):
+    """Anything timed: a layout or an algorithm's form."""
+
+    def lookup(self, key_hash: int) -> int: ...
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +60,7 @@ def _per_key_ns(run: Callable[[], object], keys: int) -> float:
 
 
 def _batch_call(
-    layout: Layout, key_hashes: npt.NDArray[np.unsignedinteger]
+    layout: Lookups, key_hashes: npt.NDArray[np.unsignedinteger]
 ) -> Callable[[], object]:
     return lambda: layout.lookup_many(key_hashes)
 
@@ -62,7 +74,7 @@ def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[]
 
 
 def measure_throughput(
-    layouts: Mapping[str, Layout],
+    layouts: Mapping[str, Lookups],
     key_hashes: npt.NDArray[np.unsignedinteger],
     repeats: int,
     scalar_keys: int,
@@ -100,3 +112,62 @@ def measure_throughput(
     for name, samples in batch.items():
         timings[name]["batch_ns"] = Timing.of(samples)
     return timings
+
+
+@dataclass
+class Throughput:
+    scalar_ns: Timing
+    #: None for peers, which have no batch lookup
+    batch_ns: Timing | None = None
+
+
+def timing_cell(timing: Timing) -> Cell:
+    return Cell(f"{timing.median:,.1f} ({timing.min:,.1f}-{timing.max:,.1f})", timing.median)
+
+
+def base_form(run: Run) -> str:
+    """The form ratio columns compare against: the ring's base layout, else the algorithm."""
+    return str(run.params.get("layout", run.algorithm))
+
+
+class ThroughputMetric:
+    """ns per key of every form (and peer), scalar and batch, in interleaved rounds."""
+
+    name: ClassVar[str] = "throughput"
+    scope: ClassVar[Literal["subject"]] = "subject"
+    needs: ClassVar[frozenset[str]] = frozenset({"forms"})
+    record_type: ClassVar[Any] = Throughput
+
+    def steps(self, plan: RunPlan) -> int:
+        return plan.settings.repeats + 1
+
+    def measure(self, context: RunContext) -> dict[str, Throughput]:
+        context.stage(f"{context.label}: timing lookups")
+        timings = measure_throughput(
+            context.forms, context.key_hashes, context.settings.repeats,
+            context.settings.scalar_keys, lambda: context.advance(1),
+            peers={name: peer.lookup_key for name, peer in context.peers.items()},
+            key_names=context.key_names,
+        )
+        return {name: Throughput(t["scalar_ns"], t.get("batch_ns"))
+                for name, t in timings.items()}
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            timed = [(s.name, t) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                     if (t := s.figure(self.name)) is not None and t.batch_ns is not None]
+            if not timed:
+                continue
+            base_name = base_form(run)
+            base = dict(timed).get(base_name, timed[0][1])
+            rows = [[text(name), timing_cell(t.scalar_ns),
+                     ratio(t.scalar_ns.median, base.scalar_ns.median),
+                     timing_cell(t.batch_ns),
+                     ratio(t.batch_ns.median, base.batch_ns.median if base.batch_ns else 0)]
+                    for name, t in timed if t.batch_ns is not None]
+            entries = run.ring.entries if run.ring else run.subjects[0].entries
+            sections.append(Section(f"Lookup time ({run.label}, {entries:,} entries)", tables=[
+                Table.of(["layout", "scalar_ns median (min-max)", f"vs {base_name}",
+                          "batch_ns median (min-max)", f"vs {base_name}"], rows)]))
+        return sections

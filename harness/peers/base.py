@@ -20,6 +20,11 @@ class Peer(Protocol):
     name: ClassVar[str]
 
     @classmethod
+    def check_servers(cls, servers: Sequence[Server]) -> str | None:
+        """What the servers must be, if these are refused (checked before any work)."""
+        ...
+
+    @classmethod
     def build(cls, servers: Sequence[Server]) -> Self: ...
 
     @property

@@ -22,16 +22,24 @@ from harness.generator import Server
 from harness.peers.sizing import deep_sizeof
 
 
-def _nodes(peer: str, servers: Sequence[Server]) -> dict[str, dict[str, int]]:
-    """uhashring's node configuration: name -> {"weight": w}, in server order."""
+def servers_problem(servers: Sequence[Server]) -> str | None:
+    """What uhashring needs of the servers, if these are refused; None if they are fine."""
+    if not servers:
+        return "at least one server"
     if len({server.name for server in servers}) != len(servers):
-        raise HarnessError(f"{peer}: server names must be unique (uhashring keys nodes by name)")
+        return "servers with unique names (uhashring keys nodes by name)"
     for server in servers:
         if server.weight != int(server.weight) or server.weight < 1:
-            raise HarnessError(
-                f"{peer}: server {server.name!r}: weight must be a positive integer, "
-                f"as uhashring requires (got {server.weight})"
-            )
+            return (f"positive integer weights, as uhashring requires (server "
+                    f"{server.name!r} has {server.weight})")
+    return None
+
+
+def _nodes(peer: str, servers: Sequence[Server]) -> dict[str, dict[str, int]]:
+    """uhashring's node configuration: name -> {"weight": w}, in server order."""
+    problem = servers_problem(servers)
+    if problem:
+        raise HarnessError(f"{peer}: needs {problem}")
     return {server.name: {"weight": int(server.weight)} for server in servers}
 
 
@@ -55,9 +63,11 @@ class UhashringPeer:
             raise HarnessError(
                 f"peer {cls.name!r} needs uhashring: pip install -e '.[test]'"
             ) from None
-        if not servers:
-            raise HarnessError(f"{cls.name}: a ring needs at least one server")
         return cls(HashRing(_nodes(cls.name, servers), hash_fn=cls.hash_fn), servers)
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server]) -> str | None:
+        return servers_problem(servers)
 
     @property
     def entries(self) -> int:

@@ -1,0 +1,131 @@
+"""What every consistent-hashing algorithm is: the `Algorithm` protocol.
+
+An algorithm answers one question, "which server owns this key", and so is
+measured on the same terms as every other: memory, build time, lookup time
+(scalar and batch), balance, load and movement. The contract:
+
+- `ALGORITHMS[name].build(servers, **params)` returns an instance, where
+  `servers` is a sequence of `harness.generator.Server(name, weight)` in
+  configuration order. Parameters are checked with the scenario's one-line
+  errors (`parse_params`), and `check_servers` refuses server lists the
+  algorithm cannot take; both run when a scenario loads, before any work.
+- `instance.route(keys)` takes `bytes` keys and returns a uint16 array: each
+  key's owner as an index into `servers`. It hashes keys the algorithm's own
+  way (`hash_keys`).
+- `instance.lookup(key_hash)` / `instance.lookup_many(key_hashes)` answer on
+  the algorithm's own key-hash type (uint32 or uint64).
+- `instance.reference_lookup_many(hashes)` is the plain-Python definition and
+  `instance.reference_owners(hashes)` its vectorised form; every run checks
+  that the fast paths (`lookup`, `lookup_many`) agree with them ("parity").
+- `instance.nbytes` is the size of the structure it routes with.
+- `instance.forms(names)` are the physical forms measured side by side (the
+  ring's layouts); an algorithm with one form returns itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.generator import Server
+from harness.toml_fields import Fields
+
+
+class Algorithm(Protocol):
+    """One consistent-hashing algorithm, built for a list of servers."""
+
+    #: registry name, e.g. "ring"
+    name: ClassVar[str]
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        """Every parameter, read and checked from a table (defaults filled in)."""
+        ...
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        """What the servers must be, if these are refused for these parameters; else None."""
+        ...
+
+    @classmethod
+    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
+        """Entries the structure will hold, known before building (for the memory estimate)."""
+        ...
+
+    @classmethod
+    def label_for(cls, params: dict[str, Any]) -> str:
+        """How a run with these parameters is named in tables, e.g. "k=160" or "nginx"."""
+        ...
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self: ...
+
+    @property
+    def servers(self) -> tuple[Server, ...]: ...
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters it was built with, defaults filled in (JSON-serialisable)."""
+        ...
+
+    @property
+    def form(self) -> str:
+        """Name of this physical form (the ring's layout; the algorithm's name otherwise)."""
+        ...
+
+    @property
+    def key_bits(self) -> int:
+        """Width of the key hashes `lookup` takes (32 or 64)."""
+        ...
+
+    @property
+    def entries(self) -> int:
+        """Entries of the structure (points, slots, servers)."""
+        ...
+
+    @property
+    def entry_size(self) -> int:
+        """Bytes per entry of the representation, padding included."""
+        ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the structure itself, as the algorithm accounts for it."""
+        ...
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]: ...
+
+    def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]: ...
+
+    def lookup(self, key_hash: int) -> int: ...
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        ...
+
+    def reference_owners(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]: ...
+
+    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]: ...
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]: ...
+
+    def exact_shares(self) -> npt.NDArray[np.float64] | None:
+        """Each server's exact share of the key-hash space, where the structure gives it."""
+        ...
+
+
+class Routing:
+    """What follows from `hash_keys` and `lookup_many`, shared by the algorithms."""
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        raise NotImplementedError
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        raise NotImplementedError
+
+    def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
+        return self.lookup_many(self.hash_keys(keys))

@@ -1,0 +1,159 @@
+"""The ring: a construction's sorted points, held in one of the layouts.
+
+`ALGORITHMS["ring"].build(servers, construction=..., hash=..., points_per_weight=...,
+point_name=..., layout=...)` builds the construction's ring (`points`, `nginx`,
+`libketama`; see `harness.constructions`) and holds it in a layout (any name
+in `LAYOUTS` that stores hashes of the construction's width). The owner of
+key hash h is the first point at or after h, wrapping (`harness.ring`).
+
+The layouts are the ring's physical forms: `forms(names)` gives the same
+ring in each named layout, sharing the points, so that they are measured
+side by side and checked against one reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.algorithms.base import Algorithm, Routing
+from harness.constructions import CONSTRUCTIONS, Construction, get_construction
+from harness.errors import HarnessError
+from harness.generator import Server, server_list_problem
+from harness.layouts import LAYOUTS, Layout
+from harness.metrics.balance import arc_shares
+from harness.params import keyword_fields, parse_params
+from harness.ring import Ring, reference_lookup_many, reference_owners
+from harness.toml_fields import Fields
+
+#: the layout a ring is held in when none is named, by hash width
+DEFAULT_LAYOUT = {32: "numpy-aligned", 64: "numpy-aligned-64"}
+
+
+def layouts_for(bits: int) -> list[str]:
+    """Registered layouts that store hashes of this width."""
+    return [name for name, cls in LAYOUTS.items() if cls.hash_bits == bits]
+
+
+class RingAlgorithm(Routing):
+    """A construction's ring in one layout."""
+
+    name: ClassVar[str] = "ring"
+
+    def __init__(self, servers: Sequence[Server], params: dict[str, Any],
+                 construction: Construction, ring: Ring, layout: Layout) -> None:
+        self._servers, self._params = tuple(servers), params
+        self.construction, self.ring, self.layout = construction, ring, layout
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        construction_name = fields.take_choice("construction", list(CONSTRUCTIONS), "points")
+        construction_class = CONSTRUCTIONS[construction_name]
+        own = {param.name for param in construction_class.params}
+        for other in CONSTRUCTIONS.values():
+            for param in other.params:
+                if param.name not in own and fields.has(param.name):
+                    raise fields.error(
+                        param.name, f"left out: construction {construction_name!r} fixes its "
+                        "own points and hash", fields.table[param.name])
+        values = parse_params(construction_class.params, fields)
+        bits = construction_class(**values).bits
+        fitting = layouts_for(bits)
+        layout = fields.take_choice("layout", list(LAYOUTS), DEFAULT_LAYOUT[bits])
+        if layout not in fitting:
+            raise fields.error("layout", f"a layout that stores {bits}-bit hashes "
+                               f"({', '.join(fitting)})", layout)
+        return {"construction": construction_name, **values, "layout": layout}
+
+    @classmethod
+    def _construction(cls, params: dict[str, Any]) -> Construction:
+        own = {param.name for param in CONSTRUCTIONS[params["construction"]].params}
+        return get_construction(params["construction"],
+                                **{k: v for k, v in params.items() if k in own})
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        return server_list_problem(servers) or cls._construction(params).check_servers(servers)
+
+    @classmethod
+    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
+        return sum(cls._construction(params).point_counts(servers))
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        fields = keyword_fields(f"algorithm {cls.name!r}", params)
+        checked = cls.parse_params(fields)
+        fields.finish()
+        problem = cls.check_servers(servers, checked)
+        if problem:
+            raise HarnessError(f"algorithm {cls.name!r}: servers must be {problem}")
+        construction = cls._construction(checked)
+        ring = construction.build_ring(servers)
+        layout = LAYOUTS[checked["layout"]].build(ring.positions, ring.owners)
+        return cls(servers, checked, construction, ring, layout)
+
+    def with_layout(self, name: str) -> RingAlgorithm:
+        """The same ring (sharing its points) held in another layout."""
+        if name == self.layout.name:
+            return self
+        layout = LAYOUTS[name].build(self.ring.positions, self.ring.owners)
+        return RingAlgorithm(self._servers, {**self._params, "layout": name},
+                             self.construction, self.ring, layout)
+
+    @property
+    def servers(self) -> tuple[Server, ...]:
+        return self._servers
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @classmethod
+    def label_for(cls, params: dict[str, Any]) -> str:
+        return cls._construction(params).label
+
+    @property
+    def form(self) -> str:
+        return self.layout.name
+
+    @property
+    def key_bits(self) -> int:
+        return self.construction.bits
+
+    @property
+    def entries(self) -> int:
+        return self.layout.entries
+
+    @property
+    def entry_size(self) -> int:
+        return self.layout.entry_size
+
+    @property
+    def nbytes(self) -> int:
+        return self.layout.nbytes
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        return self.construction.key_hashes(keys)
+
+    def lookup(self, key_hash: int) -> int:
+        return self.layout.lookup(key_hash)
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        return self.layout.lookup_many(key_hashes)
+
+    def reference_owners(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]:
+        return reference_owners(self.ring, key_hashes)
+
+    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
+        return reference_lookup_many(self.ring, key_hashes)
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]:
+        return {name: self.with_layout(name) for name in names}
+
+    def exact_shares(self) -> npt.NDArray[np.float64]:
+        return arc_shares(self.ring, len(self._servers))

@@ -1,0 +1,74 @@
+"""What a metric is given: the run's plan before work starts, its context once built.
+
+Plain values only (servers, arrays, built algorithms, numbers): nothing here
+knows about scenario files, so metrics can be driven by any caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.algorithms.base import Algorithm
+from harness.generator import Server
+from harness.peers.base import Peer
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Add or remove one server, to measure which keys move."""
+
+    kind: str
+    server: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much to measure: timing rounds, scalar keys, the workload's shape."""
+
+    #: timed rounds per subject, after one warm-up round
+    repeats: int = 5
+    #: keys per round of the scalar (Python loop) timing
+    scalar_keys: int = 20_000
+    #: "uniform" (distinct keys) or "zipf" (requests drawn with repeats)
+    distribution: str = "uniform"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What one sweep point will measure, known before building anything (for progress)."""
+
+    forms: int
+    peers: int
+    operations: int
+    settings: Settings
+
+
+@dataclass
+class RunContext:
+    """One sweep point, built: the algorithm in each form, the keys and their owners."""
+
+    label: str
+    servers: Sequence[Server]
+    #: the algorithm in its reference form (the ring: its base layout)
+    algorithm: Algorithm
+    #: every physical form measured, by name (the ring: one per layout)
+    forms: Mapping[str, Algorithm]
+    peers: Mapping[str, Peer]
+    key_names: list[str]
+    key_hashes: npt.NDArray[np.unsignedinteger]
+    #: each key's owner by the reference (checked against every form)
+    owners: npt.NDArray[np.uint16]
+    operations: Sequence[Operation]
+    settings: Settings
+    #: builds the same recipe for another server list (movement)
+    rebuild: Callable[[Sequence[Server]], Algorithm]
+    #: the folder for this run's temporary files (removed when the run ends)
+    workdir: str
+    #: progress: name what is happening now, and count steps done
+    stage: Callable[[str], None] = lambda _text: None
+    advance: Callable[[int], None] = lambda _steps: None

@@ -1,0 +1,74 @@
+"""The metric registry: every metric family, in the order the runner measures and reports.
+
+A metric is one module with one class following `Metric`: its `name`, what
+it `needs` (a ring, layouts or another form to time, a fresh process), its
+`record_type` (the typed figure stored in results), `steps` (its share of
+the progress bar, known before work starts), `measure`, and `sections` (the
+tables it contributes to reports). Adding a metric is one module plus one
+line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, Protocol
+
+from harness.errors import UnknownNameError
+from harness.metrics.balance import BalanceMetric
+from harness.metrics.collisions import CollisionsMetric
+from harness.metrics.context import RunContext, RunPlan
+from harness.metrics.memory import MemoryMetric
+from harness.metrics.movement import MovementMetric
+from harness.metrics.throughput import ThroughputMetric
+from harness.model import Result
+from harness.tables import Section
+
+#: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
+#: (a layout, an algorithm or a peer); "process": runs in fresh processes
+Need = Literal["ring", "forms", "process"]
+
+
+class Metric(Protocol):
+    name: ClassVar[str]
+    #: "run": one figure per sweep point; "subject": one per measured form or peer
+    scope: ClassVar[Literal["run", "subject"]]
+    needs: ClassVar[frozenset[str]]
+    record_type: ClassVar[Any]
+
+    def steps(self, plan: RunPlan) -> int: ...
+
+    def measure(self, context: RunContext) -> Any:
+        """The run's record ("run" scope) or {subject name: record} ("subject" scope)."""
+        ...
+
+    def sections(self, result: Result) -> list[Section]: ...
+
+
+METRICS: list[Metric] = [
+    CollisionsMetric(),
+    BalanceMetric(),
+    MovementMetric(),
+    MemoryMetric(),
+    ThroughputMetric(),
+]
+BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
+METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
+#: metrics on by default in a scenario (every one, so far)
+DEFAULT_METRICS: tuple[str, ...] = METRIC_NAMES
+
+
+def get_metric(name: str) -> Metric:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise UnknownNameError("metric", name, list(BY_NAME)) from None
+
+
+def record_type(name: str) -> Any:
+    """The typed record a metric stores, for reading results."""
+    return get_metric(name).record_type
+
+
+def selected(names: Sequence[str]) -> list[Metric]:
+    """The named metrics, in registry order (the order they run and report)."""
+    return [metric for metric in METRICS if metric.name in set(names)]
