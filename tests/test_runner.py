@@ -39,7 +39,7 @@ def test_run_writes_json_and_markdown(small_result: tuple[Path, dict[str, Any]])
 def test_result_records_every_layout_with_metrics(
     small_result: tuple[Path, dict[str, Any]],
 ) -> None:
-    """Each sweep point holds one record per layout with memory and timing under DESIGN names."""
+    """Each sweep point: one record per layout, memory and timing under docs/design.md names."""
     _, doc = small_result
     assert doc["format_version"] == 1 and doc["scenario_sha256"]
     assert [run["points_per_weight"] for run in doc["runs"]] == [4, 40]
