@@ -6,10 +6,12 @@ a single name; `hash_many` hashes a sequence of names into a numpy array
 
 Byte orders are part of each definition, since they decide where points land:
 - blake2b-32 / blake2b-64: first 4 / 8 bytes of the default (64-byte) BLAKE2b
-  digest, big-endian ("BLAKE2b truncated to 32 bits", seed 000).
-- md5-32: first 4 bytes of the MD5 digest, big-endian (seed 004's Python ring).
-- fnv1a-fmix32: 32-bit FNV-1a, then MurmurHash3's fmix32 finalizer (seed 004's
-  simulator); computed in C for batches.
+  digest, big-endian ("BLAKE2b truncated to 32 bits", as in "Consistent
+  Hashing from Scratch, and Why Cloudflare Deleted 90% of It").
+- md5-32: first 4 bytes of the MD5 digest, big-endian (the Python ring of
+  Semicolony's "Consistent hashing simulator").
+- fnv1a-fmix32: 32-bit FNV-1a, then MurmurHash3's fmix32 finalizer (the hash
+  of Semicolony's "Consistent hashing simulator"); computed in C for batches.
 - crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
 """
 

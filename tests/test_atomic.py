@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from harness import atomic
 from harness.atomic import write_atomically
 
 
@@ -26,7 +25,7 @@ def test_interrupted_write_keeps_old_content(tmp_path: Path,
     def interrupt(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(atomic.os, "fsync", interrupt)
+    monkeypatch.setattr("harness.atomic.os.fsync", interrupt)
     with pytest.raises(KeyboardInterrupt):
         write_atomically(target, "new content that must not appear")
     assert target.read_text() == "old"

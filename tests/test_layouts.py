@@ -27,7 +27,7 @@ BUCKET_TABLE_BYTES = (2**16 + 1) * 4  # uint32 offset per bucket, plus the end
 
 
 def test_registry_names() -> None:
-    """The registry holds the five layouts of the mission, then the new ones, in that order."""
+    """The registry holds the five original layouts, then the six added since, in that order."""
     assert list(LAYOUTS) == [
         "tuples", "numpy-aligned", "numpy-packed", "cffi-aligned", "cffi-packed",
         "numpy-aligned-64", "numpy-packed-64", "cffi-aligned-64", "cffi-packed-64",

@@ -1,4 +1,4 @@
-"""Metric formulas against hand-computed small cases and the seeds' published figures."""
+"""Metric formulas against hand-computed small cases and the articles' published figures."""
 
 import math
 
@@ -16,7 +16,7 @@ def test_cv_is_population_std_over_mean() -> None:
     assert cv([1, 3]) == pytest.approx(0.5)
 
 
-def test_theory_cv_matches_seed_000_values() -> None:
+def test_theory_cv_matches_from_scratch_values() -> None:
     """N=100: k=1 gives 98.5% (sqrt(99/101)), k=1000 gives 3.15%, k=100,000 0.315%."""
     assert theory_cv([1] * 100) == pytest.approx(math.sqrt(99 / 101))
     assert theory_cv([1000] * 100) == pytest.approx(0.0315, abs=5e-5)
@@ -25,7 +25,7 @@ def test_theory_cv_matches_seed_000_values() -> None:
 
 
 def test_floor_adds_poisson_noise_in_quadrature() -> None:
-    """Seed 000: N=100, k=1000, 200,000 keys: the floor is 3.86%."""
+    """"Consistent Hashing from Scratch": N=100, k=1000, 200,000 keys: the floor is 3.86%."""
     assert floor_cv([1000] * 100, 200_000) == pytest.approx(0.0386, abs=5e-5)
     expected = math.sqrt(theory_cv([1000] * 100) ** 2 + 100 / 200_000)
     assert floor_cv([1000] * 100, 200_000) == pytest.approx(expected)
@@ -58,15 +58,15 @@ def test_weighted_balance_divides_by_weight() -> None:
 
 
 def test_expected_collisions_birthday() -> None:
-    """8M points in 32 bits: about 7,450 expected (DESIGN.md); none to speak of in 64 bits."""
+    """8M points in 32 bits: about 7,450 expected (docs/design.md); none to speak of in 64 bits."""
     assert expected_collisions(8_000_000, 32) == pytest.approx(7446, abs=1)
     assert expected_collisions(8_000_000, 64) < 1e-5
     # Small case by hand: 2 points in 2 slots collide with probability 1/2.
     assert expected_collisions(2, 1) == pytest.approx(0.5)
 
 
-def test_movement_seed_004_example() -> None:
-    """Seed 004: adding D at 60 moves one key of five on the ring (to D), four with mod N."""
+def test_movement_semicolony_example() -> None:
+    """The simulator's example: adding D at 60 moves one key of five (to D), four with mod N."""
     keys = np.array([5, 30, 50, 70, 90], dtype=np.uint32)
     before = np.array(["A", "B", "C", "C", "A"])
     after = np.array(["A", "B", "D", "C", "A"])

@@ -21,9 +21,9 @@ from harness.reproduction.reading import Results, packing_saving, run_of
 from harness.reproduction.render import checks_table, sweep_table, tolerance_reasons
 
 
-def _figure(key: str, seed: float | str, value: float, band: tuple[float, float],
+def _figure(key: str, published: float | str, value: float, band: tuple[float, float],
             why: str = "because") -> Figure:
-    return Figure(key, f"figure {key}", seed, "seed 999", "%", 2,
+    return Figure(key, f"figure {key}", published, "an article", "%", 2,
                   lambda _r: value, lambda _r: band, why)
 
 
@@ -41,7 +41,7 @@ def _sweep_results() -> Results:
     return {"sweep": {"runs": runs}}
 
 
-def test_rounding_band_holds_exactly_the_values_that_round_to_the_seed() -> None:
+def test_rounding_band_holds_exactly_the_values_that_round_to_the_published_value() -> None:
     """3.1464 rounds to 3.15 and lies in its band; 3.144 does not."""
     low, high = rounding_band(3.15, 2)
     assert low <= 3.1464 <= high
@@ -49,7 +49,7 @@ def test_rounding_band_holds_exactly_the_values_that_round_to_the_seed() -> None
 
 
 def test_rounding_band_to_tens() -> None:
-    """A seed rounded to tens (7,450) accepts 7,445.96 and refuses 7,444."""
+    """A published value rounded to tens (7,450) accepts 7,445.96 and refuses 7,444."""
     low, high = rounding_band(7_450, -1)
     assert low <= 7_445.96 <= high and not low <= 7_444 <= high
 
@@ -60,11 +60,11 @@ def test_check_inside_and_outside() -> None:
     assert not evaluate(_figure("y", 1.0, 1.4, (0.9, 1.3)), {}).inside
 
 
-def test_seed_inside_is_none_for_a_qualitative_seed() -> None:
-    """Words cannot fall in a band: seed_inside is None, not False."""
+def test_published_inside_is_none_for_a_qualitative_claim() -> None:
+    """Words cannot fall in a band: published_inside is None, not False."""
     check = evaluate(_figure("q", "worse in 32 bits", 0.1, (0.0, 1.0)), {})
-    assert check.seed_inside is None
-    assert evaluate(_figure("n", 2.0, 0.1, (0.0, 1.0)), {}).seed_inside is False
+    assert check.published_inside is None
+    assert evaluate(_figure("n", 2.0, 0.1, (0.0, 1.0)), {}).published_inside is False
 
 
 def test_simulated_band_is_reproducible_and_covers_the_theory() -> None:

@@ -1,4 +1,4 @@
-"""The ring convention, the collision rule and seed 004's worked example."""
+"""The ring convention, the collision rule and the worked example of Semicolony's simulator."""
 
 import numpy as np
 import pytest
@@ -8,8 +8,8 @@ from harness.generator import Server, generate_ring, numbered_servers
 from harness.ring import Ring, reference_lookup, reference_lookup_many
 
 
-def test_seed_004_worked_example() -> None:
-    """Seed 004: A=10, B=45, C=80; keys 5/30/50/70/90 go to A,B,C,C,A; D at 60 moves only 50."""
+def test_semicolony_worked_example() -> None:
+    """Semicolony: A=10, B=45, C=80; keys 5/30/50/70/90 go to A,B,C,C,A; D at 60 moves only 50."""
     a, b, c, d = range(4)
     keys = [5, 30, 50, 70, 90]
     before = Ring.from_points([10, 45, 80], [a, b, c])
@@ -19,7 +19,7 @@ def test_seed_004_worked_example() -> None:
     moved = [k for k, x, y in zip(keys, reference_lookup_many(before, keys),
                                   reference_lookup_many(after, keys), strict=True) if x != y]
     assert moved == [50]
-    # mod N moves four of the five keys (seed 004's table).
+    # mod N moves four of the five keys (the simulator's table).
     assert sum(k % 3 != k % 4 for k in keys) == 4
 
 
@@ -69,8 +69,8 @@ def test_positions_out_of_range_are_refused() -> None:
         Ring.from_points([2**32], [0])
 
 
-def test_weighted_point_counts_match_seed_000() -> None:
-    """Weights 1, 2, 10 at 160 points per unit weight make 2,080 points (seed 000)."""
+def test_weighted_point_counts_match_from_scratch() -> None:
+    """Weights 1, 2, 10 at 160 points per unit weight make 2,080 points ("from Scratch" post)."""
     servers = [Server("A", 1), Server("B", 2), Server("C", 10)]
     ring = generate_ring(servers, 160)
     assert ring.entries + ring.collisions == 2080

@@ -130,7 +130,7 @@ def test_old_result_format_is_refused_with_upgrade_advice(
 class MisroutingLayout(NumpyPackedLayout):
     """numpy-packed with an off-by-one: keys equal to a position go to the next point."""
 
-    def lookup_many(self, key_hashes: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def lookup_many(self, key_hashes: np.ndarray) -> np.ndarray:
         i = np.searchsorted(self._hashes, key_hashes, side="right")
         i[i == len(self._owners)] = 0
         return self._owners[i]

@@ -1,4 +1,4 @@
-"""Reproduce the seeds' published figures from measurement: `python -m harness reproduce`.
+"""Reproduce the articles' published figures from measurement: `python -m harness reproduce`.
 
 `bands` (tolerances), `reading` (figures out of results), `checks` (a figure
 against its band), `figures` (the declared list), `render` (REPRODUCTION.md),

@@ -1,13 +1,13 @@
 """Tolerance bands: the range a figure may take, from exact rounding or from chance.
 
-The seeds' key and point names are unknown, so a sampled figure (a key count,
-a measured CV) can match the seed only in distribution. Its band is the
+The articles do not give their key and point names, so a sampled figure (a key
+count, a measured CV) can match the published value only in distribution. Its band is the
 central 99.7% (about +-3 standard deviations) of the statistic over many
 simulated random rings with a fixed seed: N servers with k_i points each own
 Dirichlet(k_1, ..., k_N) shares of a continuous ring (a server's share is the
 sum of k_i of the N*k spacings of uniform points), and M keys fall on them
 multinomially. Exact quantities (point counts, formula values, the padding
-saving) get a band of the seed's rounding.
+saving) get a band of the published value's rounding.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ SIMULATION_SEED = 0
 TRIALS = 10_000
 
 
-def rounding_band(seed: float, decimals: int) -> Band:
-    """Values that round to `seed` at `decimals` decimal places."""
+def rounding_band(value: float, decimals: int) -> Band:
+    """Values that round to `value` at `decimals` decimal places."""
     half = 0.5 * 10.0**-decimals
-    return seed - half, seed + half
+    return value - half, value + half
 
 
 def quantile_band(samples: Samples) -> Band:

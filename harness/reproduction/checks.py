@@ -16,7 +16,7 @@ class Figure:
     key: str
     what: str
     #: the published value (a number in `unit`), or words for a qualitative claim
-    seed: float | str
+    published: float | str
     source: str
     unit: str
     decimals: int
@@ -39,12 +39,12 @@ class Check:
         return low <= self.ours <= high
 
     @property
-    def seed_inside(self) -> bool | None:
+    def published_inside(self) -> bool | None:
         """Whether the published value itself lies in the band (None for words)."""
-        if isinstance(self.figure.seed, str):
+        if isinstance(self.figure.published, str):
             return None
         low, high = self.band
-        return low <= self.figure.seed <= high
+        return low <= self.figure.published <= high
 
 
 def evaluate(figure: Figure, results: Results) -> Check:

@@ -1,7 +1,8 @@
-"""The published figures, declared: seed value, how ours is read, the tolerance, and why.
+"""The published figures, declared: published value, how ours is read, the tolerance, why.
 
 Scenario names refer to `scenarios/reproduce/NAME.toml`; percentages are in
-percent (not fractions) so that seed, ours and band read alike.
+percent (not fractions) so that published, ours and band read alike. Sources
+are named by the short titles of `harness.reproduction.sources`.
 """
 
 from __future__ import annotations
@@ -36,15 +37,23 @@ from harness.reproduction.reading import (
     packing_saving,
     run_of,
 )
+from harness.reproduction.sources import (
+    CLOUDFLARE,
+    DESIGN,
+    MOD_N,
+    RAM_VIDEO,
+    SCRATCH,
+    SIMULATOR,
+)
 
 SPACE_32 = 2.0**32
 BandOf = Callable[[Results], Band]
 KEYS = 200_000
 
-SAMPLED = ("the seeds' key and point names are unknown, so this sampled figure matches in "
+SAMPLED = ("the articles' key and point names are unknown, so this sampled figure matches in "
            "distribution only; band: central 99.7% over 10,000 simulated random rings "
-           "(Dirichlet shares, multinomial keys, seed 0)")
-EXACT = "exact quantity: must match to the seed's rounding"
+           "(Dirichlet shares, multinomial keys, random seed 0)")
+EXACT = "exact quantity: must match to the published rounding"
 
 
 def _pct(value: float) -> float:
@@ -81,7 +90,7 @@ def _server0(samples: Samples) -> Samples:
 def _memory_band(results: Results, scenario: str, k: int, entry_bytes: int) -> Band:
     """entry_bytes x k per server, less the expected collisions, each end +-0.5 KiB rounding.
 
-    The seed priced k points; the measured ring holds its de-duplicated entries.
+    The article priced k points; the measured ring holds its de-duplicated entries.
     """
     ring = run_of(results, scenario, k)["ring"]
     full = entry_bytes * ring["points"] / ring["servers"] / 1024
@@ -160,7 +169,7 @@ def _bits_figures(k: int, keys: tuple[str, str, str]) -> tuple[Figure, Figure, F
                _simulated([k] * 2048, cv_rows, trials=2_000),
                SAMPLED.replace("10,000 simulated", "2,000 simulated")),
         Figure(keys[1], f"{where}: cv_arcs 32-bit minus 64-bit",
-               "32-bit collisions worsen balance", "Cloudflare via seed 002", "pp", 4,
+               "32-bit collisions worsen balance", f"{CLOUDFLARE}, via {RAM_VIDEO}", "pp", 4,
                lambda r: _pct(balance(r, "d_cloudflare_2048_32", k)["cv_arcs"]
                               - balance(r, "d_cloudflare_2048_64", k)["cv_arcs"]),
                _bits_cv_gap_band(k),
@@ -190,29 +199,29 @@ def _std(samples: Samples) -> Samples:
     return np.asarray(samples.std(axis=1), dtype=np.float64)
 
 
-def _three_nodes_figure(k: int, seed: float) -> Figure:
-    """Seed 003: std of the 3-node load split in percentage points (cv_keys x mean share 1/3)."""
+def _three_nodes_figure(k: int, published: float) -> Figure:
+    """Why hash mod N fails: std of the 3-node load split in pp (cv_keys x mean share 1/3)."""
     return Figure(
-        f"h{k}", f"3 nodes, {k} token(s) each: std of the load split", seed,
-        "seed 003 ('~')", "pp", 1,
+        f"h{k}", f"3 nodes, {k} token(s) each: std of the load split", published,
+        f"{MOD_N} ('~')", "pp", 1,
         lambda r: 100 * float(balance(r, "h_three_nodes", k)["cv_keys"]) / 3,
         _simulated([k] * 3, _std, 10_000, 100 / 10_000),
         "std over 3 servers is itself very noisy; band: central 99.7% of simulated "
-        "rings with 10,000 keys (seed 0)",
+        "rings with 10,000 keys (random seed 0)",
     )
 
 
-def _add_figures(n: int, ring_seed: float, mod_seed: float) -> tuple[Figure, Figure]:
-    """Seeds 003/004: n -> n+1 servers, keys moved on the ring and with mod N."""
+def _add_figures(n: int, ring_published: float, mod_published: float) -> tuple[Figure, Figure]:
+    """Why hash mod N fails / Semicolony: n -> n+1 servers, keys moved on the ring and mod N."""
     scenario = f"g_add_{n}"
     return (
-        Figure(f"g{n}r", f"{n} -> {n + 1} servers: ring moved", ring_seed,
-               "seed 003 / 004 ('about')", "%", 2,
+        Figure(f"g{n}r", f"{n} -> {n + 1} servers: ring moved", ring_published,
+               f"{MOD_N}; {SIMULATOR} ('about')", "%", 2,
                lambda r: _pct(movement(r, scenario)["ring_moved_fraction"]),
                _simulated([160] * (n + 1), _server0, KEYS, 100 / KEYS),
                "the added server's key share: " + SAMPLED),
-        Figure(f"g{n}m", f"{n} -> {n + 1} servers: mod N moved", mod_seed,
-               "seed 003 / 004 ('about')", "%", 2,
+        Figure(f"g{n}m", f"{n} -> {n + 1} servers: mod N moved", mod_published,
+               f"{MOD_N}; {SIMULATOR} ('about')", "%", 2,
                lambda r: _pct(movement(r, scenario)["mod_n_moved_fraction"]),
                _fixed(_mod_n_band(n, n + 1)),
                f"N/(N+1) = {n}/{n + 1} of keys, +-3 binomial SE over 200,000 keys"),
@@ -222,87 +231,87 @@ def _add_figures(n: int, ring_seed: float, mod_seed: float) -> tuple[Figure, Fig
 def _weight_figure(key: str, server: int, name: str, weight: int) -> Figure:
     return Figure(
         key, f"server {name} (weight {weight}) share of the ring, weights 1/2/10 at 160",
-        round(100 * weight / 13, 2), "seed 000 (share = weight / 13)", "%", 2,
+        round(100 * weight / 13, 2), f"{SCRATCH} (share = weight / 13)", "%", 2,
         lambda r: _pct(balance(r, "c_weights")["arc_shares"][server]),
         _simulated([160, 320, 1600], lambda s: s[:, server]),
         "share ~ Beta(160 w, 2,080 - 160 w): a sampled figure; band: central 99.7% of "
-        "simulated rings (seed 0)",
+        "simulated rings (random seed 0)",
     )
 
 
 FIGURES: tuple[Figure, ...] = (
     # a. balance sweep, 100 servers, 200,000 keys
-    Figure("a1", "k=1: fewest keys on a server", 2, "seed 000", "keys", 0,
+    Figure("a1", "k=1: fewest keys on a server", 2, SCRATCH, "keys", 0,
            lambda r: balance(r, "a_balance_sweep", 1)["min_keys"],
            _simulated([1] * 100, _min, KEYS, 1), SAMPLED),
-    Figure("a2", "k=1: most keys on a server", 10_955, "seed 000", "keys", 0,
+    Figure("a2", "k=1: most keys on a server", 10_955, SCRATCH, "keys", 0,
            lambda r: balance(r, "a_balance_sweep", 1)["max_keys"],
            _simulated([1] * 100, _max, KEYS, 1), SAMPLED),
-    Figure("a3", "k=160: fewest keys on a server", 1_540, "seed 000", "keys", 0,
+    Figure("a3", "k=160: fewest keys on a server", 1_540, SCRATCH, "keys", 0,
            lambda r: balance(r, "a_balance_sweep", 160)["min_keys"],
            _simulated([160] * 100, _min, KEYS, 1), SAMPLED),
-    Figure("a4", "k=160: most keys on a server", 2_386, "seed 000", "keys", 0,
+    Figure("a4", "k=160: most keys on a server", 2_386, SCRATCH, "keys", 0,
            lambda r: balance(r, "a_balance_sweep", 160)["max_keys"],
            _simulated([160] * 100, _max, KEYS, 1), SAMPLED),
-    Figure("a5", "k=1: cv_theory ('typical miss 0.99% of a 1% target')", 99, "seed 000", "%", 2,
+    Figure("a5", "k=1: cv_theory ('typical miss 0.99% of a 1% target')", 99, SCRATCH, "%", 2,
            lambda r: _pct(balance(r, "a_balance_sweep", 1)["cv_theory"]),
            _fixed(rounding_band(99, 0)), EXACT),
-    Figure("a6", "k=1,000: cv_keys (measured CV)", 3.86, "seed 000", "%", 2,
+    Figure("a6", "k=1,000: cv_keys (measured CV)", 3.86, SCRATCH, "%", 2,
            lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_keys"]),
            _simulated([1000] * 100, cv_rows, KEYS), SAMPLED),
-    Figure("a7", "k=1,000: cv_theory (formula)", 3.15, "seed 000", "%", 3,
+    Figure("a7", "k=1,000: cv_theory (formula)", 3.15, SCRATCH, "%", 3,
            lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_theory"]),
            _fixed(rounding_band(3.15, 2)), EXACT),
-    Figure("a8", "k=1,000: cv_floor (the seed: quadrature sum = the measured 3.86%)", 3.86,
-           "seed 000", "%", 3, lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_floor"]),
+    Figure("a8", "k=1,000: cv_floor (the article: quadrature sum = the measured 3.86%)", 3.86,
+           SCRATCH, "%", 3, lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_floor"]),
            _fixed(rounding_band(3.86, 2)), EXACT),
     Figure("a9", "k=1,000: cv_arcs (no key noise: scatters round the formula, not the floor)",
-           3.15, "seed 000 (formula)", "%", 2,
+           3.15, f"{SCRATCH} (formula)", "%", 2,
            lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_arcs"]),
            _simulated([1000] * 100, cv_rows), SAMPLED),
     # b. doubling
     Figure("b1", "each doubling of k divides cv_theory by sqrt 2 (k=65,536 to 131,072)",
-           round(math.sqrt(2), 3), "seed 000", "x", 3,
+           round(math.sqrt(2), 3), SCRATCH, "x", 3,
            lambda r: balance(r, "b_doubling", 65536)["cv_theory"]
            / balance(r, "b_doubling", 131072)["cv_theory"],
            _fixed(rounding_band(round(math.sqrt(2), 3), 3)), EXACT),
     Figure("b2", "packed bytes per entry at k=131,072 (memory per server = 6 B x k)", 6,
-           "seed 000 / design", "B", 3,
+           SCRATCH, "B", 3,
            lambda r: layout(r, "b_doubling", 131072, "numpy-packed")["bytes_per_entry"],
            _fixed(rounding_band(6, 2)),
            "allocator-measured; one array header over 13 million entries is below rounding"),
     # c. weights
-    Figure("c1", "points for weights 1/2/10 at 160 per unit weight", 2_080, "seed 000",
+    Figure("c1", "points for weights 1/2/10 at 160 per unit weight", 2_080, SCRATCH,
            "points", 0, lambda r: run_of(r, "c_weights")["ring"]["points"],
            _fixed(rounding_band(2_080, 0)), EXACT),
     _weight_figure("c2", 0, "A", 1),
     _weight_figure("c3", 1, "B", 2),
     _weight_figure("c4", 2, "C", 10),
     # d. Cloudflare
-    Figure("d1", "cv_theory at k=100,000 (160 x 625), N=100", 0.315, "seed 000", "%", 4,
+    Figure("d1", "cv_theory at k=100,000 (160 x 625), N=100", 0.315, SCRATCH, "%", 4,
            lambda r: _pct(balance(r, "d_cloudflare", 100_000)["cv_theory"]),
            _fixed(rounding_band(0.315, 3)), EXACT),
-    Figure("d2", "cv_theory at k=10,000, N=100", 0.995, "seed 000", "%", 4,
+    Figure("d2", "cv_theory at k=10,000, N=100", 0.995, SCRATCH, "%", 4,
            lambda r: _pct(balance(r, "d_cloudflare", 10_000)["cv_theory"]),
            _fixed(rounding_band(0.995, 3)), EXACT),
     Figure("d3", "cv_theory gap, 10,000 vs 100,000 (Cloudflare: 'about 0.7')", 0.68,
-           "seed 000", "pp", 4, lambda r: _cv_drop(r, "d_cloudflare", 10_000, 100_000, "cv_theory"),
+           SCRATCH, "pp", 4, lambda r: _cv_drop(r, "d_cloudflare", 10_000, 100_000, "cv_theory"),
            _fixed(rounding_band(0.68, 2)), EXACT),
-    Figure("d4", "cv_arcs at k=100,000, N=100", 0.315, "seed 000 (formula)", "%", 4,
+    Figure("d4", "cv_arcs at k=100,000, N=100", 0.315, f"{SCRATCH} (formula)", "%", 4,
            lambda r: _pct(balance(r, "d_cloudflare", 100_000)["cv_arcs"]),
            _simulated([100_000] * 100, cv_rows), SAMPLED),
-    Figure("d5", "cv_arcs at k=10,000, N=100", 0.995, "seed 000 (formula)", "%", 4,
+    Figure("d5", "cv_arcs at k=10,000, N=100", 0.995, f"{SCRATCH} (formula)", "%", 4,
            lambda r: _pct(balance(r, "d_cloudflare", 10_000)["cv_arcs"]),
            _simulated([10_000] * 100, cv_rows), SAMPLED),
-    Figure("d6", "cv_arcs gap, 10,000 vs 100,000 (measured)", 0.68, "seed 000 (formula)",
+    Figure("d6", "cv_arcs gap, 10,000 vs 100,000 (measured)", 0.68, f"{SCRATCH} (formula)",
            "pp", 4, lambda r: _cv_drop(r, "d_cloudflare", 10_000, 100_000, "cv_arcs"),
            _cv_gap_band, SAMPLED),
-    Figure("d7", "memory per server, 6 B entries, k=100,000", 586, "seed 000", "KiB", 1,
+    Figure("d7", "memory per server, 6 B entries, k=100,000", 586, SCRATCH, "KiB", 1,
            lambda r: kib_per_server(r, "d_cloudflare", 100_000, "numpy-packed"),
            lambda r: _memory_band(r, "d_cloudflare", 100_000, 6),
-           "the seed priced 6 B x k; measured bytes hold the de-duplicated entries: band from "
+           "the article priced 6 B x k; measured bytes hold the de-duplicated entries: band from "
            "6 B x (k less expected collisions) to 6 B x k, +-0.5 KiB rounding"),
-    Figure("d8", "memory per server, 6 B entries, k=10,000", 59, "seed 000", "KiB", 1,
+    Figure("d8", "memory per server, 6 B entries, k=10,000", 59, SCRATCH, "KiB", 1,
            lambda r: kib_per_server(r, "d_cloudflare", 10_000, "numpy-packed"),
            lambda r: _memory_band(r, "d_cloudflare", 10_000, 6),
            "as d7"),
@@ -317,40 +326,40 @@ FIGURES: tuple[Figure, ...] = (
     *_bits_figures(10_000, ("d11", "d12", "d13")),
     *_bits_figures(100_000, ("d14", "d15", "d16")),
     Figure("d17", "N=2,048, 32 bits: cv_arcs at k=100,000 minus at k=10,000",
-           "worse at 100,000 than at 10,000", "Cloudflare via seed 002", "pp", 4,
+           "worse at 100,000 than at 10,000", f"{CLOUDFLARE}, via {RAM_VIDEO}", "pp", 4,
            lambda r: _cv_drop(r, "d_cloudflare_2048_32", 100_000, 10_000, "cv_arcs"),
            _fixed((0.0, math.inf)),
            "Cloudflare's claim is qualitative: worse means a positive difference"),
     # e. collisions
-    Figure("e1", "collisions among 8,000,000 points, 32 bits", 7_486, "seed 000", "points", 0,
+    Figure("e1", "collisions among 8,000,000 points, 32 bits", 7_486, SCRATCH, "points", 0,
            lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions"],
            lambda r: poisson_band(expected_collisions(8_000_000, 32)),
            "a count of rare, nearly independent events: central 99.7% of Poisson(expectation)"),
     Figure("e2", "expected collisions among 8,000,000 points, 32 bits", 7_450,
-           "seed 000 / design ('about')", "points", 1,
+           f"{DESIGN} ('about')", "points", 1,
            lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions_expected"],
            _fixed(rounding_band(7_450, -1)),
-           "formula n - S(1 - (1 - 1/S)^n); the seed rounds n^2/(2S) = 7,450.6 to tens"),
-    Figure("e3", "collisions among 8,000,000 points, 64 bits", 0, "seed 000 / design",
+           "formula n - S(1 - (1 - 1/S)^n); the design rounds n^2/(2S) = 7,450.6 to tens"),
+    Figure("e3", "collisions among 8,000,000 points, 64 bits", 0, SCRATCH,
            "points", 0,
            lambda r: run_of(r, "e_collisions_64", 80_000)["collisions"]["collisions"],
            _fixed((0.0, 0.0)), "expectation 1.7e-6: exactly zero"),
     # f. padding
-    Figure("f1", "entries of the padding ring (at least 10,000,000)", 10_000_000, "brief",
+    Figure("f1", "entries of the padding ring (at least 10,000,000)", 10_000_000, DESIGN,
            "entries", 0, lambda r: run_of(r, "f_padding")["ring"]["entries"],
            _fixed((10_000_000, math.inf)), "a lower bound"),
-    Figure("f2", "numpy: packed saves vs aligned (allocator bytes)", 25.0, "seed 000 / 002",
-           "%", 3, lambda r: packing_saving(r, "f_padding", "numpy"),
+    Figure("f2", "numpy: packed saves vs aligned (allocator bytes)", 25.0,
+           f"{SCRATCH}; {RAM_VIDEO}", "%", 3, lambda r: packing_saving(r, "f_padding", "numpy"),
            _fixed((24.5, 25.5)), "2 of 8 bytes are padding; +-0.5 pp allows allocator headers"),
-    Figure("f3", "cffi: packed saves vs aligned (allocator bytes)", 25.0, "seed 000 / 002",
+    Figure("f3", "cffi: packed saves vs aligned (allocator bytes)", 25.0, f"{SCRATCH}; {RAM_VIDEO}",
            "%", 3, lambda r: packing_saving(r, "f_padding", "cffi"),
            _fixed((24.5, 25.5)), "as f2"),
     # g. movement
-    Figure("g1", "100 -> 99 servers: ring moved", 1.08, "seed 000", "%", 2,
+    Figure("g1", "100 -> 99 servers: ring moved", 1.08, SCRATCH, "%", 2,
            lambda r: _pct(movement(r, "g_remove_100")["ring_moved_fraction"]),
            _simulated([160] * 100, _server0, KEYS, 100 / KEYS),
            "the removed server's key share: " + SAMPLED),
-    Figure("g2", "100 -> 99 servers: mod N moved", 99.01, "seed 000", "%", 2,
+    Figure("g2", "100 -> 99 servers: mod N moved", 99.01, SCRATCH, "%", 2,
            lambda r: _pct(movement(r, "g_remove_100")["mod_n_moved_fraction"]),
            _fixed(_mod_n_band(100, 99)),
            "1 - 99/9,900 of keys, +-3 binomial SE over 200,000 keys"),
@@ -358,11 +367,11 @@ FIGURES: tuple[Figure, ...] = (
     *_add_figures(10, 9, 91),
     *_add_figures(100, 1, 99),
     Figure("g9", "operations whose ring moves all go to / come from the changed server", 4,
-           "seeds 000 / 004", "of 4", 0,
+           f"{SCRATCH}; {SIMULATOR}", "of 4", 0,
            lambda r: sum(movement(r, s)["ring_only_changed_server"]
                          for s in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100")),
            _fixed(rounding_band(4, 0)), "a property of the ring: must always hold"),
-    # h. seed 003's three nodes
+    # h. the three nodes of "why hash mod N fails"
     _three_nodes_figure(1, 30),
     _three_nodes_figure(10, 10),
     _three_nodes_figure(100, 1),

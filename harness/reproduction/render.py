@@ -17,11 +17,12 @@ from harness.metrics.collisions import expected_collisions
 from harness.reproduction.bands import cv_rows, poisson_band, quantile_band, simulated_shares
 from harness.reproduction.checks import Check, show
 from harness.reproduction.reading import Results, run_of
+from harness.reproduction.sources import MOD_N, SCRATCH, SOURCES
 
 TOLERANCE_RULES = """\
-How to read the tolerance band. The seeds do not say how they named their keys
+How to read the tolerance band. The articles do not say how they named their keys
 and points, so a sampled figure (a key count, a measured CV, a share of the
-ring) can match the seed only in distribution, not digit for digit. Its band
+ring) can match the published value only in distribution, not digit for digit. Its band
 is the central 99.7% (about +-3 standard deviations) of that statistic over
 many simulated random rings with a fixed seed: N servers with k points each
 own Dirichlet(k, ..., k) shares of a continuous ring, and M keys fall on them
@@ -29,9 +30,9 @@ multinomially. Counts of rare events (collisions) use the central 99.7% of
 a Poisson law;
 fractions of keys that are fixed by arithmetic (mod N movement) use +-3
 binomial standard errors. Exact quantities (point counts, formula values,
-bytes per entry, the padding saving) must match to the seed's rounding.
-"Seed in band" says whether the published value itself falls in our band:
-a check of the band as much as of the seed."""
+bytes per entry, the padding saving) must match to the published rounding.
+"Published in band" says whether the published value itself falls in our band:
+a check of the band as much as of the published value."""
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
     return str(tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True))
@@ -50,13 +51,13 @@ def _band_text(check: Check) -> str:
 
 
 def checks_table(checks: Sequence[Check]) -> str:
-    """One row per figure: seed, ours, band, inside."""
+    """One row per figure: published value, ours, band, inside."""
     rows = [[c.figure.key, c.figure.what, c.figure.source,
-             show(c.figure.seed, c.figure.unit, c.figure.decimals),
+             show(c.figure.published, c.figure.unit, c.figure.decimals),
              show(c.ours, c.figure.unit, c.figure.decimals), _band_text(c),
-             _yes(c.inside), _yes(c.seed_inside)] for c in checks]
-    return _table(rows, ["#", "figure", "source", "seed", "ours", "tolerance band",
-                         "ours inside", "seed in band"])
+             _yes(c.inside), _yes(c.published_inside)] for c in checks]
+    return _table(rows, ["#", "figure", "source", "published", "ours", "tolerance band",
+                         "ours inside", "published in band"])
 
 
 def tolerance_reasons(checks: Sequence[Check]) -> str:
@@ -65,6 +66,11 @@ def tolerance_reasons(checks: Sequence[Check]) -> str:
     for check in checks:
         reasons.setdefault(check.figure.why, []).append(check.figure.key)
     return "\n".join(f"- {', '.join(keys)}: {why}." for why, keys in reasons.items())
+
+
+def sources_list() -> str:
+    """Each short title of the source column, with the full citation."""
+    return "\n".join(f"- {short}: {full}" for short, full in SOURCES)
 
 
 def _pct(value: float, digits: int = 3) -> str:
@@ -198,7 +204,7 @@ def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequen
         "",
         tolerance_reasons(checks),
         "",
-        "## a. Balance sweep, 100 servers, 200,000 keys (seed 000)",
+        f"## a. Balance sweep, 100 servers, 200,000 keys ({SCRATCH})",
         "",
         sweep_table(results, "a_balance_sweep"),
         "",
@@ -242,9 +248,13 @@ def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequen
         "",
         movement_table(results),
         "",
-        "## h. Three nodes (seed 003)",
+        f"## h. Three nodes ({MOD_N})",
         "",
         three_nodes_table(results),
+        "",
+        "## Sources",
+        "",
+        sources_list(),
         "",
         "## Plots",
         "",
