@@ -9,7 +9,7 @@ import pytest
 from harness.constructions import CONSTRUCTIONS, get_construction
 from harness.constructions.libketama import digest_counts
 from harness.constructions.nginx import server_points, split_host_port
-from harness.errors import HarnessError, UnknownNameError
+from harness.errors import HarnessError, ScenarioError, UnknownNameError
 from harness.generator import Server
 
 
@@ -23,10 +23,10 @@ def nginx_crc32_register(data: bytes, register: int) -> int:
 
 
 def test_registry_names_and_unknown_name() -> None:
-    """The registry holds nginx and libketama; an unknown name lists both."""
-    assert list(CONSTRUCTIONS) == ["nginx", "libketama"]
+    """The registry holds the generic recipe, nginx and libketama; an unknown name lists them."""
+    assert list(CONSTRUCTIONS) == ["points", "nginx", "libketama"]
     assert all(c.name == name for name, c in CONSTRUCTIONS.items())
-    with pytest.raises(UnknownNameError, match="nginx, libketama"):
+    with pytest.raises(UnknownNameError, match="points, nginx, libketama"):
         get_construction("jump")
 
 
@@ -68,7 +68,7 @@ def test_nginx_weights_and_port_matter() -> None:
 
 def test_nginx_refuses_fractional_weights() -> None:
     """nginx weights are integers, so a weight of 1.5 is an error naming the server."""
-    with pytest.raises(HarnessError, match=r"'a:1'.*positive integer.*1\.5"):
+    with pytest.raises(HarnessError, match=r"positive integer.*'a:1'.*1\.5"):
         get_construction("nginx").build_ring([Server("a:1", 1.5)])
 
 
@@ -107,6 +107,18 @@ def test_libketama_refuses_non_positive_weights() -> None:
 
 def test_empty_server_list_is_refused() -> None:
     """Every construction refuses an empty server list with its own name in the message."""
-    for name, construction in CONSTRUCTIONS.items():
-        with pytest.raises(HarnessError, match=f"{name}: a ring needs at least one server"):
-            construction.build_ring([])
+    for name in CONSTRUCTIONS:
+        with pytest.raises(HarnessError, match="a ring needs at least one server"):
+            get_construction(name).build_ring([])
+
+
+def test_construction_parameters_are_declared_and_checked() -> None:
+    """The points recipe takes its declared parameters; production recipes take none."""
+    points = get_construction("points", hash="md5-32", points_per_weight=3)
+    assert points.bits == 32 and points.label == "k=3"
+    assert points.point_counts([Server("a", 2)]) == [6]
+    with pytest.raises(ScenarioError, match="points_per_weight must be an integer from 1"):
+        get_construction("points", points_per_weight=0)
+    with pytest.raises(ScenarioError, match="unknown key 'hash'"):
+        get_construction("nginx", hash="md5-32")
+    assert get_construction("points", hash="blake2b-64").bits == 64

@@ -58,7 +58,7 @@ def test_deep_sizeof_counts_shared_objects_once() -> None:
 @pytest.mark.parametrize(
     ("servers", "message"),
     [
-        ([Server("a:1", 1.5)], r"'a:1'.*positive integer.*1\.5"),
+        ([Server("a:1", 1.5)], r"positive integer.*'a:1'.*1\.5"),
         ([Server("a:1"), Server("a:1")], "unique"),
         ([], "at least one server"),
     ],

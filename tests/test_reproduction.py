@@ -17,6 +17,9 @@ from harness.reproduction.bands import (
 )
 from harness.reproduction.checks import Check, Figure, evaluate, show
 from harness.reproduction.figures import collision_trend_std
+from harness.metrics.balance import Balance
+from harness.metrics.memory import Memory
+from harness.model import Parity, Result, RingInfo, Run, Subject
 from harness.reproduction.reading import Results, packing_saving, run_of
 from harness.reproduction.render import checks_table, sweep_table, tolerance_reasons
 
@@ -27,18 +30,36 @@ def _figure(key: str, published: float | str, value: float, band: tuple[float, f
                   lambda _r: value, lambda _r: band, why)
 
 
-def _balance(servers: int, cv_arcs: float) -> dict[str, Any]:
-    return {"servers": servers, "keys": 1000, "min_keys": 200, "max_keys": 300,
-            "cv_keys": 0.2, "cv_arcs": cv_arcs, "cv_theory": 0.3, "cv_floor": 0.31,
-            "arc_shares": [1 / servers] * servers}
+def _balance(servers: int, cv_arcs: float) -> Balance:
+    return Balance(servers=servers, keys=1000, min_keys=200, max_keys=300, mean_keys=250.0,
+                   max_over_mean=1.2, cv_keys=0.2, cv_arcs=cv_arcs, cv_theory=0.3,
+                   cv_floor=0.31, arc_shares=tuple([1 / servers] * servers))
 
 
-def _sweep_results() -> Results:
-    runs = [{"points_per_weight": k, "ring": {"entries": 4 * k}, "balance": _balance(4, cv),
-             "layouts": [{"layout": "numpy-packed", "structure_bytes": 24 * k,
-                          "bytes_per_entry": 6.0}]}
+def _memory(structure_bytes: int, bytes_per_entry: float = 6.0) -> Memory:
+    return Memory(structure_bytes=structure_bytes, bytes_per_entry=bytes_per_entry,
+                  build_peak_bytes=0, lookup_peak_bytes=0, rss_before_bytes=0,
+                  rss_after_bytes=0)
+
+
+def _result(runs: list[Run]) -> Result:
+    return Result(format="ring-harness-result", format_version=2, harness_version="t",
+                  scenario={}, scenario_file="s.toml", scenario_sha256="", machine={},
+                  git_commit=None, started_at="t", duration_s=0.0, runs=runs)
+
+
+def _run(k: int, subjects: list[Subject], **figures: Any) -> Run:
+    return Run(label=f"k={k}", algorithm="ring", params={}, points_per_weight=k,
+               parity=Parity(1, 1, [], True), ring=RingInfo(4, 4 * k, 4 * k, 32, "h"),
+               subjects=subjects, figures=figures)
+
+
+def _sweep_results(with_memory: bool = True) -> Results:
+    runs = [_run(k, [Subject("numpy-packed", "layout", 4 * k, 24 * k, 6,
+                             figures={"memory": _memory(24 * k)} if with_memory else {})],
+                 balance=_balance(4, cv))
             for k, cv in ((10, 0.27), (20, 5.0))]
-    return {"sweep": {"runs": runs}}
+    return {"sweep": _result(runs)}
 
 
 def test_rounding_band_holds_exactly_the_values_that_round_to_the_published_value() -> None:
@@ -100,9 +121,9 @@ def test_run_of_names_the_missing_scenario() -> None:
 
 def test_packing_saving_reads_allocator_bytes() -> None:
     """800 aligned bytes against 600 packed is a 25% saving."""
-    layouts = [{"layout": "cffi-aligned", "structure_bytes": 800},
-               {"layout": "cffi-packed", "structure_bytes": 600}]
-    results = {"pad": {"runs": [{"points_per_weight": 1, "layouts": layouts}]}}
+    layouts = [Subject("cffi-aligned", "layout", 100, 800, 8, figures={"memory": _memory(800)}),
+               Subject("cffi-packed", "layout", 100, 600, 6, figures={"memory": _memory(600)})]
+    results = {"pad": _result([_run(1, layouts)])}
     assert packing_saving(results, "pad", "cffi") == pytest.approx(25.0)
 
 
@@ -139,10 +160,7 @@ def test_sweep_table_judges_each_row_against_its_band() -> None:
 
 def test_sweep_table_leaves_out_memory_when_not_measured() -> None:
     """Without a memory record the table has no memory column."""
-    results = _sweep_results()
-    for run in results["sweep"]["runs"]:
-        run["layouts"] = [{"layout": "numpy-packed"}]
-    assert "memory per server" not in sweep_table(results, "sweep")
+    assert "memory per server" not in sweep_table(_sweep_results(with_memory=False), "sweep")
     assert "memory per server" in sweep_table(_sweep_results(), "sweep")
 
 

@@ -53,7 +53,34 @@ BAD_SCENARIOS = {
     "bad weight": ('[servers]\nlist = [{name = "a", weight = 0}]',
                    ["servers.list[0].weight must be a finite positive number", "got 0"]),
     "bad template": ('[servers]\ncount = 3\nname = "s-{x}"',
-                     ["servers.name must be a name template using only {i}"]),
+                     ["servers.name must be a name template using {i}"]),
+    "nginx fractional weight, before any work": (
+        '[servers]\nlist = [{name = "a:1", weight = 1.5}]\n[generator]\nconstruction = "nginx"',
+        ["servers must be positive integer weights, as nginx's weight=N", "'a:1'", "1.5"]),
+    "nginx add with a fractional weight": (
+        '[servers]\ncount = 3\n[generator]\nconstruction = "nginx"\n[[operations]]\n'
+        'kind = "add"\nserver = "x"\nweight = 2.5',
+        ["operations[0] must leave servers that are positive integer weights", "2.5"]),
+    "uhashring with a fractional weight": (
+        '[servers]\nlist = [{name = "a", weight = 1.5}]\n[measure]\npeers = ["uhashring"]',
+        ["servers must be positive integer weights, as uhashring requires", "peer 'uhashring'"]),
+    "infinite weight": ('[servers]\ncount = 3\nweight = inf',
+                        ["servers.weight must be a finite positive number", "inf"]),
+    "one name for every server": ('[servers]\ncount = 3\nname = "same"',
+                                  ["servers.name must be a name template using {i}"]),
+    "point name without {j}": ('[servers]\ncount = 3\n[generator]\npoint_name = "{server}"',
+                               ["generator.point_name must be a name template using {server} "
+                                "and {j} (each of them"]),
+    "key name without {i}": ('[servers]\ncount = 3\n[keys]\nname = "k"',
+                             ["keys.name must be a name template using {i}"]),
+    "zipf field under uniform keys": ('[servers]\ncount = 3\n[keys]\nuniverse = 10',
+                                      ["keys.universe must be left out: it applies to "
+                                       "distribution = 'zipf' only"]),
+    "layout in the generator": ('[servers]\ncount = 3\n[generator]\nlayout = "tuples"',
+                                ["generator.layout must be left out: layouts are listed in "
+                                 "measure.layouts"]),
+    "bad ring parameter": ('[servers]\ncount = 3\n[generator]\nhash = "sha1"',
+                           ["generator.hash must be one of"]),
     "memory estimate": ("[servers]\ncount = 60000\n[generator]\npoints_per_weight = 1000000",
                         ["must keep the run within this machine's available memory",
                          "estimated peak"]),
@@ -98,8 +125,9 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_defaults_fill_a_minimal_scenario(write_scenario: Callable[[str], Path]) -> None:
     """A file with only a server count gets the documented defaults."""
     scenario = load_scenario(write_scenario("[servers]\ncount = 3"))
-    assert scenario.generator.hash == "blake2b-32"
+    assert scenario.generator.sweep[0]["hash"] == "blake2b-32"
     assert scenario.generator.points_per_weight == (160,)
+    assert scenario.recipes()[0].params["layout"] == "numpy-aligned"
     assert scenario.keys.count == 200_000
     assert scenario.measure.layouts[:5] == ("tuples", "numpy-aligned", "numpy-packed",
                                             "cffi-aligned", "cffi-packed")
@@ -125,4 +153,4 @@ def test_ring_only_metrics_need_no_layout(write_scenario: Callable[[str], Path])
         '[measure]\nlayouts = []\nmetrics = ["balance", "collisions"]'
     ))
     assert scenario.measure.layouts == ()
-    assert scenario.generator.bits == 64
+    assert scenario.recipes()[0].params["layout"] == "numpy-aligned-64"

@@ -35,9 +35,9 @@ def run_scenarios(out: Path, show_progress: bool | None) -> None:
     scenarios = [load_scenario(p) for p in scenario_paths()]
     check_memory(scenarios)
     for scenario in scenarios:
-        document = run_scenario(scenario, show_progress=show_progress)
-        json_path, _ = write_result(document, out / "reproduce")
-        print(f"{scenario.name}: wrote {json_path} ({document['duration_s']} s)")
+        result = run_scenario(scenario, show_progress=show_progress)
+        paths = write_result(result, out / "reproduce")
+        print(f"{scenario.name}: wrote {paths['json']} ({result.duration_s} s)")
 
 
 def load_results(out: Path) -> Results:

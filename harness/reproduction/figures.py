@@ -32,9 +32,10 @@ from harness.reproduction.reading import (
     Results,
     balance,
     kib_per_server,
-    layout,
+    memory_of,
     movement,
     packing_saving,
+    ring_info,
     run_of,
 )
 from harness.reproduction.sources import (
@@ -92,10 +93,10 @@ def _memory_band(results: Results, scenario: str, k: int, entry_bytes: int) -> B
 
     The article priced k points; the measured ring holds its de-duplicated entries.
     """
-    ring = run_of(results, scenario, k)["ring"]
-    full = entry_bytes * ring["points"] / ring["servers"] / 1024
-    kept = entry_bytes * (ring["points"] - expected_collisions(ring["points"], 32))
-    return kept / ring["servers"] / 1024 - 0.5, full + 0.5
+    ring = ring_info(results, scenario, k)
+    full = entry_bytes * ring.points / ring.servers / 1024
+    kept = entry_bytes * (ring.points - expected_collisions(ring.points, 32))
+    return kept / ring.servers / 1024 - 0.5, full + 0.5
 
 
 def _mod_n_band(before: int, after: int) -> Band:
@@ -106,7 +107,7 @@ def _mod_n_band(before: int, after: int) -> Band:
 
 def _collision_rate(results: Results, k: int) -> float:
     """lambda: how many other points share a given point's 32-bit position, on average."""
-    return float(run_of(results, "d_cloudflare_2048_32", k)["ring"]["points"] - 1) / SPACE_32
+    return float(ring_info(results, "d_cloudflare_2048_32", k).points - 1) / SPACE_32
 
 
 def collision_trend_std(rate: float) -> float:
@@ -125,7 +126,7 @@ def _half_gap(results: Results, k: int) -> float:
     """(low-index half minus high-index half) mean share, 32-bit minus 64-bit, % of mean."""
     gaps = []
     for bits in (32, 64):
-        shares = np.asarray(balance(results, f"d_cloudflare_2048_{bits}", k)["arc_shares"])
+        shares = np.asarray(balance(results, f"d_cloudflare_2048_{bits}", k).arc_shares)
         half = len(shares) // 2
         gaps.append((shares[:half].mean() - shares[half:].mean()) * len(shares))
     return 100 * float(gaps[0] - gaps[1])
@@ -150,9 +151,9 @@ def _bits_cv_gap_band(k: int) -> BandOf:
     shares over N servers: standard error trend / sqrt(N) in CV units.
     """
     def band(results: Results) -> Band:
-        servers = run_of(results, "d_cloudflare_2048_32", k)["ring"]["servers"]
+        servers = ring_info(results, "d_cloudflare_2048_32", k).servers
         trend = collision_trend_std(_collision_rate(results, k))
-        cv64 = balance(results, "d_cloudflare_2048_64", k)["cv_arcs"]
+        cv64 = balance(results, "d_cloudflare_2048_64", k).cv_arcs
         model = math.sqrt(cv64**2 + trend**2) - cv64
         spread = 3 * trend / math.sqrt(servers)
         return 100 * (model - spread), 100 * (model + spread)
@@ -165,13 +166,13 @@ def _bits_figures(k: int, keys: tuple[str, str, str]) -> tuple[Figure, Figure, F
     return (
         Figure(keys[0], f"{where}, 64 bits: cv_arcs", round(100 * theory_cv([k] * 2048), 3),
                "formula", "%", 4,
-               lambda r: _pct(balance(r, "d_cloudflare_2048_64", k)["cv_arcs"]),
+               lambda r: _pct(balance(r, "d_cloudflare_2048_64", k).cv_arcs),
                _simulated([k] * 2048, cv_rows, trials=2_000),
                SAMPLED.replace("10,000 simulated", "2,000 simulated")),
         Figure(keys[1], f"{where}: cv_arcs 32-bit minus 64-bit",
                "32-bit collisions worsen balance", f"{CLOUDFLARE}, via {RAM_VIDEO}", "pp", 4,
-               lambda r: _pct(balance(r, "d_cloudflare_2048_32", k)["cv_arcs"]
-                              - balance(r, "d_cloudflare_2048_64", k)["cv_arcs"]),
+               lambda r: _pct(balance(r, "d_cloudflare_2048_32", k).cv_arcs
+                              - balance(r, "d_cloudflare_2048_64", k).cv_arcs),
                _bits_cv_gap_band(k),
                "lowest index wins a shared position, so shares fall as exp(-lambda i/N) "
                "(lambda = n/S): a trend added in quadrature; band +-3 SE of its covariance "
@@ -185,7 +186,7 @@ def _bits_figures(k: int, keys: tuple[str, str, str]) -> tuple[Figure, Figure, F
 
 def _cv_drop(results: Results, scenario: str, k_low: int, k_high: int, field: str) -> float:
     low, high = balance(results, scenario, k_low), balance(results, scenario, k_high)
-    return _pct(low[field] - high[field])
+    return _pct(getattr(low, field) - getattr(high, field))
 
 
 def _cv_gap_band(_results: Results) -> Band:
@@ -204,7 +205,7 @@ def _three_nodes_figure(k: int, published: float) -> Figure:
     return Figure(
         f"h{k}", f"3 nodes, {k} token(s) each: std of the load split", published,
         f"{MOD_N} ('~')", "pp", 1,
-        lambda r: 100 * float(balance(r, "h_three_nodes", k)["cv_keys"]) / 3,
+        lambda r: 100 * float(balance(r, "h_three_nodes", k).cv_keys) / 3,
         _simulated([k] * 3, _std, 10_000, 100 / 10_000),
         "std over 3 servers is itself very noisy; band: central 99.7% of simulated "
         "rings with 10,000 keys (random seed 0)",
@@ -217,12 +218,12 @@ def _add_figures(n: int, ring_published: float, mod_published: float) -> tuple[F
     return (
         Figure(f"g{n}r", f"{n} -> {n + 1} servers: ring moved", ring_published,
                f"{MOD_N}; {SIMULATOR} ('about')", "%", 2,
-               lambda r: _pct(movement(r, scenario)["ring_moved_fraction"]),
+               lambda r: _pct(movement(r, scenario).ring_moved_fraction),
                _simulated([160] * (n + 1), _server0, KEYS, 100 / KEYS),
                "the added server's key share: " + SAMPLED),
         Figure(f"g{n}m", f"{n} -> {n + 1} servers: mod N moved", mod_published,
                f"{MOD_N}; {SIMULATOR} ('about')", "%", 2,
-               lambda r: _pct(movement(r, scenario)["mod_n_moved_fraction"]),
+               lambda r: _pct(movement(r, scenario).mod_n_moved_fraction),
                _fixed(_mod_n_band(n, n + 1)),
                f"N/(N+1) = {n}/{n + 1} of keys, +-3 binomial SE over 200,000 keys"),
     )
@@ -232,7 +233,7 @@ def _weight_figure(key: str, server: int, name: str, weight: int) -> Figure:
     return Figure(
         key, f"server {name} (weight {weight}) share of the ring, weights 1/2/10 at 160",
         round(100 * weight / 13, 2), f"{SCRATCH} (share = weight / 13)", "%", 2,
-        lambda r: _pct(balance(r, "c_weights")["arc_shares"][server]),
+        lambda r: _pct(balance(r, "c_weights").arc_shares[server]),
         _simulated([160, 320, 1600], lambda s: s[:, server]),
         "share ~ Beta(160 w, 2,080 - 160 w): a sampled figure; band: central 99.7% of "
         "simulated rings (random seed 0)",
@@ -242,66 +243,66 @@ def _weight_figure(key: str, server: int, name: str, weight: int) -> Figure:
 FIGURES: tuple[Figure, ...] = (
     # a. balance sweep, 100 servers, 200,000 keys
     Figure("a1", "k=1: fewest keys on a server", 2, SCRATCH, "keys", 0,
-           lambda r: balance(r, "a_balance_sweep", 1)["min_keys"],
+           lambda r: balance(r, "a_balance_sweep", 1).min_keys,
            _simulated([1] * 100, _min, KEYS, 1), SAMPLED),
     Figure("a2", "k=1: most keys on a server", 10_955, SCRATCH, "keys", 0,
-           lambda r: balance(r, "a_balance_sweep", 1)["max_keys"],
+           lambda r: balance(r, "a_balance_sweep", 1).max_keys,
            _simulated([1] * 100, _max, KEYS, 1), SAMPLED),
     Figure("a3", "k=160: fewest keys on a server", 1_540, SCRATCH, "keys", 0,
-           lambda r: balance(r, "a_balance_sweep", 160)["min_keys"],
+           lambda r: balance(r, "a_balance_sweep", 160).min_keys,
            _simulated([160] * 100, _min, KEYS, 1), SAMPLED),
     Figure("a4", "k=160: most keys on a server", 2_386, SCRATCH, "keys", 0,
-           lambda r: balance(r, "a_balance_sweep", 160)["max_keys"],
+           lambda r: balance(r, "a_balance_sweep", 160).max_keys,
            _simulated([160] * 100, _max, KEYS, 1), SAMPLED),
     Figure("a5", "k=1: cv_theory ('typical miss 0.99% of a 1% target')", 99, SCRATCH, "%", 2,
-           lambda r: _pct(balance(r, "a_balance_sweep", 1)["cv_theory"]),
+           lambda r: _pct(balance(r, "a_balance_sweep", 1).cv_theory),
            _fixed(rounding_band(99, 0)), EXACT),
     Figure("a6", "k=1,000: cv_keys (measured CV)", 3.86, SCRATCH, "%", 2,
-           lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_keys"]),
+           lambda r: _pct(balance(r, "a_balance_sweep", 1000).cv_keys),
            _simulated([1000] * 100, cv_rows, KEYS), SAMPLED),
     Figure("a7", "k=1,000: cv_theory (formula)", 3.15, SCRATCH, "%", 3,
-           lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_theory"]),
+           lambda r: _pct(balance(r, "a_balance_sweep", 1000).cv_theory),
            _fixed(rounding_band(3.15, 2)), EXACT),
     Figure("a8", "k=1,000: cv_floor (the article: quadrature sum = the measured 3.86%)", 3.86,
-           SCRATCH, "%", 3, lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_floor"]),
+           SCRATCH, "%", 3, lambda r: _pct(balance(r, "a_balance_sweep", 1000).cv_floor),
            _fixed(rounding_band(3.86, 2)), EXACT),
     Figure("a9", "k=1,000: cv_arcs (no key noise: scatters round the formula, not the floor)",
            3.15, f"{SCRATCH} (formula)", "%", 2,
-           lambda r: _pct(balance(r, "a_balance_sweep", 1000)["cv_arcs"]),
+           lambda r: _pct(balance(r, "a_balance_sweep", 1000).cv_arcs),
            _simulated([1000] * 100, cv_rows), SAMPLED),
     # b. doubling
     Figure("b1", "each doubling of k divides cv_theory by sqrt 2 (k=65,536 to 131,072)",
            round(math.sqrt(2), 3), SCRATCH, "x", 3,
-           lambda r: balance(r, "b_doubling", 65536)["cv_theory"]
-           / balance(r, "b_doubling", 131072)["cv_theory"],
+           lambda r: balance(r, "b_doubling", 65536).cv_theory
+           / balance(r, "b_doubling", 131072).cv_theory,
            _fixed(rounding_band(round(math.sqrt(2), 3), 3)), EXACT),
     Figure("b2", "packed bytes per entry at k=131,072 (memory per server = 6 B x k)", 6,
            SCRATCH, "B", 3,
-           lambda r: layout(r, "b_doubling", 131072, "numpy-packed")["bytes_per_entry"],
+           lambda r: memory_of(r, "b_doubling", 131072, "numpy-packed").bytes_per_entry,
            _fixed(rounding_band(6, 2)),
            "allocator-measured; one array header over 13 million entries is below rounding"),
     # c. weights
     Figure("c1", "points for weights 1/2/10 at 160 per unit weight", 2_080, SCRATCH,
-           "points", 0, lambda r: run_of(r, "c_weights")["ring"]["points"],
+           "points", 0, lambda r: ring_info(r, "c_weights").points,
            _fixed(rounding_band(2_080, 0)), EXACT),
     _weight_figure("c2", 0, "A", 1),
     _weight_figure("c3", 1, "B", 2),
     _weight_figure("c4", 2, "C", 10),
     # d. Cloudflare
     Figure("d1", "cv_theory at k=100,000 (160 x 625), N=100", 0.315, SCRATCH, "%", 4,
-           lambda r: _pct(balance(r, "d_cloudflare", 100_000)["cv_theory"]),
+           lambda r: _pct(balance(r, "d_cloudflare", 100_000).cv_theory),
            _fixed(rounding_band(0.315, 3)), EXACT),
     Figure("d2", "cv_theory at k=10,000, N=100", 0.995, SCRATCH, "%", 4,
-           lambda r: _pct(balance(r, "d_cloudflare", 10_000)["cv_theory"]),
+           lambda r: _pct(balance(r, "d_cloudflare", 10_000).cv_theory),
            _fixed(rounding_band(0.995, 3)), EXACT),
     Figure("d3", "cv_theory gap, 10,000 vs 100,000 (Cloudflare: 'about 0.7')", 0.68,
            SCRATCH, "pp", 4, lambda r: _cv_drop(r, "d_cloudflare", 10_000, 100_000, "cv_theory"),
            _fixed(rounding_band(0.68, 2)), EXACT),
     Figure("d4", "cv_arcs at k=100,000, N=100", 0.315, f"{SCRATCH} (formula)", "%", 4,
-           lambda r: _pct(balance(r, "d_cloudflare", 100_000)["cv_arcs"]),
+           lambda r: _pct(balance(r, "d_cloudflare", 100_000).cv_arcs),
            _simulated([100_000] * 100, cv_rows), SAMPLED),
     Figure("d5", "cv_arcs at k=10,000, N=100", 0.995, f"{SCRATCH} (formula)", "%", 4,
-           lambda r: _pct(balance(r, "d_cloudflare", 10_000)["cv_arcs"]),
+           lambda r: _pct(balance(r, "d_cloudflare", 10_000).cv_arcs),
            _simulated([10_000] * 100, cv_rows), SAMPLED),
     Figure("d6", "cv_arcs gap, 10,000 vs 100,000 (measured)", 0.68, f"{SCRATCH} (formula)",
            "pp", 4, lambda r: _cv_drop(r, "d_cloudflare", 10_000, 100_000, "cv_arcs"),
@@ -332,21 +333,21 @@ FIGURES: tuple[Figure, ...] = (
            "Cloudflare's claim is qualitative: worse means a positive difference"),
     # e. collisions
     Figure("e1", "collisions among 8,000,000 points, 32 bits", 7_486, SCRATCH, "points", 0,
-           lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions"],
+           lambda r: run_of(r, "e_collisions_32", 80_000).figure("collisions").collisions,
            lambda r: poisson_band(expected_collisions(8_000_000, 32)),
            "a count of rare, nearly independent events: central 99.7% of Poisson(expectation)"),
     Figure("e2", "expected collisions among 8,000,000 points, 32 bits", 7_450,
            f"{DESIGN} ('about')", "points", 1,
-           lambda r: run_of(r, "e_collisions_32", 80_000)["collisions"]["collisions_expected"],
+           lambda r: run_of(r, "e_collisions_32", 80_000).figure("collisions").collisions_expected,
            _fixed(rounding_band(7_450, -1)),
            "formula n - S(1 - (1 - 1/S)^n); the design rounds n^2/(2S) = 7,450.6 to tens"),
     Figure("e3", "collisions among 8,000,000 points, 64 bits", 0, SCRATCH,
            "points", 0,
-           lambda r: run_of(r, "e_collisions_64", 80_000)["collisions"]["collisions"],
+           lambda r: run_of(r, "e_collisions_64", 80_000).figure("collisions").collisions,
            _fixed((0.0, 0.0)), "expectation 1.7e-6: exactly zero"),
     # f. padding
     Figure("f1", "entries of the padding ring (at least 10,000,000)", 10_000_000, DESIGN,
-           "entries", 0, lambda r: run_of(r, "f_padding")["ring"]["entries"],
+           "entries", 0, lambda r: ring_info(r, "f_padding").entries,
            _fixed((10_000_000, math.inf)), "a lower bound"),
     Figure("f2", "numpy: packed saves vs aligned (allocator bytes)", 25.0,
            f"{SCRATCH}; {RAM_VIDEO}", "%", 3, lambda r: packing_saving(r, "f_padding", "numpy"),
@@ -356,11 +357,11 @@ FIGURES: tuple[Figure, ...] = (
            _fixed((24.5, 25.5)), "as f2"),
     # g. movement
     Figure("g1", "100 -> 99 servers: ring moved", 1.08, SCRATCH, "%", 2,
-           lambda r: _pct(movement(r, "g_remove_100")["ring_moved_fraction"]),
+           lambda r: _pct(movement(r, "g_remove_100").ring_moved_fraction),
            _simulated([160] * 100, _server0, KEYS, 100 / KEYS),
            "the removed server's key share: " + SAMPLED),
     Figure("g2", "100 -> 99 servers: mod N moved", 99.01, SCRATCH, "%", 2,
-           lambda r: _pct(movement(r, "g_remove_100")["mod_n_moved_fraction"]),
+           lambda r: _pct(movement(r, "g_remove_100").mod_n_moved_fraction),
            _fixed(_mod_n_band(100, 99)),
            "1 - 99/9,900 of keys, +-3 binomial SE over 200,000 keys"),
     *_add_figures(3, 25, 75),
@@ -368,7 +369,7 @@ FIGURES: tuple[Figure, ...] = (
     *_add_figures(100, 1, 99),
     Figure("g9", "operations whose ring moves all go to / come from the changed server", 4,
            f"{SCRATCH}; {SIMULATOR}", "of 4", 0,
-           lambda r: sum(movement(r, s)["ring_only_changed_server"]
+           lambda r: sum(movement(r, s).ring_only_changed_server
                          for s in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100")),
            _fixed(rounding_band(4, 0)), "a property of the ring: must always hold"),
     # h. the three nodes of "why hash mod N fails"

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure as PlotFigure
 from harness.atomic import write_atomically
 from harness.metrics.collisions import expected_collisions
 from harness.reproduction.bands import poisson_band
-from harness.reproduction.reading import Results, run_of
+from harness.reproduction.reading import Results, balance, memory_of, ring_info, run_of
 
 
 def _save(figure: PlotFigure, path: Path) -> None:
@@ -31,17 +31,18 @@ def _save(figure: PlotFigure, path: Path) -> None:
 
 def plot_cv(results: Results, path: Path) -> None:
     """cv_keys and cv_arcs against k (log-log), with the theory line and the Poisson floor."""
-    runs = results["b_doubling"]["runs"]
-    k = np.array([r["points_per_weight"] for r in runs], dtype=np.float64)
-    servers, keys = runs[0]["balance"]["servers"], runs[0]["balance"]["keys"]
+    runs = results["b_doubling"].runs
+    balances = [balance(results, "b_doubling", r.points_per_weight) for r in runs]
+    k = np.array([r.points_per_weight for r in runs], dtype=np.float64)
+    servers, keys = balances[0].servers, balances[0].keys
     line = np.geomspace(k.min(), k.max(), 200)
     theory = np.sqrt((servers - 1) / (servers * line + 1))
     figure, axes = plt.subplots(figsize=(7, 4.5))
     axes.plot(line, 100 * theory, color="black", label="cv_theory = sqrt((N-1)/(Nk+1))")
     axes.plot(line, 100 * np.sqrt(theory**2 + servers / keys), color="grey", linestyle="--",
               label=f"cv_floor (theory + Poisson noise of {keys:,} keys)")
-    axes.plot(k, [100 * r["balance"]["cv_arcs"] for r in runs], "o", label="cv_arcs (measured)")
-    axes.plot(k, [100 * r["balance"]["cv_keys"] for r in runs], "x", label="cv_keys (measured)")
+    axes.plot(k, [100 * (b.cv_arcs or 0.0) for b in balances], "o", label="cv_arcs (measured)")
+    axes.plot(k, [100 * b.cv_keys for b in balances], "x", label="cv_keys (measured)")
     axes.set(xscale="log", yscale="log", xlabel="points per server k",
              ylabel="CV of load across servers (%)",
              title=f"Balance against points per server, N={servers}, blake2b-32")
@@ -52,9 +53,10 @@ def plot_cv(results: Results, path: Path) -> None:
 
 def plot_collisions(results: Results, path: Path) -> None:
     """Measured 32-bit collisions against n (log-log) with n - S(1 - (1 - 1/S)^n)."""
-    runs = results["e_collisions_32"]["runs"]
-    n = np.array([r["ring"]["points"] for r in runs], dtype=np.float64)
-    measured = np.array([r["collisions"]["collisions"] for r in runs], dtype=np.float64)
+    runs = results["e_collisions_32"].runs
+    n = np.array([ring_info(results, "e_collisions_32", r.points_per_weight).points
+                  for r in runs], dtype=np.float64)
+    measured = np.array([r.figure("collisions").collisions for r in runs], dtype=np.float64)
     line = np.geomspace(n.min(), n.max(), 200)
     figure, axes = plt.subplots(figsize=(7, 4.5))
     expected = [expected_collisions(int(x), 32) for x in line]
@@ -65,8 +67,8 @@ def plot_collisions(results: Results, path: Path) -> None:
     shown = measured > 0  # a log axis cannot show zero
     axes.plot(n[shown], measured[shown], "o", label="measured (blake2b-32)")
     zero64 = run_of(results, "e_collisions_64")
-    axes.annotate(f"64 bits: {zero64['collisions']['collisions']} collisions "
-                  f"at {zero64['ring']['points']:,} points", xy=(0.03, 0.9),
+    axes.annotate(f"64 bits: {zero64.figure('collisions').collisions} collisions "
+                  f"at {ring_info(results, 'e_collisions_64').points:,} points", xy=(0.03, 0.9),
                   xycoords="axes fraction")
     axes.set(xscale="log", yscale="log", ylim=(0.1, None), xlabel="points n",
              ylabel="points dropped (collisions)",
@@ -79,19 +81,20 @@ def plot_collisions(results: Results, path: Path) -> None:
 def plot_memory(results: Results, path: Path) -> None:
     """Allocator-measured bytes per entry of each array layout on the >= 10M-entry ring."""
     run = run_of(results, "f_padding")
-    records = run["layouts"]
-    names = [r["layout"] for r in records]
-    per_entry = [r["bytes_per_entry"] for r in records]
+    names = [s.name for s in run.of_kind("layout")]
+    records = [memory_of(results, "f_padding", None, name) for name in names]
+    per_entry = [r.bytes_per_entry for r in records]
     figure, axes = plt.subplots(figsize=(7, 4))
     bars = axes.bar(names, per_entry, color=["tab:orange" if "aligned" in n else "tab:blue"
                                              for n in names])
     for bar, record in zip(bars, records, strict=True):
-        axes.annotate(f"{record['bytes_per_entry']:.3f} B\n"
-                      f"{record['structure_bytes'] / 2**20:,.1f} MiB",
+        axes.annotate(f"{record.bytes_per_entry:.3f} B\n"
+                      f"{record.structure_bytes / 2**20:,.1f} MiB",
                       xy=(bar.get_x() + bar.get_width() / 2, bar.get_height()),
                       ha="center", va="bottom")
     axes.set(ylabel="allocator bytes per entry", ylim=(0, 10),
-             title=f"Memory per entry by layout ({run['ring']['entries']:,} entries, memray)")
+             title=f"Memory per entry by layout "
+                   f"({ring_info(results, 'f_padding').entries:,} entries, memray)")
     _save(figure, path)
 
 

@@ -11,12 +11,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
+from harness import markdown
 from harness.metrics.collisions import expected_collisions
 from harness.reproduction.bands import cv_rows, poisson_band, quantile_band, simulated_shares
 from harness.reproduction.checks import Check, show
-from harness.reproduction.reading import Results, run_of
+from harness.reproduction.reading import Results, balance, memory_of, movement, ring_info, run_of
+from harness.tables import Table
 from harness.reproduction.sources import MOD_N, SCRATCH, SOURCES
 
 TOLERANCE_RULES = """\
@@ -35,7 +35,7 @@ bytes per entry, the padding saving) must match to the published rounding.
 a check of the band as much as of the published value."""
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return str(tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True))
+    return markdown.table(Table.of(headers, [[str(cell) for cell in row] for row in rows]))
 
 
 def _yes(value: bool | None) -> str:
@@ -86,38 +86,40 @@ def sweep_table(results: Results, scenario: str) -> str:
 
     With memory measured, also the packed layout's allocator bytes per server.
     """
-    runs = results[scenario]["runs"]
-    with_memory = any("structure_bytes" in r for run in runs for r in run["layouts"])
+    runs = results[scenario].runs
+    with_memory = any(s.figure("memory") for run in runs for s in run.subjects)
     rows = []
     previous = None
     for run in runs:
-        b = run["balance"]
-        low, high = _arc_band(b["servers"], run["points_per_weight"])
-        drop = "" if previous is None else f"{100 * (previous - b['cv_theory']):.3f} pp"
+        k = run.points_per_weight
+        b = balance(results, scenario, k)
+        cv_arcs, cv_theory = b.cv_arcs or 0.0, b.cv_theory or 0.0
+        low, high = _arc_band(b.servers, k or 0)
+        drop = "" if previous is None else f"{100 * (previous - cv_theory):.3f} pp"
         row = [
-            f"{run['points_per_weight']:,}", f"{run['ring']['entries']:,}",
-            f"{b['min_keys']:,}", f"{b['max_keys']:,}", _pct(b["cv_keys"]), _pct(b["cv_arcs"]),
-            f"{_pct(low)} to {_pct(high)}", _yes(low <= b["cv_arcs"] <= high),
-            _pct(b["cv_theory"]), _pct(b["cv_floor"]), drop,
+            f"{k:,}", f"{ring_info(results, scenario, k).entries:,}",
+            f"{b.min_keys:,}", f"{b.max_keys:,}", _pct(b.cv_keys), _pct(cv_arcs),
+            f"{_pct(low)} to {_pct(high)}", _yes(low <= cv_arcs <= high),
+            _pct(cv_theory), _pct(b.cv_floor or 0.0), drop,
         ]
         if with_memory:
-            memory = next(r for r in run["layouts"] if "structure_bytes" in r)
-            row.append(f"{memory['structure_bytes'] / b['servers']:,.0f} B "
-                       f"({memory['bytes_per_entry']:.3f} B/entry)")
+            memory = next(m for s in run.subjects if (m := s.figure("memory")))
+            row.append(f"{memory.structure_bytes / b.servers:,.0f} B "
+                       f"({memory.bytes_per_entry:.3f} B/entry)")
         rows.append(row)
-        previous = b["cv_theory"]
+        previous = cv_theory
     headers = ["k", "entries", "min keys", "max keys", "cv_keys", "cv_arcs", "cv_arcs band",
                "inside", "cv_theory", "cv_floor", "cv_theory drop vs previous k"]
     return _table(rows, headers + ["memory per server (packed, measured)"] * with_memory)
 
 
 def weights_table(results: Results) -> str:
-    run = run_of(results, "c_weights")
-    servers = results["c_weights"]["scenario"]["servers"]
+    servers = results["c_weights"].scenario["servers"]
     total = sum(s["weight"] for s in servers)
+    shares = balance(results, "c_weights").arc_shares or ()
     rows = [[s["name"], f"{s['weight']:g}", f"{round(160 * s['weight']):,}", _pct(share, 2),
              _pct(s["weight"] / total, 2), f"{share / (s['weight'] / total):.3f}"]
-            for s, share in zip(servers, run["balance"]["arc_shares"], strict=True)]
+            for s, share in zip(servers, shares, strict=True)]
     return _table(rows, ["server", "weight", "points", "share of the ring", "weight / total",
                          "share / weight share"])
 
@@ -125,22 +127,27 @@ def weights_table(results: Results) -> str:
 def bits_table(results: Results) -> str:
     rows = []
     for bits in (32, 64):
-        for run in results[f"d_cloudflare_2048_{bits}"]["runs"]:
-            b, c = run["balance"], run["collisions"]
-            rows.append([f"{run['points_per_weight']:,}", bits, f"{run['ring']['points']:,}",
-                         f"{run['ring']['entries']:,}", f"{c['collisions']:,}",
-                         f"{c['collisions_expected']:,.0f}", _pct(b["cv_arcs"], 4),
-                         _pct(b["cv_theory"], 4), _pct(b["cv_keys"], 2)])
+        name = f"d_cloudflare_2048_{bits}"
+        for run in results[name].runs:
+            k = run.points_per_weight
+            b, c, ring = balance(results, name, k), run.figure("collisions"), ring_info(
+                results, name, k)
+            rows.append([f"{k:,}", bits, f"{ring.points:,}", f"{ring.entries:,}",
+                         f"{c.collisions:,}", f"{c.collisions_expected:,.0f}",
+                         _pct(b.cv_arcs or 0.0, 4), _pct(b.cv_theory or 0.0, 4),
+                         _pct(b.cv_keys, 2)])
     return _table(rows, ["k", "bits", "points", "entries", "collisions", "expected", "cv_arcs",
                          "cv_theory", "cv_keys (200,000 keys: Poisson-bound)"])
 
 
 def collisions_table(results: Results) -> str:
     rows = []
-    for run in results["e_collisions_32"]["runs"]:
-        n, measured = run["ring"]["points"], run["collisions"]["collisions"]
+    for run in results["e_collisions_32"].runs:
+        collisions = run.figure("collisions")
+        n = ring_info(results, "e_collisions_32", run.points_per_weight).points
+        measured = collisions.collisions
         low, high = poisson_band(expected_collisions(n, 32))
-        rows.append([f"{n:,}", f"{measured:,}", f"{run['collisions']['collisions_expected']:,.2f}",
+        rows.append([f"{n:,}", f"{measured:,}", f"{collisions.collisions_expected:,.2f}",
                      f"{low:,.1f} to {high:,.1f}", _yes(low <= measured <= high),
                      f"{100 * measured / n:.4f}%"])
     return _table(rows, ["points n", "collisions", "expected", "band (Poisson 99.7%)", "inside",
@@ -149,10 +156,11 @@ def collisions_table(results: Results) -> str:
 
 def padding_table(results: Results) -> str:
     run = run_of(results, "f_padding")
-    rows = [[r["layout"], f"{r['entries']:,}", f"{r['structure_bytes']:,}",
-             f"{r['bytes_per_entry']:.4f}", f"{r['build_peak_bytes']:,}",
-             f"{r['lookup_peak_bytes']:,}"] for r in run["layouts"]]
-    keys = run["parity"]["keys"]
+    rows = [[s.name, f"{s.entries:,}", f"{m.structure_bytes:,}", f"{m.bytes_per_entry:.4f}",
+             f"{m.build_peak_bytes:,}", f"{m.lookup_peak_bytes:,}"]
+            for s in run.of_kind("layout")
+            if (m := memory_of(results, "f_padding", None, s.name))]
+    keys = run.parity.keys
     return _table(rows, ["layout", "entries", "structure_bytes", "bytes/entry", "build_peak",
                          f"lookup_peak ({keys:,} keys)"])
 
@@ -160,22 +168,21 @@ def padding_table(results: Results) -> str:
 def movement_table(results: Results) -> str:
     rows = []
     for name in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100"):
-        m = run_of(results, name)["movement"][0]
-        rows.append([f"{m['operation']} {m['server']}",
-                     f"{m['servers_before']} -> {m['servers_after']}",
-                     _pct(m["ring_moved_fraction"], 2), _pct(m["changed_server_share"], 2),
-                     _pct(m["mod_n_moved_fraction"], 2), _yes(m["ring_only_changed_server"])])
+        m = movement(results, name)
+        rows.append([f"{m.operation} {m.server}", f"{m.servers_before} -> {m.servers_after}",
+                     _pct(m.ring_moved_fraction, 2), _pct(m.changed_server_share or 0.0, 2),
+                     _pct(m.mod_n_moved_fraction, 2), _yes(m.ring_only_changed_server)])
     return _table(rows, ["operation", "servers", "ring moved", "changed server's ring share",
                          "mod N moved", "ring moves only to/from it"])
 
 
 def three_nodes_table(results: Results) -> str:
     rows = []
-    for run in results["h_three_nodes"]["runs"]:
-        b = run["balance"]
-        split = " / ".join(_pct(s, 0) for s in b["arc_shares"])
-        rows.append([run["points_per_weight"], split, f"{100 * b['cv_keys'] / 3:.1f} pp",
-                     f"{100 * b['cv_arcs'] / 3:.1f} pp"])
+    for run in results["h_three_nodes"].runs:
+        b = balance(results, "h_three_nodes", run.points_per_weight)
+        split = " / ".join(_pct(s, 0) for s in b.arc_shares or ())
+        rows.append([run.points_per_weight, split, f"{100 * b.cv_keys / 3:.1f} pp",
+                     f"{100 * (b.cv_arcs or 0.0) / 3:.1f} pp"])
     return _table(rows, ["tokens per node", "load split (ring shares)", "std (keys)",
                          "std (ring shares)"])
 
@@ -183,9 +190,9 @@ def three_nodes_table(results: Results) -> str:
 def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequence[str]) -> str:
     """The whole REPRODUCTION.md."""
     inside = sum(c.inside for c in checks)
-    durations = sum(doc["duration_s"] for doc in results.values())
-    commits = sorted({str(doc["git_commit"]) for doc in results.values()})
-    machine = next(iter(results.values()))["machine"]
+    durations = sum(result.duration_s for result in results.values())
+    commits = sorted({str(result.git_commit) for result in results.values()})
+    machine = next(iter(results.values())).machine
     sections = [
         "# Reproducing the published figures",
         "",
