@@ -17,6 +17,7 @@ from harness.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.context import RunContext, RunPlan
+from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.throughput import ThroughputMetric
@@ -47,6 +48,7 @@ class Metric(Protocol):
 METRICS: list[Metric] = [
     CollisionsMetric(),
     BalanceMetric(),
+    LoadMetric(),
     MovementMetric(),
     MemoryMetric(),
     ThroughputMetric(),

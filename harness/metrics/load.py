@@ -1,0 +1,73 @@
+"""Load: how the scenario's requests spread over servers (uniform keys or zipf traffic).
+
+Each request goes to its key's owner; a server's load is its requests per
+unit of weight. Under uniform keys this is key balance; under zipf traffic a
+few hot keys dominate, so the hottest server can carry far more than its
+share whatever the ring's arcs are (the reason for bounded loads).
+
+- `cv`: population std / mean of load per unit weight.
+- `max_over_mean`: the hottest server's load per unit weight over the mean
+  (peak-to-mean, the Maglev paper's figure).
+- `hottest_share`: the fraction of all requests the busiest server receives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import numpy as np
+
+from harness.tables import Section, Table, count, number, pct, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import RunContext, RunPlan
+    from harness.model import Result
+
+
+@dataclass
+class Load:
+    #: "uniform" or "zipf": the traffic the requests were drawn from
+    distribution: str
+    requests: int
+    servers: int
+    cv: float
+    max_over_mean: float
+    hottest_share: float
+    hottest_server: str
+
+
+class LoadMetric:
+    """Per-server request load under the scenario's traffic."""
+
+    name: ClassVar[str] = "load"
+    scope: ClassVar[Literal["run"]] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = Load
+
+    def steps(self, plan: RunPlan) -> int:
+        return 0
+
+    def measure(self, context: RunContext) -> Load:
+        weights = np.array([s.weight for s in context.servers], dtype=np.float64)
+        requests = np.bincount(context.owners, minlength=len(weights))
+        per_weight = requests / weights
+        hottest = int(np.argmax(requests))
+        return Load(
+            distribution=context.settings.distribution, requests=int(requests.sum()),
+            servers=len(weights), cv=float(per_weight.std() / per_weight.mean()),
+            max_over_mean=float(per_weight.max() / per_weight.mean()),
+            hottest_share=float(requests[hottest] / requests.sum()),
+            hottest_server=context.servers[hottest].name,
+        )
+
+    def sections(self, result: Result) -> list[Section]:
+        rows = [[text(run.label), text(load.distribution), count(load.requests),
+                 pct(load.cv), number(load.max_over_mean),
+                 pct(load.hottest_share), text(load.hottest_server)]
+                for run in result.runs if (load := run.figure(self.name)) is not None]
+        if not rows:
+            return []
+        return [Section("Load", tables=[Table.of(
+            ["ring", "traffic", "requests", "cv of load", "peak-to-mean", "hottest share",
+             "hottest server"], rows)])]
