@@ -11,10 +11,10 @@ from __future__ import annotations
 from harness.algorithms.base import Algorithm
 from harness.algorithms.ring import RingAlgorithm
 from harness.errors import UnknownNameError
-from harness.plugins import load_plugins
+from harness.plugins import Registry
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (RingAlgorithm,)}
-ALGORITHMS.update(load_plugins("ring_harness.algorithms", ALGORITHMS))
+ALGORITHMS: dict[str, type[Algorithm]] = Registry(
+    "ring_harness.algorithms", {cls.name: cls for cls in (RingAlgorithm,)})
 
 
 def get_algorithm(name: str) -> type[Algorithm]:

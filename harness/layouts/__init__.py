@@ -20,9 +20,9 @@ from harness.layouts.numpy_packed import NumpyPackedLayout
 from harness.layouts.numpy_packed_64 import NumpyPacked64Layout
 from harness.layouts.numpy_soa import NumpySoaLayout
 from harness.layouts.tuples import TuplesLayout
-from harness.plugins import load_plugins
+from harness.plugins import Registry
 
-LAYOUTS: dict[str, type[Layout]] = {
+LAYOUTS: dict[str, type[Layout]] = Registry("ring_harness.layouts", {
     cls.name: cls
     for cls in (
         TuplesLayout,
@@ -37,8 +37,7 @@ LAYOUTS: dict[str, type[Layout]] = {
         NumpySoaLayout,
         BucketedLayout,
     )
-}
-LAYOUTS.update(load_plugins("ring_harness.layouts", LAYOUTS))
+})
 
 
 def get_layout(name: str) -> type[Layout]:

@@ -1,0 +1,81 @@
+"""Third-party registration: a package's entry points add layouts and algorithms everywhere.
+
+The demo plugin (tests/plugin_demo/ring_harness_demo.py) is installed the way
+pip installs a package: its module on the path and a `.dist-info` folder
+whose `entry_points.txt` names the groups `ring_harness.layouts` and
+`ring_harness.algorithms`. A fresh interpreter then finds it through
+importlib.metadata, as it would find any installed plugin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).parent / "plugin_demo" / "ring_harness_demo.py"
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> Path:
+    """A folder holding the installed plugin: its module and its distribution metadata."""
+    folder = tmp_path / "site"
+    dist = folder / "ring_harness_demo-0.1.dist-info"
+    dist.mkdir(parents=True)
+    shutil.copy(PLUGIN, folder / PLUGIN.name)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ring-harness-demo\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[ring_harness.layouts]\ndemo-bisect = ring_harness_demo:DemoBisectLayout\n\n"
+        "[ring_harness.algorithms]\ndemo-modulo = ring_harness_demo:DemoModuloAlgorithm\n")
+    return folder
+
+
+def _python(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, check=False)
+
+
+def test_plugin_layout_is_measured_and_checked_like_ours(site: Path, tmp_path: Path) -> None:
+    """The plugin's layout appears in the run's tables and passes the same parity check."""
+    scenario = tmp_path / "plugin.toml"
+    scenario.write_text('name = "plugin"\n[servers]\ncount = 5\n[generator]\n'
+                        'points_per_weight = 20\n[keys]\ncount = 2000\n'
+                        '[measure]\nlayouts = ["numpy-packed", "demo-bisect"]\n'
+                        'metrics = ["balance", "throughput"]\nrepeats = 1\nscalar_keys = 100\n')
+    done = _python(site, "-m", "harness", "run", str(scenario), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "plugin.json").read_text())
+    (run,) = result["runs"]
+    assert run["parity"]["forms"] == ["numpy-packed", "demo-bisect"]
+    assert [s["name"] for s in run["subjects"]] == ["numpy-packed", "demo-bisect"]
+    assert "demo-bisect" in (tmp_path / "out" / "plugin.md").read_text()
+
+
+def test_plugin_algorithm_is_registered(site: Path) -> None:
+    """The plugin's algorithm is in ALGORITHMS and routes through the common contract."""
+    done = _python(site, "-c", (
+        "from harness.algorithms import ALGORITHMS\n"
+        "from harness.generator import Server\n"
+        "a = ALGORITHMS['demo-modulo'].build([Server('x'), Server('y'), Server('z')])\n"
+        "print(list(ALGORITHMS), a.route([b'k1', b'k2']).tolist())"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("['ring', 'demo-modulo']")
+
+
+def test_a_plugin_cannot_take_a_registered_name(site: Path) -> None:
+    """A plugin registering an existing name stops the harness with a message naming it."""
+    entry_points = site / "ring_harness_demo-0.1.dist-info" / "entry_points.txt"
+    entry_points.write_text("[ring_harness.layouts]\n"
+                            "numpy-packed = ring_harness_demo:DemoBisectLayout\n")
+    (site / "ring_harness_demo.py").write_text(
+        PLUGIN.read_text().replace('name = "demo-bisect"', 'name = "numpy-packed"'))
+    done = _python(site, "-c", "from harness.layouts import LAYOUTS; print(list(LAYOUTS))")
+    assert done.returncode != 0
+    assert "registers 'numpy-packed', a name already taken" in done.stderr
