@@ -66,12 +66,12 @@ def _run(args: argparse.Namespace) -> int:
                             f"{args.out}; give them distinct names")
     for scenario in scenarios:
         result = run_scenario(scenario, show_progress=args.progress)
-        paths = write_result(result, args.out)
-        print(f"{scenario.name}: wrote {' and '.join(map(str, paths.values()))} "
+        written = write_result(result, args.out)
+        print(f"{scenario.name}: wrote {' and '.join(map(str, written.values()))} "
               f"({result.duration_s} s)")
     if len(scenarios) == 1:
         print()
-        print(paths["md"].read_text(encoding="utf-8"))
+        print(written["md"].read_text(encoding="utf-8"))
     return 0
 
 

@@ -91,6 +91,6 @@ def comparison_report(a: Result, b: Result, a_name: str, b_name: str) -> Report:
     intro = [f"A: `{a_name}` ({a.started_at}, commit `{a.git_commit}`)\n"
              f"B: `{b_name}` ({b.started_at}, commit `{b.git_commit}`)"]
     if not rows:
-        return Report("Comparison", intro + ["The two results share no sweep point and layout."])
+        return Report("Comparison", [*intro, "The two results share no sweep point and layout."])
     table = Table.of(["ring", "layout", "figure", "A", "B", "B vs A"], rows)
     return Report("Comparison", intro, [Section("", tables=[table])])

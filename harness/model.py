@@ -236,4 +236,5 @@ def upgrade(document: Any, source: str = "result") -> dict[str, Any]:
         raise ResultFormatError(
             f"{source}: a format {version} result, but not well-formed (missing or wrong "
             f"{exc}); re-run its scenario with `python -m harness run`") from None
-    return document
+    upgraded: dict[str, Any] = document
+    return upgraded

@@ -82,7 +82,9 @@ def keyword_fields(owner: str, values: Mapping[str, Any]) -> Fields:
     return Fields(owner, "", dict(values))
 
 
-def parse_keywords(owner: str, params: Sequence[Param], values: Mapping[str, Any]) -> dict[str, Any]:
+def parse_keywords(
+    owner: str, params: Sequence[Param], values: Mapping[str, Any]
+) -> dict[str, Any]:
     """Keyword arguments checked like a scenario table: declared, in range, none unknown."""
     fields = keyword_fields(owner, values)
     parsed = parse_params(params, fields)

@@ -1,6 +1,8 @@
-"""The algorithm contract, on the ring: build, route, lookups, parameters checked like a scenario."""
+"""The algorithm contract on the ring: build, route, lookups, parameters checked like scenarios."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -41,7 +43,7 @@ def test_every_form_answers_alike(layout: str) -> None:
     assert form.lookup_many(hashes).tolist() == reference.reference_owners(hashes).tolist()
     assert [form.lookup(int(h)) for h in hashes[:200]] == reference.reference_lookup_many(
         hashes[:200])
-    assert form.ring is reference.ring  # forms share the points
+    assert getattr(form, "ring", None) is reference.ring  # forms share the points
 
 
 def test_constructions_through_the_ring() -> None:
@@ -58,7 +60,8 @@ def test_constructions_through_the_ring() -> None:
 
 def test_parameters_are_checked_with_scenario_messages() -> None:
     """Bad parameters name the algorithm and field, expected and received, as scenarios do."""
-    cases = [({"points_per_weight": 0}, "points_per_weight must be an integer from 1"),
+    cases: list[tuple[dict[str, Any], str]] = [
+             ({"points_per_weight": 0}, "points_per_weight must be an integer from 1"),
              ({"hash": "sha1"}, "hash must be one of"),
              ({"layout": "cffi-packed", "hash": "blake2b-64"},
               "layout must be a layout that stores 64-bit hashes"),

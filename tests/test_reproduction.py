@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError
-from harness.metrics.balance import theory_cv
+from harness.metrics.balance import Balance, theory_cv
+from harness.metrics.memory import Memory
+from harness.model import Parity, Result, RingInfo, Run, Subject
 from harness.reproduction.bands import (
     binomial_band,
     cv_rows,
@@ -17,9 +19,6 @@ from harness.reproduction.bands import (
 )
 from harness.reproduction.checks import Check, Figure, evaluate, show
 from harness.reproduction.figures import collision_trend_std
-from harness.metrics.balance import Balance
-from harness.metrics.memory import Memory
-from harness.model import Parity, Result, RingInfo, Run, Subject
 from harness.reproduction.reading import Results, packing_saving, run_of
 from harness.reproduction.render import checks_table, sweep_table, tolerance_reasons
 

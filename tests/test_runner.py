@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.layouts import LAYOUTS
 from harness.generator import Server
+from harness.layouts import LAYOUTS
 from harness.layouts.numpy_packed import NumpyPackedLayout
 from harness.metrics.memory import Memory
 from harness.model import Result

@@ -1,4 +1,4 @@
-"""The server-list check every construction shares (the rule itself: generator.server_list_problem)."""
+"""The server-list check every construction shares (the rule: generator.server_list_problem)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +30,7 @@ from harness.ring import Ring
 from harness.tables import Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.metrics.context import RunContext, RunPlan
+    from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.model import Result
 
 
@@ -132,7 +132,7 @@ class BalanceMetric:
     """Keys per server, exact shares, and the theory they are measured against."""
 
     name: ClassVar[str] = "balance"
-    scope: ClassVar[Literal["run"]] = "run"
+    scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Balance
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from harness.metrics.context import RunContext, RunPlan
+from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.model import Result
 from harness.ring_access import ring_of
 from harness.tables import Section, Table, count, number, text
@@ -37,7 +37,7 @@ class CollisionsMetric:
     """Points that collided while building the ring, against the birthday expectation."""
 
     name: ClassVar[str] = "collisions"
-    scope: ClassVar[Literal["run"]] = "run"
+    scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset({"ring"})
     record_type: ClassVar[Any] = Collisions
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,9 @@ import numpy.typing as npt
 from harness.algorithms.base import Algorithm
 from harness.generator import Server
 from harness.peers.base import Peer
+
+#: "run": a metric gives one figure per sweep point; "subject": one per measured form or peer
+Scope = Literal["run", "subject"]
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ share whatever the ring's arcs are (the reason for bounded loads).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from harness.tables import Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.metrics.context import RunContext, RunPlan
+    from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.model import Result
 
 
@@ -41,7 +41,7 @@ class LoadMetric:
     """Per-server request load under the scenario's traffic."""
 
     name: ClassVar[str] = "load"
-    scope: ClassVar[Literal["run"]] = "run"
+    scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Load
 

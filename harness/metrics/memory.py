@@ -35,7 +35,7 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import memray
 import numpy as np
@@ -45,7 +45,7 @@ from harness.errors import HarnessError
 from harness.tables import Cell, Section, Table, count, kib, number, ratio, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.metrics.context import RunContext, RunPlan
+    from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.model import Result
 
 
@@ -195,7 +195,7 @@ class MemoryMetric:
     """Allocator-level bytes of each form and peer, each measured alone in a fresh process."""
 
     name: ClassVar[str] = "memory"
-    scope: ClassVar[Literal["subject"]] = "subject"
+    scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
     record_type: ClassVar[Any] = Memory
 

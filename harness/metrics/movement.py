@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +19,7 @@ from harness.generator import Server
 from harness.tables import Section, Table, count, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.metrics.context import Operation, RunContext, RunPlan
+    from harness.metrics.context import Operation, RunContext, RunPlan, Scope
     from harness.model import Result
 
 
@@ -93,7 +93,7 @@ class MovementMetric:
     """Keys that change owner when one server is added or removed, against hash mod N."""
 
     name: ClassVar[str] = "movement"
-    scope: ClassVar[Literal["run"]] = "run"
+    scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = list[Movement]
 

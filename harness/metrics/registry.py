@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from harness.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.collisions import CollisionsMetric
-from harness.metrics.context import RunContext, RunPlan
+from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
 from harness.metrics.movement import MovementMetric
@@ -32,7 +32,7 @@ Need = Literal["ring", "forms", "process"]
 class Metric(Protocol):
     name: ClassVar[str]
     #: "run": one figure per sweep point; "subject": one per measured form or peer
-    scope: ClassVar[Literal["run", "subject"]]
+    scope: ClassVar[Scope]
     needs: ClassVar[frozenset[str]]
     record_type: ClassVar[Any]
 

@@ -16,7 +16,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ import numpy.typing as npt
 from harness.tables import Cell, Section, Table, ratio, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.metrics.context import RunContext, RunPlan
+    from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.model import Result, Run
 
 
@@ -134,7 +134,7 @@ class ThroughputMetric:
     """ns per key of every form (and peer), scalar and batch, in interleaved rounds."""
 
     name: ClassVar[str] = "throughput"
-    scope: ClassVar[Literal["subject"]] = "subject"
+    scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms"})
     record_type: ClassVar[Any] = Throughput
 

@@ -41,7 +41,7 @@ def plot_cv(results: Results, path: Path) -> None:
     axes.plot(line, 100 * theory, color="black", label="cv_theory = sqrt((N-1)/(Nk+1))")
     axes.plot(line, 100 * np.sqrt(theory**2 + servers / keys), color="grey", linestyle="--",
               label=f"cv_floor (theory + Poisson noise of {keys:,} keys)")
-    axes.plot(k, [100 * (b.cv_arcs or 0.0) for b in balances], "o", label="cv_arcs (measured)")
+    axes.plot(k, [100 * b.cv_arcs for b in balances], "o", label="cv_arcs (measured)")
     axes.plot(k, [100 * b.cv_keys for b in balances], "x", label="cv_keys (measured)")
     axes.set(xscale="log", yscale="log", xlabel="points per server k",
              ylabel="CV of load across servers (%)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -40,10 +41,30 @@ def ring_info(results: Results, scenario: str, k: int | None = None) -> RingInfo
     return ring
 
 
-def balance(results: Results, scenario: str, k: int | None = None) -> Balance:
+@dataclass(frozen=True)
+class RingBalance:
+    """A ring's balance, with the figures only rings have (exact shares, theory) present."""
+
+    servers: int
+    keys: int
+    min_keys: int
+    max_keys: int
+    cv_keys: float
+    cv_arcs: float
+    cv_theory: float
+    cv_floor: float
+    arc_shares: tuple[float, ...]
+
+
+def balance(results: Results, scenario: str, k: int | None = None) -> RingBalance:
     record = _required(run_of(results, scenario, k).figure("balance"), "balance", scenario)
     assert isinstance(record, Balance)
-    return record
+    if (record.cv_arcs is None or record.cv_theory is None or record.cv_floor is None
+            or record.arc_shares is None):
+        raise HarnessError(f"result {scenario!r}: balance without exact shares; not a ring")
+    return RingBalance(record.servers, record.keys, record.min_keys, record.max_keys,
+                       record.cv_keys, record.cv_arcs, record.cv_theory, record.cv_floor,
+                       record.arc_shares)
 
 
 def memory_of(results: Results, scenario: str, k: int | None, name: str) -> Memory:

@@ -16,8 +16,8 @@ from harness.metrics.collisions import expected_collisions
 from harness.reproduction.bands import cv_rows, poisson_band, quantile_band, simulated_shares
 from harness.reproduction.checks import Check, show
 from harness.reproduction.reading import Results, balance, memory_of, movement, ring_info, run_of
-from harness.tables import Table
 from harness.reproduction.sources import MOD_N, SCRATCH, SOURCES
+from harness.tables import Table
 
 TOLERANCE_RULES = """\
 How to read the tolerance band. The articles do not say how they named their keys
@@ -93,14 +93,14 @@ def sweep_table(results: Results, scenario: str) -> str:
     for run in runs:
         k = run.points_per_weight
         b = balance(results, scenario, k)
-        cv_arcs, cv_theory = b.cv_arcs or 0.0, b.cv_theory or 0.0
+        cv_arcs, cv_theory = b.cv_arcs, b.cv_theory
         low, high = _arc_band(b.servers, k or 0)
         drop = "" if previous is None else f"{100 * (previous - cv_theory):.3f} pp"
         row = [
             f"{k:,}", f"{ring_info(results, scenario, k).entries:,}",
             f"{b.min_keys:,}", f"{b.max_keys:,}", _pct(b.cv_keys), _pct(cv_arcs),
             f"{_pct(low)} to {_pct(high)}", _yes(low <= cv_arcs <= high),
-            _pct(cv_theory), _pct(b.cv_floor or 0.0), drop,
+            _pct(cv_theory), _pct(b.cv_floor), drop,
         ]
         if with_memory:
             memory = next(m for s in run.subjects if (m := s.figure("memory")))
@@ -134,7 +134,7 @@ def bits_table(results: Results) -> str:
                 results, name, k)
             rows.append([f"{k:,}", bits, f"{ring.points:,}", f"{ring.entries:,}",
                          f"{c.collisions:,}", f"{c.collisions_expected:,.0f}",
-                         _pct(b.cv_arcs or 0.0, 4), _pct(b.cv_theory or 0.0, 4),
+                         _pct(b.cv_arcs, 4), _pct(b.cv_theory, 4),
                          _pct(b.cv_keys, 2)])
     return _table(rows, ["k", "bits", "points", "entries", "collisions", "expected", "cv_arcs",
                          "cv_theory", "cv_keys (200,000 keys: Poisson-bound)"])
@@ -180,9 +180,9 @@ def three_nodes_table(results: Results) -> str:
     rows = []
     for run in results["h_three_nodes"].runs:
         b = balance(results, "h_three_nodes", run.points_per_weight)
-        split = " / ".join(_pct(s, 0) for s in b.arc_shares or ())
+        split = " / ".join(_pct(s, 0) for s in b.arc_shares)
         rows.append([run.points_per_weight, split, f"{100 * b.cv_keys / 3:.1f} pp",
-                     f"{100 * (b.cv_arcs or 0.0) / 3:.1f} pp"])
+                     f"{100 * (b.cv_arcs) / 3:.1f} pp"])
     return _table(rows, ["tokens per node", "load split (ring shares)", "std (keys)",
                          "std (ring shares)"])
 
