@@ -1,9 +1,13 @@
 """Ring generation: servers x points per unit weight x naming scheme x hash -> Ring.
 
-Server `s` with weight `w` gets `round(points_per_weight * w)` points, named
-by `point_name.format(server=s, j=j)` for j = 0, 1, ... (default
-"{server}:{j}", as seed 000 and seed 004 name them) and hashed with the
-chosen hash. Collisions follow `Ring.from_points`: the lowest server index wins.
+Server `s` with weight `w` gets `max(1, round(points_per_weight * w))` points,
+named by `point_name.format(server=s, j=j)` for j = 0, 1, ... (default
+"{server}:{j}", as "Consistent Hashing from Scratch, and Why Cloudflare
+Deleted 90% of It" and Semicolony's "Consistent hashing simulator" name
+them) and hashed with the chosen hash. Collisions follow `Ring.from_points`:
+the lowest server index wins. This is the `points` construction
+(`harness.constructions.points`); `server_list_problem` is the one place the
+server-count rule lives.
 """
 
 from __future__ import annotations
