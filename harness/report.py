@@ -27,7 +27,25 @@ def result_report(result: Result) -> Report:
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
     sections.append(parity_section(result))
     return Report(result.name, [str(result.scenario["description"]), metadata(result)],
-                  sections)
+                  sections, metadata=metadata_pairs(result))
+
+
+def metadata_pairs(result: Result) -> list[tuple[str, str]]:
+    """The run's provenance, one (name, value) pair per line of the HTML page's header."""
+    machine = result.machine
+    versions = ", ".join(f"{k} {v}" for k, v in machine.get("versions", {}).items() if v)
+    memory = machine.get("memory_bytes")
+    return [
+        ("scenario", f"`{result.scenario_file}` (sha256 {result.scenario_sha256[:12]})"),
+        ("commit", f"`{result.git_commit}`"),
+        ("started", f"{result.started_at}, took {result.duration_s} s"),
+        ("machine", f"{machine.get('cpu')}, {machine.get('cores')} cores"
+                    + (f", {memory / 2**30:.1f} GiB" if memory else "")),
+        ("system", f"{machine.get('os')}, {machine.get('implementation', 'Python')} "
+                   f"{machine.get('python')}"),
+        ("versions", versions),
+        ("result format", str(result.format_version)),
+    ]
 
 
 def parity_section(result: Result) -> Section:

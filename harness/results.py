@@ -2,8 +2,8 @@
 
 `load_result` reads any supported format (older ones through the migration
 chain in `harness.model`) and refuses other files with a one-line message.
-`write_result` writes NAME.json and NAME.md; both are rendered before either
-is written, so a rendering bug cannot leave a lone or mismatched file.
+`write_result` writes NAME.json, NAME.md and NAME.html; all are rendered
+before any is written, so a rendering bug cannot leave a lone or mismatched file.
 """
 
 from __future__ import annotations
@@ -31,18 +31,20 @@ def load_result(path: str | Path) -> Result:
 
 def result_paths(name: str, out_dir: Path) -> dict[str, Path]:
     """Where a result called `name` is written, by rendering."""
-    return {"json": out_dir / f"{name}.json", "md": out_dir / f"{name}.md"}
+    return {kind: out_dir / f"{name}.{kind}" for kind in ("json", "md", "html")}
 
 
 def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
     """Write every rendering of `result` into out_dir, each atomically; return the paths."""
-    from harness import markdown
+    from harness import html, markdown
     from harness.report import result_report
 
     paths = result_paths(result.name, out_dir)
+    report = result_report(result)
     contents = {
         "json": json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n",
-        "md": markdown.report(result_report(result)),
+        "md": markdown.report(report),
+        "html": html.report(report),
     }
     for kind, path in paths.items():
         write_atomically(path, contents[kind])

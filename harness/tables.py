@@ -1,7 +1,7 @@
 """One table model for every report: sections of tables, chosen once, rendered many ways.
 
-Code that selects data builds `Report`s of `Section`s of `Table`s; renderers
-(`harness.markdown` now, HTML later) only format them. A `Cell` carries the
+Code that selects data builds `Report`s of `Section`s of `Table`s (and
+`Chart`s); renderers (`harness.markdown`, `harness.html`) only format them. A `Cell` carries the
 text shown and, where there is one, the raw value behind it (for sorting
 and charts). The formatting helpers below are the only place a figure's
 display form (percent, KiB, ratio, timing) is decided.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,14 @@ class Table:
         return Table(self.columns[:width], self.rows, self.notes)
 
 
+@dataclass(frozen=True)
+class Chart:
+    """A chart as a Vega-Lite specification (data inline); HTML draws it, Markdown leaves it."""
+
+    title: str
+    spec: dict[str, Any]
+
+
 @dataclass
 class Section:
     title: str
@@ -53,6 +62,7 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     #: paragraphs after the tables
     footer: list[str] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +70,8 @@ class Report:
     title: str
     intro: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    #: (name, value) pairs describing the run: machine, versions, commit, scenario
+    metadata: list[tuple[str, str]] = field(default_factory=list)
 
 
 def text(value: str) -> Cell:

@@ -27,7 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.ring import Ring
-from harness.tables import Section, Table, count, number, pct, text
+from harness import charts
+from harness.tables import Chart, Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.metrics.context import RunContext, RunPlan, Scope
@@ -50,6 +51,8 @@ class Balance:
     cv_floor: float | None
     #: each server's exact share of the ring (fraction of the hash space)
     arc_shares: tuple[float, ...] | None
+    #: each server's weight (None in results written before it was recorded)
+    weights: tuple[float, ...] | None = None
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -125,6 +128,7 @@ def balance_of_keys(
         cv_arcs=None if shares is None else cv(shares / weight),
         cv_theory=theory, cv_floor=floor,
         arc_shares=None if shares is None else tuple(float(s) for s in shares),
+        weights=tuple(float(w) for w in weight),
     )
 
 
@@ -161,4 +165,38 @@ class BalanceMetric:
             return []
         return [Section("Balance", tables=[Table.of(
             ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs", "cv_theory",
-             "cv_floor"], rows)])]
+             "cv_floor"], rows)], charts=self.charts(result))]
+
+    def charts(self, result: Result) -> list[Chart]:
+        """CV against points per server (with theory and floor), and the last run's shares."""
+        measured = [(run, b) for run in result.runs
+                    if (b := run.figure(self.name)) is not None]
+        found: list[Chart] = []
+        swept = [(run.points_per_weight, b) for run, b in measured
+                 if run.points_per_weight is not None]
+        if len(swept) >= 2:
+            rows = [{"k": k, "series": series, "cv": value}
+                    for k, b in swept
+                    for series, value in (("cv_keys (measured)", b.cv_keys),
+                                          ("cv_arcs (measured)", b.cv_arcs),
+                                          ("cv_theory", b.cv_theory),
+                                          ("cv_floor (theory + key noise)", b.cv_floor))
+                    if value is not None]
+            found.append(charts.curves(
+                "CV of load against points per unit weight", rows, x="k", y="cv",
+                series="series", x_title="points per unit weight k", y_title="CV",
+                points=("cv_keys (measured)", "cv_arcs (measured)")))
+        if measured:
+            run, b = measured[-1]
+            if b.arc_shares is not None:
+                weights = b.weights or tuple(1.0 for _ in b.arc_shares)
+                total = sum(weights)
+                names = [str(s["name"]) for s in result.scenario.get("servers", [])]
+                if len(names) != len(b.arc_shares):
+                    names = [str(i) for i in range(len(b.arc_shares))]
+                found.append(charts.shares(
+                    f"Load per server: exact share of the ring ({run.label}); ticks: "
+                    "fair share by weight",
+                    [{"server": name, "share": share, "expected": w / total}
+                     for name, share, w in zip(names, b.arc_shares, weights, strict=True)]))
+        return found

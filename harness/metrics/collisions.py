@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.model import Result
+from harness import charts
 from harness.ring_access import ring_of
 from harness.tables import Section, Table, count, number, text
 
@@ -58,5 +59,16 @@ class CollisionsMetric:
                 for run in result.runs if (c := run.figure(self.name)) is not None]
         if not rows:
             return []
+        curve = [{"points": run.ring.points, "series": series, "collisions": value}
+                 for run in result.runs
+                 if (c := run.figure(self.name)) is not None and run.ring is not None
+                 for series, value in (("measured", c.collisions),
+                                       ("birthday expectation", c.collisions_expected))
+                 if value > 0]  # a log axis cannot show zero
+        found = [charts.curves(
+            "Collisions against points, with the birthday expectation", curve, x="points",
+            y="collisions", series="series", x_title="points", y_title="points dropped",
+            points=("measured",))] if len(rows) >= 2 and curve else []
         return [Section("Collisions", tables=[Table.of(
-            ["ring", "points", "entries", "collisions", "collisions_expected"], rows)])]
+            ["ring", "points", "entries", "collisions", "collisions_expected"], rows)],
+            charts=found)]

@@ -41,6 +41,7 @@ import memray
 import numpy as np
 import numpy.typing as npt
 
+from harness import charts
 from harness.errors import HarnessError
 from harness.tables import Cell, Section, Table, count, kib, number, ratio, text
 
@@ -255,10 +256,18 @@ class MemoryMetric:
                      text(f"{kib(m.rss_before_bytes).text} -> {kib(m.rss_after_bytes).text}")]
                     for s, m in sized]
             entries = run.ring.entries if run.ring else sized[0][0].entries
+            chart = charts.bars(
+                f"Allocator bytes per entry ({run.label}, {entries:,} entries)",
+                [{"layout": s.name, "bytes_per_entry": m.bytes_per_entry,
+                  "label": f"{m.bytes_per_entry:.2f} B "
+                           f"({m.structure_bytes / base.structure_bytes:.2f}x)"}
+                 for s, m in sized],
+                category="layout", value="bytes_per_entry", value_title="bytes per entry",
+                label="label")
             sections.append(Section(f"Memory ({run.label}, {entries:,} entries)", tables=[
                 Table.of(["layout", "entries", "entry_size", "structure_bytes",
                           "bytes_per_entry", f"vs {base_name}", "build_peak", "lookup_peak",
-                          "tracemalloc sees", "RSS (context)"], rows)]))
+                          "tracemalloc sees", "RSS (context)"], rows)], charts=[chart]))
         return sections
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.generator import Server
+from harness import charts
 from harness.tables import Section, Table, count, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -139,8 +140,16 @@ class MovementMetric:
                      else text(""),
                      count(m.mod_n_moved), pct(m.mod_n_moved_fraction),
                      text("yes" if m.ring_only_changed_server else "NO")] for m in moves]
+            chart = charts.grouped_bars(
+                f"Keys moved ({run.label}): {run.algorithm} against hash mod N",
+                [{"operation": f"{m.operation} {m.server}", "scheme": scheme, "moved": value,
+                  "label": f"{100 * value:.2f}%"}
+                 for m in moves for scheme, value in ((run.algorithm, m.ring_moved_fraction),
+                                                      ("hash mod N", m.mod_n_moved_fraction))],
+                category="operation", group="scheme", value="moved",
+                value_title="fraction of keys moved", label="label")
             sections.append(Section(f"Movement ({run.label})", tables=[Table.of(
                 ["operation", "servers", "keys", "moved", "moved %",
                  "changed server's share", "mod N moved", "mod N moved %",
-                 "moves only to/from it"], rows)]))
+                 "moves only to/from it"], rows)], charts=[chart]))
         return sections

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from harness import charts
 from harness.tables import Cell, Section, Table, ratio, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -167,7 +168,18 @@ class ThroughputMetric:
                      ratio(t.batch_ns.median, base.batch_ns.median if base.batch_ns else 0)]
                     for name, t in timed if t.batch_ns is not None]
             entries = run.ring.entries if run.ring else run.subjects[0].entries
+            bars = [{"layout": name, "path": path, "ns": timing.median,
+                     "label": f"{timing.median:,.1f} ns ({timing.median / base_timing.median:.2f}x)"}
+                    for name, t in timed
+                    for path, timing, base_timing in (("batch", t.batch_ns, base.batch_ns),
+                                                      ("scalar", t.scalar_ns, base.scalar_ns))
+                    if timing is not None and base_timing is not None]
+            chart = charts.grouped_bars(
+                f"ns per key, batch and scalar ({run.label}; ratio to {base_name})", bars,
+                category="layout", group="path", value="ns", value_title="ns per key (median)",
+                label="label")
             sections.append(Section(f"Lookup time ({run.label}, {entries:,} entries)", tables=[
                 Table.of(["layout", "scalar_ns median (min-max)", f"vs {base_name}",
-                          "batch_ns median (min-max)", f"vs {base_name}"], rows)]))
+                          "batch_ns median (min-max)", f"vs {base_name}"], rows)],
+                charts=[chart]))
         return sections
