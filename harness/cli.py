@@ -36,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="two results side by side, with changes")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
-    compare.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    compare.add_argument("--out", type=Path,
+                         help="also write the table to this Markdown file, and an HTML page "
+                              "beside it (same name, .html)")
     reproduce = commands.add_parser(
         "reproduce", help="run scenarios/reproduce/, write REPRODUCTION.md and plots")
     reproduce.add_argument("--out", type=Path, default=Path("results"),
@@ -96,8 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "reproduce":
             return _reproduce(args)
-        from harness import markdown
-        from harness.atomic import write_atomically
+        from harness import html, markdown
+        from harness.atomic import write_together
         from harness.results import load_result
 
         if args.command == "show":
@@ -107,13 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             from harness.compare import comparison_report
 
-            if args.out and args.out.resolve() in (args.a.resolve(), args.b.resolve()):
-                raise ResultFormatError(f"--out {args.out} is one of the inputs; "
+            outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
+            inputs = {args.a.resolve(), args.b.resolve()}
+            clash = next((o for o in outputs if o.resolve() in inputs), None)
+            if clash is not None:
+                raise ResultFormatError(f"--out would overwrite {clash}, one of the inputs; "
                                         "choose another file")
             a, b = load_result(args.a), load_result(args.b)
-            table = markdown.report(comparison_report(a, b, str(args.a), str(args.b)))
+            report = comparison_report(a, b, str(args.a), str(args.b))
+            table = markdown.report(report)
             if args.out:
-                write_atomically(args.out, table)
+                write_together({outputs[0]: table, outputs[1]: html.report(report)})
             print(table, end="")
         return 0
     except (ScenarioError, ResultFormatError, UnknownNameError) as exc:

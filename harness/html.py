@@ -13,6 +13,7 @@ it takes seconds.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -45,10 +46,8 @@ def vega_bundle() -> str:
         pass
     # Inside a <script> element the text "</script" would end it wherever it stands.
     bundle = str(vl_convert.javascript_bundle(_EXPOSE)).replace("</script", "<\\/script")
-    try:
+    with contextlib.suppress(OSError):  # a read-only home: build it again next time
         write_atomically(cached, bundle)
-    except OSError:
-        pass  # a read-only home: build it again next time
     return bundle
 
 

@@ -24,6 +24,7 @@ def section(model: Section, level: int = 2) -> str:
     parts += model.paragraphs
     parts += [table(t) for t in model.tables]
     parts += model.footer
+    parts += [f"![{alt}]({path})" for alt, path in model.images]
     return "\n\n".join(parts)
 
 

@@ -3,7 +3,8 @@
 `load_result` reads any supported format (older ones through the migration
 chain in `harness.model`) and refuses other files with a one-line message.
 `write_result` writes NAME.json, NAME.md and NAME.html; all are rendered
-before any is written, so a rendering bug cannot leave a lone or mismatched file.
+first and then replaced together (`write_together`), so neither a rendering
+bug nor a failed write leaves a lone or mismatched file.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.atomic import write_atomically
+from harness.atomic import write_together
 from harness.errors import ResultFormatError
 from harness.model import FORMAT_NAME, FORMAT_VERSION, Result
 
@@ -46,6 +47,5 @@ def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
         "md": markdown.report(report),
         "html": html.report(report),
     }
-    for kind, path in paths.items():
-        write_atomically(path, contents[kind])
+    write_together({path: contents[kind] for kind, path in paths.items()})
     return paths

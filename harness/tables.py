@@ -63,6 +63,9 @@ class Section:
     #: paragraphs after the tables
     footer: list[str] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
+    #: (alt text, path) of image files beside the Markdown; a self-contained page cannot
+    #: show files, so HTML draws the section's charts instead
+    images: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

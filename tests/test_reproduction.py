@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from harness import markdown
 from harness.errors import HarnessError
 from harness.metrics.balance import Balance, theory_cv
 from harness.metrics.memory import Memory
@@ -130,7 +131,7 @@ def test_checks_table_marks_figures_outside_their_band() -> None:
     """Inside reads yes, outside reads **NO**, and the band is printed in the unit."""
     checks = [Check(_figure("a", 1.0, 1.0, (0.5, 1.5)), 1.0, (0.5, 1.5)),
               Check(_figure("b", 1.0, 2.0, (0.5, 1.5)), 2.0, (0.5, 1.5))]
-    table = checks_table(checks)
+    table = markdown.table(checks_table(checks))
     assert "| a " in table and "| yes " in table
     assert "**NO**" in table.splitlines()[-1]
     assert "0.50% to 1.50%" in table
@@ -152,15 +153,16 @@ def test_show_formats_units() -> None:
 
 def test_sweep_table_judges_each_row_against_its_band() -> None:
     """A plausible cv_arcs reads inside, an impossible 500% reads **NO**; memory is per server."""
-    rows = sweep_table(_sweep_results(), "sweep").splitlines()[2:]
+    rows = markdown.table(sweep_table(_sweep_results(), "sweep")).splitlines()[2:]
     assert "| yes " in rows[0] and "60 B (6.000 B/entry)" in rows[0]
     assert "**NO**" in rows[1]
 
 
 def test_sweep_table_leaves_out_memory_when_not_measured() -> None:
     """Without a memory record the table has no memory column."""
-    assert "memory per server" not in sweep_table(_sweep_results(with_memory=False), "sweep")
-    assert "memory per server" in sweep_table(_sweep_results(), "sweep")
+    assert "memory per server" not in markdown.table(
+        sweep_table(_sweep_results(with_memory=False), "sweep"))
+    assert "memory per server" in markdown.table(sweep_table(_sweep_results(), "sweep"))
 
 
 def test_collision_trend_is_rate_over_sqrt_12_when_collisions_are_rare() -> None:

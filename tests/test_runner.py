@@ -36,9 +36,9 @@ def small(small_result: tuple[Path, dict[str, Any]]) -> Result:
 
 
 def test_run_writes_json_and_markdown(small_result: tuple[Path, dict[str, Any]]) -> None:
-    """A run writes NAME.json and NAME.md and leaves no temporary file behind."""
+    """A run writes NAME.json, NAME.md and NAME.html and leaves no temporary file behind."""
     out, _ = small_result
-    assert sorted(p.name for p in out.iterdir()) == ["small.json", "small.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["small.html", "small.json", "small.md"]
     markdown = (out / "small.md").read_text()
     for section in ("## Balance", "## Collisions", "## Memory", "## Lookup time",
                     "## Movement", "## Parity"):

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.ring import Ring
 from harness import charts
+from harness.ring import Ring
 from harness.tables import Chart, Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these

@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from harness import charts
 from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.model import Result
-from harness import charts
 from harness.ring_access import ring_of
 from harness.tables import Section, Table, count, number, text
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.generator import Server
 from harness import charts
+from harness.generator import Server
 from harness.tables import Section, Table, count, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these

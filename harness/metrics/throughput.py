@@ -169,7 +169,8 @@ class ThroughputMetric:
                     for name, t in timed if t.batch_ns is not None]
             entries = run.ring.entries if run.ring else run.subjects[0].entries
             bars = [{"layout": name, "path": path, "ns": timing.median,
-                     "label": f"{timing.median:,.1f} ns ({timing.median / base_timing.median:.2f}x)"}
+                     "label": f"{timing.median:,.1f} ns "
+                              f"({timing.median / base_timing.median:.2f}x)"}
                     for name, t in timed
                     for path, timing, base_timing in (("batch", t.batch_ns, base.batch_ns),
                                                       ("scalar", t.scalar_ns, base.scalar_ns))

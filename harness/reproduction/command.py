@@ -1,20 +1,21 @@
 """`python -m harness reproduce`: run every reproduction scenario, then write the report.
 
-Results go to OUT/reproduce/NAME.{json,md} (as `python -m harness run` writes
-them), plots to OUT/reproduce/*.png and the report to OUT/REPRODUCTION.md,
-each file atomically.
+Results go to OUT/reproduce/NAME.{json,md,html} (as `python -m harness run`
+writes them), plots to OUT/reproduce/*.png and the report to
+OUT/REPRODUCTION.md and OUT/REPRODUCTION.html, replaced together.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.atomic import write_atomically
+from harness import html, markdown
+from harness.atomic import write_together
 from harness.reproduction.checks import Check, evaluate
 from harness.reproduction.figures import FIGURES
 from harness.reproduction.plots import PLOTS
 from harness.reproduction.reading import SCENARIO_DIR, Results
-from harness.reproduction.render import render_reproduction
+from harness.reproduction.render import reproduction_report
 from harness.results import load_result, write_result
 
 
@@ -50,5 +51,7 @@ def write_report(out: Path) -> list[Check]:
     checks = [evaluate(figure, results) for figure in FIGURES]
     for name, plot in PLOTS.items():
         plot(results, out / "reproduce" / name)
-    write_atomically(out / "REPRODUCTION.md", render_reproduction(results, checks, list(PLOTS)))
+    report = reproduction_report(results, checks, list(PLOTS))
+    write_together({out / "REPRODUCTION.md": markdown.report(report),
+                    out / "REPRODUCTION.html": html.report(report)})
     return checks

@@ -11,13 +11,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from harness import markdown
+from harness import charts, markdown
 from harness.metrics.collisions import expected_collisions
 from harness.reproduction.bands import cv_rows, poisson_band, quantile_band, simulated_shares
 from harness.reproduction.checks import Check, show
 from harness.reproduction.reading import Results, balance, memory_of, movement, ring_info, run_of
 from harness.reproduction.sources import MOD_N, SCRATCH, SOURCES
-from harness.tables import Table
+from harness.tables import Chart, Report, Section, Table
 
 TOLERANCE_RULES = """\
 How to read the tolerance band. The articles do not say how they named their keys
@@ -34,8 +34,8 @@ bytes per entry, the padding saving) must match to the published rounding.
 "Published in band" says whether the published value itself falls in our band:
 a check of the band as much as of the published value."""
 
-def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return markdown.table(Table.of(headers, [[str(cell) for cell in row] for row in rows]))
+def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> Table:
+    return Table.of(headers, [[str(cell) for cell in row] for row in rows])
 
 
 def _yes(value: bool | None) -> str:
@@ -50,7 +50,7 @@ def _band_text(check: Check) -> str:
     return f"{show(low, unit, digits)} to {show(high, unit, digits)}"
 
 
-def checks_table(checks: Sequence[Check]) -> str:
+def checks_table(checks: Sequence[Check]) -> Table:
     """One row per figure: published value, ours, band, inside."""
     rows = [[c.figure.key, c.figure.what, c.figure.source,
              show(c.figure.published, c.figure.unit, c.figure.decimals),
@@ -81,7 +81,7 @@ def _arc_band(servers: int, k: int) -> tuple[float, float]:
     return quantile_band(cv_rows(simulated_shares([k] * servers)))
 
 
-def sweep_table(results: Results, scenario: str) -> str:
+def sweep_table(results: Results, scenario: str) -> Table:
     """Balance of each k: measured CVs, cv_arcs against its simulated band, theory, floor.
 
     With memory measured, also the packed layout's allocator bytes per server.
@@ -113,7 +113,7 @@ def sweep_table(results: Results, scenario: str) -> str:
     return _table(rows, headers + ["memory per server (packed, measured)"] * with_memory)
 
 
-def weights_table(results: Results) -> str:
+def weights_table(results: Results) -> Table:
     servers = results["c_weights"].scenario["servers"]
     total = sum(s["weight"] for s in servers)
     shares = balance(results, "c_weights").arc_shares or ()
@@ -124,7 +124,7 @@ def weights_table(results: Results) -> str:
                          "share / weight share"])
 
 
-def bits_table(results: Results) -> str:
+def bits_table(results: Results) -> Table:
     rows = []
     for bits in (32, 64):
         name = f"d_cloudflare_2048_{bits}"
@@ -140,7 +140,7 @@ def bits_table(results: Results) -> str:
                          "cv_theory", "cv_keys (200,000 keys: Poisson-bound)"])
 
 
-def collisions_table(results: Results) -> str:
+def collisions_table(results: Results) -> Table:
     rows = []
     for run in results["e_collisions_32"].runs:
         collisions = run.figure("collisions")
@@ -154,7 +154,7 @@ def collisions_table(results: Results) -> str:
                          "dropped"])
 
 
-def padding_table(results: Results) -> str:
+def padding_table(results: Results) -> Table:
     run = run_of(results, "f_padding")
     rows = [[s.name, f"{s.entries:,}", f"{m.structure_bytes:,}", f"{m.bytes_per_entry:.4f}",
              f"{m.build_peak_bytes:,}", f"{m.lookup_peak_bytes:,}"]
@@ -165,7 +165,7 @@ def padding_table(results: Results) -> str:
                          f"lookup_peak ({keys:,} keys)"])
 
 
-def movement_table(results: Results) -> str:
+def movement_table(results: Results) -> Table:
     rows = []
     for name in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100"):
         m = movement(results, name)
@@ -176,7 +176,7 @@ def movement_table(results: Results) -> str:
                          "mod N moved", "ring moves only to/from it"])
 
 
-def three_nodes_table(results: Results) -> str:
+def three_nodes_table(results: Results) -> Table:
     rows = []
     for run in results["h_three_nodes"].runs:
         b = balance(results, "h_three_nodes", run.points_per_weight)
@@ -187,85 +187,93 @@ def three_nodes_table(results: Results) -> str:
                          "std (ring shares)"])
 
 
-def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequence[str]) -> str:
-    """The whole REPRODUCTION.md."""
+def reproduction_report(results: Results, checks: Sequence[Check],
+                        plots: Sequence[str]) -> Report:
+    """REPRODUCTION as a report: the checks, then the detail behind them, then the plots."""
     inside = sum(c.inside for c in checks)
     durations = sum(result.duration_s for result in results.values())
     commits = sorted({str(result.git_commit) for result in results.values()})
     machine = next(iter(results.values())).machine
-    sections = [
-        "# Reproducing the published figures",
-        "",
+    intro = [
         "Generated by `python -m harness reproduce` from the result documents in "
         "`results/reproduce/` (scenarios in `scenarios/reproduce/`); do not edit by hand. "
         f"{len(results)} scenarios took {durations:,.0f} s of measurement in total on "
         f"{machine['cpu']} ({machine['cores']} cores); commit {', '.join(commits)}.",
-        "",
         f"**{inside} of {len(checks)} figures are inside their tolerance band.**",
-        "",
-        checks_table(checks),
-        "",
-        TOLERANCE_RULES,
-        "",
-        "Why each band:",
-        "",
-        tolerance_reasons(checks),
-        "",
-        f"## a. Balance sweep, 100 servers, 200,000 keys ({SCRATCH})",
-        "",
-        sweep_table(results, "a_balance_sweep"),
-        "",
-        "## b. Every doubling of k (100 servers)",
-        "",
-        "Memory is the packed layout's allocator bytes per server; at small k the array "
-        "header dominates, from a few thousand points on it is 6 B x k.",
-        "",
-        sweep_table(results, "b_doubling"),
-        "",
-        "## c. Weights 1, 2, 10 at 160 points per unit weight",
-        "",
-        weights_table(results),
-        "",
-        "## d. Cloudflare's case at 2,048 servers: 32 against 64 bits",
-        "",
-        "The blake2b-64 ring's points are the blake2b-32 points with 32 more bits, so the "
-        "two rings differ only where 32-bit points collide. Our rule (the lowest server "
-        "index keeps a shared position) moves share from high- to low-index servers: with "
-        "lambda = n/S other points expected on each position, the server at u = i/N keeps "
-        "a shared arc with probability exp(-lambda u), a trend that adds to cv_arcs in "
-        "quadrature (checks d12, d15) and splits the low and high halves by "
-        "2 tanh(lambda/4) of the mean share (d13, d16). At 100,000 points a server "
-        "(lambda = 0.048) the trend outweighs the 1/sqrt(k) gain: d17.",
-        "",
-        bits_table(results),
-        "",
-        "## e. The birthday curve (32 bits, 100 servers)",
-        "",
-        "The rows are nested, not independent: each ring holds the points of the smaller "
-        "ones (points j < k of every server), so an early excess of collisions is carried "
-        "into every later row.",
-        "",
-        collisions_table(results),
-        "",
-        "## f. Padding: every array layout of one ring",
-        "",
-        padding_table(results),
-        "",
-        "## g. Movement",
-        "",
-        movement_table(results),
-        "",
-        f"## h. Three nodes ({MOD_N})",
-        "",
-        three_nodes_table(results),
-        "",
-        "## Sources",
-        "",
-        sources_list(),
-        "",
-        "## Plots",
-        "",
-        *[f"![{name}](reproduce/{name})" for name in plots],
-        "",
     ]
-    return "\n".join(sections)
+    sections = [
+        Section("", tables=[checks_table(checks)],
+                footer=[TOLERANCE_RULES, "Why each band:", tolerance_reasons(checks)]),
+        Section(f"a. Balance sweep, 100 servers, 200,000 keys ({SCRATCH})",
+                tables=[sweep_table(results, "a_balance_sweep")]),
+        Section("b. Every doubling of k (100 servers)", paragraphs=[
+            "Memory is the packed layout's allocator bytes per server; at small k the array "
+            "header dominates, from a few thousand points on it is 6 B x k."],
+                tables=[sweep_table(results, "b_doubling")]),
+        Section("c. Weights 1, 2, 10 at 160 points per unit weight",
+                tables=[weights_table(results)]),
+        Section("d. Cloudflare's case at 2,048 servers: 32 against 64 bits", paragraphs=[
+            "The blake2b-64 ring's points are the blake2b-32 points with 32 more bits, so the "
+            "two rings differ only where 32-bit points collide. Our rule (the lowest server "
+            "index keeps a shared position) moves share from high- to low-index servers: with "
+            "lambda = n/S other points expected on each position, the server at u = i/N keeps "
+            "a shared arc with probability exp(-lambda u), a trend that adds to cv_arcs in "
+            "quadrature (checks d12, d15) and splits the low and high halves by "
+            "2 tanh(lambda/4) of the mean share (d13, d16). At 100,000 points a server "
+            "(lambda = 0.048) the trend outweighs the 1/sqrt(k) gain: d17."],
+                tables=[bits_table(results)]),
+        Section("e. The birthday curve (32 bits, 100 servers)", paragraphs=[
+            "The rows are nested, not independent: each ring holds the points of the smaller "
+            "ones (points j < k of every server), so an early excess of collisions is carried "
+            "into every later row."], tables=[collisions_table(results)]),
+        Section("f. Padding: every array layout of one ring", tables=[padding_table(results)]),
+        Section("g. Movement", tables=[movement_table(results)]),
+        Section(f"h. Three nodes ({MOD_N})", tables=[three_nodes_table(results)]),
+        Section("Sources", paragraphs=[sources_list()]),
+        Section("Plots", images=[(name, f"reproduce/{name}") for name in plots],
+                charts=reproduction_charts(results)),
+    ]
+    return Report("Reproducing the published figures", intro, sections)
+
+
+def reproduction_charts(results: Results) -> list[Chart]:
+    """The plots' figures as charts, for the self-contained page (it cannot show PNG files)."""
+    doubling = [(run.points_per_weight, balance(results, "b_doubling", run.points_per_weight))
+                for run in results["b_doubling"].runs]
+    cv_rows = [{"k": k, "series": series, "cv": value}
+               for k, b in doubling
+               for series, value in (("cv_arcs (measured)", b.cv_arcs),
+                                     ("cv_keys (measured)", b.cv_keys),
+                                     ("cv_theory", b.cv_theory),
+                                     ("cv_floor (theory + key noise)", b.cv_floor))]
+    collision_rows = [
+        {"points": ring.points, "series": series, "collisions": value}
+        for run in results["e_collisions_32"].runs
+        for ring in [ring_info(results, "e_collisions_32", run.points_per_weight)]
+        for series, value in (("measured (blake2b-32)", run.figure("collisions").collisions),
+                              ("birthday expectation",
+                               run.figure("collisions").collisions_expected))
+        if value > 0]
+    padding = run_of(results, "f_padding")
+    memory = [{"layout": s.name, "bytes": m.bytes_per_entry,
+               "label": f"{m.bytes_per_entry:.3f} B"}
+              for s in padding.of_kind("layout")
+              if (m := memory_of(results, "f_padding", None, s.name))]
+    return [
+        charts.curves("Balance against points per server (N = 100, blake2b-32)", cv_rows,
+                      x="k", y="cv", series="series", x_title="points per server k",
+                      y_title="CV of load across servers",
+                      points=("cv_arcs (measured)", "cv_keys (measured)")),
+        charts.curves("The birthday curve in a 32-bit ring", collision_rows, x="points",
+                      y="collisions", series="series", x_title="points n",
+                      y_title="points dropped", points=("measured (blake2b-32)",)),
+        charts.bars(f"Allocator bytes per entry by layout ({padding.ring.entries:,} entries)"
+                    if padding.ring else "Allocator bytes per entry by layout", memory,
+                    category="layout", value="bytes", value_title="bytes per entry",
+                    label="label"),
+    ]
+
+
+def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequence[str]) -> str:
+    """The whole REPRODUCTION.md."""
+    return markdown.report(reproduction_report(results, checks, plots))
