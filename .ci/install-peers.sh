@@ -4,9 +4,15 @@
 # comes with the `test` extra; only nginx needs the system package manager.
 set -euo pipefail
 
-if ! command -v nginx >/dev/null 2>&1; then
+# Debian packages the tests need: nginx (a real peer of our nginx ring; the tests start
+# their own, the packaged service need not run) and chromium with its driver (the HTML
+# pages are tested in a real headless browser).
+missing=()
+command -v nginx >/dev/null 2>&1 || missing+=(nginx)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    # The tests start their own nginx; the packaged service need not run.
-    apt-get install -y -qq nginx >/dev/null
+    apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -1,0 +1,107 @@
+"""The HTML pages in a real browser (headless chromium): they load with no console error,
+draw every chart, show and sort their tables, and a screenshot is not blank."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+
+from .browser import MISSING, browser, console_errors, full_page_png
+from .conftest import SMALL_SCENARIO
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One page of each kind: a run, a comparison, a reproduction (from committed results)."""
+    folder = tmp_path_factory.mktemp("pages")
+    scenario = folder / "small.toml"
+    scenario.write_text(SMALL_SCENARIO, encoding="utf-8")
+    assert main(["run", str(scenario), "--out", str(folder), "--no-progress"]) == 0
+    assert main(["compare", str(FORMAT1 / "hash-bits-32.json"),
+                 str(FORMAT1 / "hash-bits-64.json"), "--out", str(folder / "cmp.md")]) == 0
+    shutil.copytree(FORMAT1 / "reproduce", folder / "repro" / "reproduce")
+    assert main(["reproduce", "--no-run", "--out", str(folder / "repro")]) == 0
+    return {"run": folder / "small.html", "compare": folder / "cmp.html",
+            "reproduce": folder / "repro" / "REPRODUCTION.html"}
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    with browser() as session:
+        yield session
+
+
+def _open(driver: Any, page: Path) -> int:
+    """Load a page and wait for its charts; return how many were drawn."""
+    console_errors(driver)  # drop what earlier pages logged
+    driver.get(page.as_uri())
+    driver.set_script_timeout(60)
+    drawn: int = driver.execute_async_script(
+        "const done = arguments[0];"
+        "window.chartsReady.then(() => done(window.chartsDrawn), e => done(-1));")
+    return drawn
+
+
+@pytest.mark.parametrize(("kind", "least_charts"), [("run", 6), ("compare", 0),
+                                                     ("reproduce", 3)])
+def test_page_loads_draws_and_shows_tables(
+    kind: str, least_charts: int, pages: dict[str, Path], driver: Any,
+) -> None:
+    """No console error; every chart placeholder holds a drawn SVG; the tables are there."""
+    drawn = _open(driver, pages[kind])
+    placeholders = driver.find_elements("css selector", "div.chart")
+    assert drawn == len(placeholders) >= least_charts
+    assert len(driver.find_elements("css selector", "div.chart svg")) == drawn
+    assert driver.find_elements("css selector", "table.sortable tbody tr")
+    assert console_errors(driver) == []
+    assert "http" not in "".join(e.get_attribute("src") or "" for e in
+                                 driver.find_elements("css selector", "script, img, link"))
+
+
+def test_screenshot_is_not_blank(pages: dict[str, Path], driver: Any) -> None:
+    """The rendered page has text and charts: many distinct colours, not one flat fill."""
+    from PIL import Image
+
+    _open(driver, pages["run"])
+    image = Image.open(io.BytesIO(full_page_png(driver))).convert("RGB")
+    assert image.height > 2000
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50
+
+
+def test_tables_sort_by_raw_value(pages: dict[str, Path], driver: Any) -> None:
+    """Clicking a heading sorts by the cells' values (numbers as numbers), then reverses."""
+    _open(driver, pages["run"])
+    table = next(t for t in driver.find_elements("css selector", "table.sortable")
+                 if "bytes_per_entry" in t.text)
+    headings = table.find_elements("css selector", "th")
+    column = [h.text for h in headings].index("bytes_per_entry")
+
+    def values() -> list[float]:
+        return [float(row.find_elements("css selector", "td")[column]
+                      .get_attribute("data-value"))
+                for row in table.find_elements("css selector", "tbody tr")]
+
+    headings[column].click()
+    assert values() == sorted(values())
+    headings[column].click()
+    assert values() == sorted(values(), reverse=True)
+
+
+def test_dark_mode_page_is_dark(pages: dict[str, Path]) -> None:
+    """With the reader's dark setting, the page background is dark and text light."""
+    with browser(dark=True) as dark:
+        _open(dark, pages["run"])
+        background = dark.execute_script(
+            "return getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(22, 24, 28)"
