@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the real peers the integration tests check our constructions against.
-# Idempotent and quiet: does nothing when nginx is already on PATH. uhashring
-# comes with the `test` extra; only nginx needs the system package manager.
+# Installs what the integration tests need from the system: real peers our
+# constructions are checked against, and a browser for the HTML pages.
+# Idempotent and quiet: installs only what is not on PATH already. Python
+# packages (uhashring, selenium) come with the `test` extra.
 set -euo pipefail
 
 # Debian packages the tests need: nginx (a real peer of our nginx ring; the tests start
