@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, name), with nothing
@@ -48,7 +48,38 @@ def _parser() -> argparse.ArgumentParser:
                            help="re-render from the results already in OUT/reproduce/")
     reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                            help="show a progress bar (default: only when stderr is a terminal)")
+    explore = commands.add_parser(
+        "explore", help="write the ring explorer: an interactive page of a ring")
+    explore.add_argument("scenario", nargs="?", type=Path,
+                         help="a scenario whose ring to explore (default: the simulator's ring)")
+    explore.add_argument("--servers", type=int, default=3,
+                         help="servers of the simulator's ring (default 3; no scenario only)")
+    explore.add_argument("--points", type=int,
+                         help="points per unit weight (default: 100, or the scenario's)")
+    explore.add_argument("--out", type=Path, required=True, help="the page to write (.html)")
     return parser
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from harness.atomic import write_atomically
+    from harness.explore import explorer_page, scenario_ring, simulator_ring
+    from harness.scenario import load_scenario
+
+    if args.scenario is not None:
+        if args.servers != 3:
+            raise ScenarioError("explore: --servers applies to the simulator's ring only; "
+                                "a scenario names its own servers")
+        if args.points is not None and args.points < 1:
+            raise ScenarioError(f"explore: --points must be at least 1 (got {args.points})")
+        ring = scenario_ring(load_scenario(args.scenario), args.points)
+    else:
+        ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
+    if args.out.is_dir():
+        raise ScenarioError(f"explore: --out must be a file to write (got {args.out}, a "
+                            "directory)")
+    write_atomically(args.out, explorer_page(ring))
+    print(f"wrote {args.out}: open it in a browser (it needs no network)")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -98,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "reproduce":
             return _reproduce(args)
+        if args.command == "explore":
+            return _explore(args)
         from harness import html, markdown
         from harness.atomic import write_together
         from harness.results import load_result
