@@ -67,9 +67,10 @@ def _write_temporary(target: Path, data: bytes) -> Path:
     fd, temporary = _open_exclusive(target)
     try:
         with os.fdopen(fd, "wb") as handle:
-            # The replaced file's permission bits, not the umask's, if it exists.
+            # The replaced file's permission bits, not the umask's, if it exists (not its
+            # setuid, setgid or sticky bits: a result is never meant to carry those).
             with contextlib.suppress(FileNotFoundError):
-                os.fchmod(handle.fileno(), os.stat(target).st_mode & 0o7777)
+                os.fchmod(handle.fileno(), os.stat(target).st_mode & 0o777)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

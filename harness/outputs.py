@@ -5,7 +5,9 @@ Refused, each with one line naming the output:
 - two outputs that are one file (two scenarios with the same `name`): the second
   would silently replace the first;
 - an output that is also an input (`compare A B --out A.json`);
-- an output that is a directory, or whose directory is a regular file or not writable;
+- an output that exists and is not a regular file (a directory, /dev/null: the rename
+  that writes it would replace the device node), or whose directory is a regular file
+  or not writable;
 - an output under /proc or /sys, kernel pseudo-file systems that take writes as commands;
 - a file name or path longer than the file system allows.
 """
@@ -13,10 +15,12 @@ Refused, each with one line naming the output:
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import OutputError
+from harness.safe_read import describe_file_type
 
 #: kernel pseudo-file systems: a file there is an interface, not storage
 PSEUDO_FILE_SYSTEMS = (Path("/proc"), Path("/sys"))
@@ -62,8 +66,13 @@ def _check_place(output: Path, error: Callable[[str], Exception]) -> None:
     path_max = os.pathconf(place, "PC_PATH_MAX")
     if len(os.fsencode(str(resolved))) >= path_max:
         raise error(f"{output}: path longer than this file system allows ({path_max} bytes)")
-    if os.path.isdir(resolved):
-        raise error(f"{output}: output is a directory, expected a file name")
+    try:
+        mode = os.stat(resolved).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # The rename that writes an output would replace the device node itself.
+        raise error(f"{output}: output is {describe_file_type(mode)}, expected a regular file")
     if not os.access(place, os.W_OK | os.X_OK):
         raise error(f"{output}: output directory {place} is not writable")
 

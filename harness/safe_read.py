@@ -25,7 +25,8 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def describe_file_type(mode: int) -> str:
+    """'a FIFO', 'a directory', ... for an st_mode that is not a regular file's."""
     for test, name in _KINDS:
         if test(mode):
             return name
@@ -50,7 +51,7 @@ def read_regular_file(
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise error(f"{path}: {expected} (got {_kind(status.st_mode)})")
+            raise error(f"{path}: {expected} (got {describe_file_type(status.st_mode)})")
         if status.st_size > limit_bytes:
             raise error(f"{path}: {expected} (got {status.st_size} bytes)")
         chunks: list[bytes] = []

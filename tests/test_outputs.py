@@ -54,8 +54,20 @@ def test_out_directory_that_is_a_regular_file_is_refused(tmp_path: Path) -> None
 def test_output_that_is_a_directory_is_refused(tmp_path: Path) -> None:
     """NAME.md that is a directory is refused before the run, not after it."""
     (tmp_path / "r.md").mkdir()
-    with pytest.raises(OutputError, match=r"r\.md: output is a directory"):
+    with pytest.raises(OutputError, match=r"r\.md: output is a directory, expected a regular"):
         check_outputs([tmp_path / "r.json", tmp_path / "r.md"], [])
+
+
+@pytest.mark.parametrize(
+    ("output", "kind"), [("/dev/null", "a character device"), ("FIFO", "a FIFO")]
+)
+def test_existing_special_file_is_refused(tmp_path: Path, output: str, kind: str) -> None:
+    """`--out /dev/null` (or a FIFO): the atomic rename would replace the node itself."""
+    if output == "FIFO":
+        output = str(tmp_path / "fifo.md")
+        os.mkfifo(output)
+    with pytest.raises(OutputError, match=f"output is {kind}, expected a regular file"):
+        check_outputs([Path(output)], [])
 
 
 @pytest.mark.parametrize("place", ["/proc", "/sys", "/proc/self", "/sys/kernel"])
