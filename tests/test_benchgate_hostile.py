@@ -125,6 +125,8 @@ SAMPLES = len(REFERENCE_SECONDS) // 2
         (_set("ring_bench.figures", {"x/16k/nbytes": math.nan}), "finite number"),
         (_set("benchmarks.0.extra_info.rounds_per_sample", 20), "1 samples"),
         (lambda d: _set("benchmarks", d["benchmarks"] * 2)(d), "appears twice"),
+        (_set("benchmarks.0.extra_info.id", "batch/y/16k"), "shares no timing"),
+        (_set("ring_bench.figures", {"y/16k/nbytes": 1}), "shares no figure"),
     ],
 )
 def test_unusable_results_exit_2_with_one_line(

@@ -3,7 +3,8 @@
 Exit status: 0 when nothing regressed (or a baseline was recorded), 1 on a
 regression, 2 when the results cannot be judged: not the suite's JSON, a mode
 the suite does not define, no timings or figures, NaN or non-positive times,
-too few samples, or a --baseline-dir that is not a directory. A baseline
+too few samples, nothing in common with a baseline of the same environment, or
+a --baseline-dir that is not a directory. A baseline
 recorded in another environment has its timings replaced, but its
 CPU-independent figures (routing digests, and sizes where Python and the
 architecture match) still decide. `--update-baseline` (or RING_BENCH_UPDATE=1
@@ -37,7 +38,7 @@ from harness.benchgate.decide import (
     judge_timings,
     unmatched,
 )
-from harness.benchgate.results import minimum_samples, read_run
+from harness.benchgate.results import UnusableDataError, minimum_samples, read_run
 from harness.errors import HarnessError
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
@@ -95,6 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+def _nothing_to_judge(path: Path, kind: str) -> UnusableDataError:
+    """A run that shares no timing or figure with its baseline would pass without a check."""
+    return UnusableDataError(
+        f"{path}: this run shares no {kind} with the baseline, so there is "
+        "nothing to judge (record it with --update-baseline if that is intended)"
+    )
+
+
 def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
     check_directory(baseline_dir)
     run = read_run(results, minimum_samples(ALPHA))
@@ -123,6 +132,11 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
             file=sys.stderr,
         )
     timings = judge_timings(run, baseline) if same_environment else []
+    # (In another environment a run with nothing comparable re-baselines, as announced.)
+    if same_environment and not timings:
+        raise _nothing_to_judge(path, "timing")
+    if same_environment and not comparable_figures(run, baseline):
+        raise _nothing_to_judge(path, "figure")
     changed_figures = [
         v for v in judge_figures(run, baseline) if v.regressed or v.baseline != v.current
     ]
