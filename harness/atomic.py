@@ -152,14 +152,17 @@ def _keep_old_content(item: _Pending) -> None:
 
 
 def _roll_back(pending: list[_Pending]) -> None:
+    """Give every renamed target its old content back (or remove it if it is new). A
+    restore that fails leaves the hidden copy of the old content in place, not deleted."""
     for item in pending:
         if not item.renamed:
             continue
-        if item.backup is not None:
-            os.replace(item.backup, item.target)
-            item.backup = None
-        else:
-            item.target.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            if item.backup is not None:
+                os.replace(item.backup, item.target)
+            else:
+                item.target.unlink(missing_ok=True)
+        item.backup = None
 
 
 def _non_finite(value: object, where: str) -> Iterator[str]:
