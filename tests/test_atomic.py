@@ -4,6 +4,7 @@ import json
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,37 @@ def test_dumps_strict_writes_json_or_refuses(document: object) -> None:
     except HarnessError:
         return
     json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} written"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    states=st.lists(st.sampled_from(["missing", "file", "directory"]), min_size=1, max_size=4),
+)
+def test_write_together_is_all_or_nothing(states: list[str]) -> None:
+    """Targets that are missing, files or directories: either every target holds its new
+    content, or every file target holds its old content and new ones do not appear."""
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        files: dict[Path, str | bytes] = {}
+        for index, state in enumerate(states):
+            target = root / f"r{index}.out"
+            if state == "file":
+                target.write_text(f"old {index}")
+            elif state == "directory":
+                target.mkdir()
+            files[target] = f"new {index}"
+        try:
+            write_together(files)
+        except IsADirectoryError:
+            assert "directory" in states
+            for index, state in enumerate(states):
+                target = root / f"r{index}.out"
+                if state == "file":
+                    assert target.read_text() == f"old {index}"
+                elif state == "missing":
+                    assert not target.exists()
+        else:
+            assert "directory" not in states
+            assert all(path.read_text() == text for path, text in files.items())
+        stray = {p.name for p in root.iterdir()} - {p.name for p in files}
+        assert stray == set()
