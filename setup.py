@@ -3,9 +3,24 @@
 - `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c) behind cffi, `harness._ring_c`.
 - `harness._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
+
+RING_HARNESS_EXTRA_CFLAGS and RING_HARNESS_EXTRA_LDFLAGS add compiler and linker flags
+to both (cext/build_ffi.py reads them too); such a build gets its own build directory,
+because setuptools reuses objects it thinks up to date whatever flags made them.
 """
 
+import hashlib
+import os
+import shlex
+
 from setuptools import Extension, setup
+
+EXTRA_COMPILE_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_CFLAGS", ""))
+EXTRA_LINK_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_LDFLAGS", ""))
+OPTIONS = {}
+if EXTRA_COMPILE_ARGS or EXTRA_LINK_ARGS:
+    flags = hashlib.sha256(shlex.join(EXTRA_COMPILE_ARGS + ["--"] + EXTRA_LINK_ARGS).encode())
+    OPTIONS = {"build": {"build_base": f"build/flags-{flags.hexdigest()[:12]}"}}
 
 setup(
     cffi_modules=["cext/build_ffi.py:ffibuilder"],
@@ -15,7 +30,9 @@ setup(
             sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c"],
             depends=["cext/ring.h", "cext/bucketed.h"],
             include_dirs=["cext"],
-            extra_compile_args=["-O2", "-std=c99"],
+            extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
+            extra_link_args=EXTRA_LINK_ARGS,
         )
     ],
+    options=OPTIONS,
 )

@@ -5,7 +5,15 @@ It imports nothing from the `harness` package: setup.py names it in
 result (`harness._ring_c`).
 """
 
+import os
+import shlex
+
 from cffi import FFI
+
+# Extra flags for a checked build (tox -e sanitize: -fsanitize=address,undefined); setup.py
+# reads the same variables for harness._scalar.
+EXTRA_COMPILE_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_CFLAGS", ""))
+EXTRA_LINK_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_LDFLAGS", ""))
 
 # The struct-array layouts (ring.h), one set of functions per struct kind:
 # `kind` names the struct, `hash` its position type.
@@ -65,7 +73,8 @@ ffibuilder.set_source(
     sources=["cext/ring.c", "cext/bucketed.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h"],
-    extra_compile_args=["-O2", "-std=c99"],
+    extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
+    extra_link_args=EXTRA_LINK_ARGS,
 )
 
 if __name__ == "__main__":

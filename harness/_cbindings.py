@@ -35,6 +35,17 @@ def _address(cdata: Any) -> int:
     return int(ffi.cast("uintptr_t", cdata))
 
 
+def _c_input(array: npt.ArrayLike, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """`array` as C-contiguous and aligned `dtype`, copied only if it is not already.
+
+    C reads the elements through typed pointers: from a misaligned buffer (a view at an
+    odd byte offset, which np.ascontiguousarray passes through unchanged) that is
+    undefined behaviour, reported by tox -e sanitize as "load of misaligned address".
+    """
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return contiguous if contiguous.flags.aligned else contiguous.copy()
+
+
 def _u32_buffer(array: npt.NDArray[Any]) -> Any:
     return ffi.from_buffer("uint32_t[]", array)
 
@@ -123,8 +134,8 @@ class CEntryArray:
         spec = STRUCTS[kind]
         self._hash_dtype = spec.hash_dtype
         self._hash_array = f"{spec.hash_ctype}[]"
-        positions = np.ascontiguousarray(positions, dtype=spec.hash_dtype)
-        owners = np.ascontiguousarray(owners, dtype=np.uint16)
+        positions = _c_input(positions, spec.hash_dtype)
+        owners = _c_input(owners, np.uint16)
         self.kind = kind
         self.entries = len(positions)
         self.entry_size = spec.size
@@ -145,9 +156,9 @@ class CEntryArray:
         return int(ffi.sizeof(self._array))
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        # Keys of the struct's hash type, C-contiguous, are read in place; anything
-        # else is converted once.
-        keys = np.ascontiguousarray(key_hashes, dtype=self._hash_dtype)
+        # Keys of the struct's hash type, C-contiguous and aligned, are read in place;
+        # anything else is converted once.
+        keys = _c_input(key_hashes, self._hash_dtype)
         out = np.empty(len(keys), dtype=np.uint16)
         self._lookup_many(
             self._array,
@@ -172,8 +183,8 @@ class CBucketedRing:
             raise HarnessError(
                 f"the bucketed layout holds 1 to 2**32-1 entries (got {len(positions)})"
             )
-        positions = np.ascontiguousarray(positions, dtype=np.uint32)
-        owners = np.ascontiguousarray(owners, dtype=np.uint16)
+        positions = _c_input(positions, np.uint32)
+        owners = _c_input(owners, np.uint16)
         self.entries = len(positions)
         self._offsets = ffi.new("uint32_t[]", BUCKETS + 1)
         self._array = ffi.new("struct ring_bucket_entry[]", self.entries)
@@ -197,8 +208,8 @@ class CBucketedRing:
         return int(ffi.sizeof(self._offsets) + ffi.sizeof(self._array))
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        # A uint32, C-contiguous input is read in place; anything else is converted once.
-        keys = np.ascontiguousarray(key_hashes, dtype=np.uint32)
+        # A uint32, C-contiguous, aligned input is read in place; anything else is converted once.
+        keys = _c_input(key_hashes, np.uint32)
         out = np.empty(len(keys), dtype=np.uint16)
         lib.ring_bucketed_lookup_many(
             self._offsets, self._array, _u32_buffer(keys), len(keys), _u16_out(out)

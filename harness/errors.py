@@ -26,3 +26,8 @@ class ResultFormatError(HarnessError):
 
 class ParityError(HarnessError):
     """Two layouts built from the same ring routed some key to different servers."""
+
+
+class OutputError(HarnessError):
+    """An output that cannot or must not be written (named twice, also an input, no place
+    to write it), found before any work starts."""

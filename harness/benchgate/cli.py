@@ -1,8 +1,14 @@
 """`ring-bench-gate RESULTS.json`: compare one run of `benchmarks/` with the committed baseline.
 
 Exit status: 0 when nothing regressed (or a baseline was recorded), 1 on a
-regression, 2 when the results file is unusable. `--update-baseline` (or
-RING_BENCH_UPDATE=1 in the environment) rewrites the baseline on purpose.
+regression, 2 when the results cannot be judged: not the suite's JSON, a mode
+the suite does not define, no timings or figures, NaN or non-positive times,
+too few samples, nothing in common with a baseline of the same environment, or
+a --baseline-dir that is not a directory. A baseline
+recorded in another environment has its timings replaced, but its
+CPU-independent figures (routing digests, and sizes where Python and the
+architecture match) still decide. `--update-baseline` (or RING_BENCH_UPDATE=1
+in the environment) rewrites the baseline on purpose.
 """
 
 from __future__ import annotations
@@ -15,18 +21,24 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.benchgate.baseline import baseline_path, read_baseline, write_baseline
+from harness.benchgate.baseline import (
+    baseline_path,
+    check_directory,
+    read_baseline,
+    write_baseline,
+)
 from harness.benchgate.decide import (
     ALPHA,
     BUILD_SLOWDOWN_THRESHOLD,
     SLOWDOWN_THRESHOLD,
     FigureVerdict,
     TimingVerdict,
+    comparable_figures,
     judge_figures,
     judge_timings,
     unmatched,
 )
-from harness.benchgate.results import read_run
+from harness.benchgate.results import UnusableDataError, minimum_samples, read_run
 from harness.errors import HarnessError
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
@@ -74,16 +86,33 @@ def figure_table(verdicts: Sequence[FigureVerdict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        run = read_run(args.results)
+        return _gate(args.results, args.baseline_dir, update=args.update_baseline)
     except HarnessError as exc:
-        print(f"ring-bench-gate: {exc}", file=sys.stderr)
-        return 2
-    path = baseline_path(args.baseline_dir, run.mode)
-    if args.update_baseline:
+        message = f"unusable data: {exc}"
+    except OSError as exc:
+        message = f"cannot write the baseline: {exc}"
+    # Names taken from the file may hold newlines; the message stays one line.
+    print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
+    return 2
+
+
+def _nothing_to_judge(path: Path, kind: str) -> UnusableDataError:
+    """A run that shares no timing or figure with its baseline would pass without a check."""
+    return UnusableDataError(
+        f"{path}: this run shares no {kind} with the baseline, so there is "
+        "nothing to judge (record it with --update-baseline if that is intended)"
+    )
+
+
+def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
+    check_directory(baseline_dir)
+    run = read_run(results, minimum_samples(ALPHA))
+    path = baseline_path(baseline_dir, run.mode)
+    if update:
         write_baseline(path, run)
         print(f"baseline rewritten on request: {path}")
         return 0
-    baseline, why_not = read_baseline(path, run)
+    baseline, why_not = read_baseline(path, run.mode)
     if baseline is None:
         print(
             f"WARNING: {why_not}; recording this run as the new baseline "
@@ -94,16 +123,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"baseline recorded: {path}")
         return 0
 
-    timings = judge_timings(run, baseline)
+    same_environment = baseline.environment == run.environment
+    if not same_environment:
+        print(
+            f"WARNING: {path} was recorded on {baseline.environment}, this run is on "
+            f"{run.environment}: timings are not comparable and are re-baselined; "
+            "figures that do not depend on the CPU are still checked",
+            file=sys.stderr,
+        )
+    timings = judge_timings(run, baseline) if same_environment else []
+    # (In another environment a run with nothing comparable re-baselines, as announced.)
+    if same_environment and not timings:
+        raise _nothing_to_judge(path, "timing")
+    if same_environment and not comparable_figures(run, baseline):
+        raise _nothing_to_judge(path, "figure")
     changed_figures = [
         v for v in judge_figures(run, baseline) if v.regressed or v.baseline != v.current
     ]
-    print(
-        f"Timings: layout time / reference time per round, medians; regression = "
-        f"change > {SLOWDOWN_THRESHOLD}x ({BUILD_SLOWDOWN_THRESHOLD}x for builds) "
-        f"and one-sided Mann-Whitney p < {ALPHA}"
-    )
-    print(timing_table(timings))
+    if timings:
+        print(
+            f"Timings: layout time / reference time per round, medians; regression = "
+            f"change > {SLOWDOWN_THRESHOLD}x ({BUILD_SLOWDOWN_THRESHOLD}x for builds) "
+            f"and one-sided Mann-Whitney p < {ALPHA}"
+        )
+        print(timing_table(timings))
     if changed_figures:
         print("\nDeterministic figures that changed:")
         print(figure_table(changed_figures))
@@ -118,8 +161,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if regressions:
         print(f"\nFAIL: {len(regressions)} regression(s): {', '.join(regressions)}")
         return 1
+    figures_checked = len(comparable_figures(run, baseline))
+    if not same_environment:
+        write_baseline(path, run)
+        print(
+            f"\nPASS: {figures_checked} figures within the baseline; timings re-baselined "
+            f"for this environment ({path})"
+        )
+        return 0
     print(
-        f"\nPASS: {len(timings)} timings and {len(run.figures)} figures "
+        f"\nPASS: {len(timings)} timings and {figures_checked} figures "
         f"within the baseline ({path})"
     )
     return 0

@@ -17,6 +17,12 @@ a layout drops out of it (a newly registered layout joining it is not a
 regression); the others (entries, routing digest) regress when they change.
 Floats get a relative tolerance of FLOAT_TOLERANCE, for summation order
 across numpy builds, not for noise.
+
+Which parts of a baseline recorded elsewhere still apply (`comparable_figures`):
+timings only on the same environment (Python, architecture, CPU model and
+count); routing digests, entries, collisions and cv_arcs everywhere (they
+depend on the hashes and the plan alone); sizes (and so which layouts fit the
+big ring's budget) wherever Python and the architecture match, whatever the CPU.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dataclasses import dataclass
 
 from scipy.stats import mannwhitneyu
 
-from harness.benchgate.results import BenchRun, Figure
+from harness.benchgate.results import BenchRun, Figure, UnusableDataError, smallest_p_value
 
 #: median ratio growth that counts as a slowdown: above the largest change seen between
 #: unchanged runs on a busy 2-core machine (1.24x in five runs), below the 2x it must catch
@@ -46,6 +52,11 @@ ALPHA = 0.01
 FLOAT_TOLERANCE = 1e-9
 #: figure names (last part of the id) where a larger value is worse
 HIGHER_IS_WORSE = frozenset({"entry_size", "nbytes", "bytes_per_entry", "collisions", "cv_arcs"})
+#: figure names that depend on the interpreter and the architecture (object sizes, struct
+#: padding; parity_layouts through the memory budget), not only on the code
+PLATFORM_FIGURES = frozenset({"entry_size", "nbytes", "bytes_per_entry", "parity_layouts"})
+#: environment entries that sizes depend on (the CPU model and count do not change them)
+PLATFORM = ("python", "machine")
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,11 @@ def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
     verdicts = []
     for benchmark in sorted(current.ratios.keys() & baseline.ratios.keys()):
         now, then = current.ratios[benchmark], baseline.ratios[benchmark]
+        if smallest_p_value(len(now), len(then)) >= ALPHA:
+            raise UnusableDataError(
+                f"{benchmark}: too few samples to judge ({len(now)} now, {len(then)} in the "
+                f"baseline): no ordering of them reaches p < {ALPHA}"
+            )
         test = mannwhitneyu(now, then, alternative="greater")
         verdicts.append(
             TimingVerdict(
@@ -110,11 +126,19 @@ def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
     return verdicts
 
 
+def comparable_figures(current: BenchRun, baseline: BenchRun) -> set[str]:
+    """The figures present in both runs that mean the same in both environments."""
+    shared = current.figures.keys() & baseline.figures.keys()
+    if all(current.environment.get(k) == baseline.environment.get(k) for k in PLATFORM):
+        return set(shared)
+    return {figure for figure in shared if figure.rsplit("/", 1)[-1] not in PLATFORM_FIGURES}
+
+
 def judge_figures(current: BenchRun, baseline: BenchRun) -> list[FigureVerdict]:
-    """A verdict for every figure present in both runs."""
+    """A verdict for every figure of both runs that their environments let us compare."""
     return [
         FigureVerdict(figure, baseline.figures[figure], current.figures[figure])
-        for figure in sorted(current.figures.keys() & baseline.figures.keys())
+        for figure in sorted(comparable_figures(current, baseline))
     ]
 
 
