@@ -17,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import atomic
 from harness.benchgate.cli import main
 from harness.benchgate.results import minimum_samples, smallest_p_value
 from tests.test_benchgate_baseline import MACHINE, REFERENCE_SECONDS, write_results
@@ -78,7 +77,7 @@ def test_baseline_is_written_atomically(tmp_path: Path, monkeypatch: pytest.Monk
     def interrupt(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(atomic.os, "fsync", interrupt)
+    monkeypatch.setattr("harness.atomic.os.fsync", interrupt)
     slower = write_results(tmp_path / "slow.json", scale=3.0)
     with pytest.raises(KeyboardInterrupt):
         main([str(slower), "--baseline-dir", str(tmp_path), "--update-baseline"])
