@@ -1,21 +1,40 @@
 """Command line: `python -m harness run|show|compare|reproduce|explore`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
-internal error; 2 bad input (scenario, result file, name), with nothing
-written; 130 interrupted.
+internal error; 2 bad input (scenario, result file, output path, name), one
+line and nothing written; 130 interrupted (Ctrl-C); 143 terminated
+(SIGTERM). On both signals the children are stopped and reaped and the run's
+temporary folder removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
-from harness.errors import HarnessError, ResultFormatError, ScenarioError, UnknownNameError
+from harness.errors import (
+    HarnessError,
+    OutputError,
+    ResultFormatError,
+    ScenarioError,
+    UnknownNameError,
+)
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "default.toml"
-EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the run is, so that it unwinds like Ctrl-C (cleanup included)."""
+
+
+def _terminate(_signum: int, _frame: FrameType | None) -> None:
+    raise Terminated
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,43 +79,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _explore(args: argparse.Namespace) -> int:
-    from harness.atomic import write_atomically
-    from harness.explore import explorer_page, scenario_ring, simulator_ring
-    from harness.scenario import load_scenario
-
-    if args.scenario is not None:
-        if args.servers != 3:
-            raise ScenarioError("explore: --servers applies to the simulator's ring only; "
-                                "a scenario names its own servers")
-        if args.points is not None and args.points < 1:
-            raise ScenarioError(f"explore: --points must be at least 1 (got {args.points})")
-        ring = scenario_ring(load_scenario(args.scenario), args.points)
-    else:
-        ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
-    if args.out.is_dir():
-        raise ScenarioError(f"explore: --out must be a file to write (got {args.out}, a "
-                            "directory)")
-    write_atomically(args.out, explorer_page(ring))
-    print(f"wrote {args.out}: open it in a browser (it needs no network)")
-    return 0
-
-
 def _run(args: argparse.Namespace) -> int:
     from harness.estimate import check_memory
-    from harness.results import write_result
+    from harness.outputs import check_outputs
+    from harness.results import result_paths, write_result
     from harness.runner import run_scenario
     from harness.scenario import load_scenario
 
     paths = args.scenarios or [DEFAULT_SCENARIO]
-    # Validate every file, and its memory estimate, before any work starts.
+    # Validate every file, every output, and the memory estimate before any work starts.
     scenarios = [load_scenario(p) for p in paths]
+    check_outputs([p for s in scenarios for p in result_paths(s.name, args.out).values()],
+                  paths)
     check_memory(scenarios)
-    names = [scenario.name for scenario in scenarios]
-    twice = next((name for name in names if names.count(name) > 1), None)
-    if twice is not None:
-        raise ScenarioError(f"two scenarios would write results called {twice!r} into "
-                            f"{args.out}; give them distinct names")
     for scenario in scenarios:
         result = run_scenario(scenario, show_progress=args.progress)
         written = write_result(result, args.out)
@@ -108,9 +103,60 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explore(args: argparse.Namespace) -> int:
+    from harness.atomic import write_atomically
+    from harness.explore import explorer_page, scenario_ring, simulator_ring
+    from harness.outputs import check_outputs
+    from harness.scenario import load_scenario
+
+    inputs = [args.scenario] if args.scenario is not None else []
+    check_outputs([args.out], inputs)
+    if args.scenario is not None:
+        if args.servers != 3:
+            raise ScenarioError("explore: --servers applies to the simulator's ring only; "
+                                "a scenario names its own servers")
+        if args.points is not None and args.points < 1:
+            raise ScenarioError(f"explore: --points must be at least 1 (got {args.points})")
+        ring = scenario_ring(load_scenario(args.scenario), args.points)
+    else:
+        ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
+    write_atomically(args.out, explorer_page(ring))
+    print(f"wrote {args.out}: open it in a browser (it needs no network)")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from harness import markdown
+    from harness.report import result_report
+    from harness.results import load_result
+
+    print(markdown.report(result_report(load_result(args.result))), end="")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from harness import html, markdown
+    from harness.atomic import write_together
+    from harness.compare import comparison_report
+    from harness.outputs import check_outputs
+    from harness.results import load_result
+
+    outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
+    check_outputs(outputs, [args.a, args.b])
+    a, b = load_result(args.a), load_result(args.b)
+    report = comparison_report(a, b, str(args.a), str(args.b))
+    table = markdown.report(report)
+    if args.out:
+        write_together({outputs[0]: table, outputs[1]: html.report(report)})
+    print(table, end="")
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
+    from harness.outputs import check_outputs
     from harness.reproduction.command import run_scenarios, write_report
 
+    check_outputs([args.out / "REPRODUCTION.md", args.out / "REPRODUCTION.html"], [])
     if not args.no_run:
         run_scenarios(args.out, args.progress)
     checks = write_report(args.out)
@@ -122,40 +168,22 @@ def _reproduce(args: argparse.Namespace) -> int:
     return EXIT_FAILED if outside else 0
 
 
+COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
+            "explore": _explore}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    # Text we print may hold any character of a scenario's names; on an ASCII-only
+    # terminal or pipe, escape what it cannot show rather than fail after the work is done.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "reproduce":
-            return _reproduce(args)
-        if args.command == "explore":
-            return _explore(args)
-        from harness import html, markdown
-        from harness.atomic import write_together
-        from harness.results import load_result
-
-        if args.command == "show":
-            from harness.report import result_report
-
-            print(markdown.report(result_report(load_result(args.result))), end="")
-        else:
-            from harness.compare import comparison_report
-
-            outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
-            inputs = {args.a.resolve(), args.b.resolve()}
-            clash = next((o for o in outputs if o.resolve() in inputs), None)
-            if clash is not None:
-                raise ResultFormatError(f"--out would overwrite {clash}, one of the inputs; "
-                                        "choose another file")
-            a, b = load_result(args.a), load_result(args.b)
-            report = comparison_report(a, b, str(args.a), str(args.b))
-            table = markdown.report(report)
-            if args.out:
-                write_together({outputs[0]: table, outputs[1]: html.report(report)})
-            print(table, end="")
-        return 0
-    except (ScenarioError, ResultFormatError, UnknownNameError) as exc:
+        return COMMANDS[args.command](args)
+    except (ScenarioError, ResultFormatError, UnknownNameError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except HarnessError as exc:
@@ -165,3 +193,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; no result file was written for the unfinished scenario",
               file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated:
+        print("terminated; no result file was written for the unfinished scenario",
+              file=sys.stderr)
+        return EXIT_TERMINATED
+    except BrokenPipeError:
+        # The reader went away (`show big.json | head -1`): not an error of ours. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -17,7 +17,9 @@ from harness.algorithms import get_algorithm
 from harness.errors import ScenarioError
 from harness.layouts import LAYOUTS
 from harness.machine import available_memory_bytes
+from harness.metrics.movement import servers_after
 from harness.scenario import Scenario
+from harness.workload import KeysSpec
 
 #: bytes per point while generating: the encoded name (~60 B object + text), hash, owner, sort
 GENERATION_BYTES_PER_POINT = 110
@@ -39,29 +41,55 @@ def layout_cost(name: str) -> tuple[float, float]:
     return max(0.0, sizes[0] - per_entry * SMALL), per_entry
 
 
-def estimate_peak_bytes(scenario: Scenario) -> int:
-    """Largest estimated footprint over the sweep."""
+def key_bytes(keys: KeysSpec) -> float:
+    """The workload's names and hashes: every key name (the longest one's length, so a
+    template such as "{i:>100000}" counts), and for zipf every distinct name plus the
+    popularity, draw and permutation arrays over the universe."""
+    longest = max(len(keys.name.format(i=keys.count - 1)), len(keys.name.format(i=0)))
+    # The name as a str and again encoded to bytes while hashing: twice its length.
+    per_name = BYTES_PER_KEY + 2 * longest
+    total = per_name * keys.count
+    if keys.distribution == "zipf":
+        total += keys.universe * (per_name + 3 * 8)
+    return float(total)
+
+
+def estimate(scenario: Scenario) -> tuple[int, str]:
+    """Largest estimated footprint over the sweep (operations included), and what it is
+    mostly made of, named as the fields that set it."""
     servers = scenario.ring_servers()
-    peak = 0.0
+    fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
+    keys = key_bytes(scenario.keys)
+    ring = 0.0
     for recipe in scenario.recipes():
-        points = get_algorithm(recipe.algorithm).estimated_entries(servers, recipe.params)
+        algorithm = get_algorithm(recipe.algorithm)
+        points = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
         layouts = sum(fixed + per_entry * points
                       for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
-        generation = GENERATION_BYTES_PER_POINT * points
-        peak = max(peak, max(generation, layouts + 6 * points) + BYTES_PER_KEY
-                   * scenario.keys.count)
-    return int(peak)
+        ring = max(ring, GENERATION_BYTES_PER_POINT * points, layouts + 6 * points)
+    culprit = ("keys (count, name, distribution, universe)" if keys > ring else
+               "the ring's size (servers' weights, generator.points_per_weight, operations' "
+               "weights)")
+    return int(ring + keys), culprit
+
+
+def estimate_peak_bytes(scenario: Scenario) -> int:
+    """Largest estimated footprint over the sweep, operations included."""
+    return estimate(scenario)[0]
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:,.1f} GiB" if value < 2**60 else f"{value / 2**30:.3g} GiB"
 
 
 def check_memory(scenarios: Sequence[Scenario]) -> None:
     """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
     available = available_memory_bytes()
     for scenario in scenarios:
-        estimate = estimate_peak_bytes(scenario)
-        if available is not None and estimate > available:
+        peak, culprit = estimate(scenario)
+        if available is not None and peak > available:
             raise ScenarioError(
-                f"{scenario.path}: the scenario (servers, weights, generator and keys) must "
-                f"keep the run within this machine's available memory of "
-                f"{available / 2**30:.1f} GiB (got an estimated peak of "
-                f"{estimate / 2**30:.1f} GiB)"
+                f"{scenario.path}: {culprit} must keep the run within this machine's "
+                f"available memory of {_gib(available)} (got an estimated peak of "
+                f"{_gib(peak)})"
             )

@@ -12,22 +12,31 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.atomic import write_together
+from harness.atomic import dumps_strict, write_together
 from harness.errors import ResultFormatError
 from harness.model import FORMAT_NAME, FORMAT_VERSION, Result
+from harness.safe_read import read_regular_file
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_result", "result_paths", "write_result"]
 
 
+#: the largest result file read (the biggest committed one is under 100 KB)
+MAX_RESULT_BYTES = 256 << 20
+
+
 def load_result(path: str | Path) -> Result:
     path = Path(path)
+    raw = read_regular_file(path, MAX_RESULT_BYTES, "result file", error=ResultFormatError)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ResultFormatError(f"{path}: cannot read result file ({exc.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        document = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ResultFormatError(f"{path}: not a JSON result file ({exc})") from None
     return Result.from_json(document, str(path))
+
+
+def _refuse_constant(name: str) -> float:
+    # NaN and Infinity are not JSON; a figure holding one cannot be compared or shown.
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def result_paths(name: str, out_dir: Path) -> dict[str, Path]:
@@ -43,7 +52,7 @@ def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
     paths = result_paths(result.name, out_dir)
     report = result_report(result)
     contents = {
-        "json": json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n",
+        "json": dumps_strict(result.to_json(), f"result {result.name!r}"),
         "md": markdown.report(report),
         "html": html.report(report),
     }

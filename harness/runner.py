@@ -106,7 +106,7 @@ class KeyHashes:
 
 def run_recipe(
     scenario: Scenario, recipe: Recipe, names: list[str], hashes: KeyHashes,
-    progress: Progress,
+    progress: Progress, scratch: str,
 ) -> Run:
     """Everything measured for one recipe of the sweep."""
     started = time.perf_counter()
@@ -133,7 +133,7 @@ def run_recipe(
     def rebuild(after: Sequence[Server]) -> Algorithm:
         return algorithm_class.build(after, **recipe.params)
 
-    with tempfile.TemporaryDirectory(prefix="ring-harness-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
@@ -177,7 +177,10 @@ def run_scenario(
         progress.stage("naming keys")
         names = key_names(scenario.keys)
         hashes = KeyHashes(names)
-        runs = [run_recipe(scenario, recipe, names, hashes, progress) for recipe in recipes]
+        # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
+        with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
+            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch)
+                    for recipe in recipes]
     from harness import __version__
 
     return Result(

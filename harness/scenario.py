@@ -27,11 +27,14 @@ from harness.model import relative_path
 from harness.params import template_check
 from harness.peers import PEERS
 from harness.ring import MAX_SERVERS
+from harness.safe_read import read_regular_file
 from harness.toml_fields import Fields
 from harness.workload import DISTRIBUTIONS, KeysSpec
 
 FORMAT_VERSION = 1
 OPERATIONS = ("add", "remove")
+#: a scenario is a few kilobytes of TOML; a larger file is a mistake (or /dev/zero)
+MAX_SCENARIO_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -139,10 +142,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file; raise ScenarioError on the first problem."""
     path = Path(path)
     file = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(f"{file}: cannot read scenario file ({exc.strerror})") from None
+    raw = read_regular_file(path, MAX_SCENARIO_BYTES, "scenario file")
     try:
         document = tomllib.loads(raw.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -81,6 +81,17 @@ BAD_SCENARIOS = {
                                  "measure.layouts"]),
     "bad ring parameter": ('[servers]\ncount = 3\n[generator]\nhash = "sha1"',
                            ["generator.hash must be one of"]),
+    "an added server too heavy to fit": (
+        '[servers]\ncount = 3\n[[operations]]\nkind = "add"\nserver = "x"\nweight = 2e7',
+        ["the ring's size", "operations' weights", "estimated peak"]),
+    "an added server of weight 1e300": (
+        '[servers]\ncount = 3\n[[operations]]\nkind = "add"\nserver = "x"\nweight = 1e300',
+        ["the ring's size", "estimated peak"]),
+    "a zipf universe too large to fit": (
+        '[servers]\ncount = 3\n[keys]\ndistribution = "zipf"\nuniverse = 1000000000',
+        ["keys (count, name, distribution, universe) must keep the run within"]),
+    "key names too long to fit": ('[servers]\ncount = 3\n[keys]\nname = "{i:>100000}"',
+                                  ["keys (count, name, distribution, universe)"]),
     "memory estimate": ("[servers]\ncount = 60000\n[generator]\npoints_per_weight = 1000000",
                         ["must keep the run within this machine's available memory",
                          "estimated peak"]),
@@ -119,7 +130,7 @@ def test_a_bad_file_stops_all_scenarios_before_any_work(
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A scenario path that does not exist is a bad-input error, not a traceback."""
     assert main(["run", str(tmp_path / "nope.toml"), "--out", str(tmp_path)]) == 2
-    assert "cannot read scenario file" in capsys.readouterr().err
+    assert "cannot open the scenario file (No such file or directory)" in capsys.readouterr().err
 
 
 def test_defaults_fill_a_minimal_scenario(write_scenario: Callable[[str], Path]) -> None:
@@ -154,3 +165,14 @@ def test_ring_only_metrics_need_no_layout(write_scenario: Callable[[str], Path])
     ))
     assert scenario.measure.layouts == ()
     assert scenario.recipes()[0].params["layout"] == "numpy-aligned-64"
+
+
+def test_construction_point_counts_set_the_estimate(write_scenario: Callable[[str], Path]) -> None:
+    """libketama gives each server a share of 40 digests per server whatever its weight, so
+    weights 1 and 1e7 make a 320-point ring: accepted, not refused as hundreds of GiB."""
+    from harness.estimate import estimate_peak_bytes
+
+    scenario = load_scenario(write_scenario(
+        '[servers]\nlist = [{name = "a", weight = 1}, {name = "b", weight = 1e7}]\n'
+        '[generator]\nconstruction = "libketama"'))
+    assert estimate_peak_bytes(scenario) < 2**30

@@ -25,9 +25,13 @@ including those made in C by malloc (cffi) and numpy's data buffers.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import json
+import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -163,13 +167,30 @@ PROBES: dict[str, Callable[[str, Path], Memory]] = {
 }
 
 
+def _die_with_parent() -> None:
+    """In the child, before it starts: be killed if the run dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), so that no measurement goes on orphaned under PID 1."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+PR_SET_PDEATHSIG = 1
+
+
 def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
-    """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails."""
+    """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails.
+
+    The child's temporary files (memray's traces) go to the folder of `spec_file`, the
+    run's own, so that removing it removes them too; an interrupted run kills and reaps
+    the child (subprocess.run does on any exception) before that folder is removed.
+    """
     completed = subprocess.run(
         [sys.executable, "-m", "harness.metrics.memory", kind, name, str(spec_file)],
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "TMPDIR": str(spec_file.parent)},
+        preexec_fn=_die_with_parent,  # safe here: the harness starts no threads
     )
     if completed.returncode != 0:
         raise HarnessError(
