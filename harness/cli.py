@@ -10,10 +10,11 @@ temporary folder removed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -130,8 +131,22 @@ def _show(args: argparse.Namespace) -> int:
     from harness.report import result_report
     from harness.results import load_result
 
-    print(markdown.report(result_report(load_result(args.result))), end="")
+    result = load_result(args.result)
+    with _unshowable(args.result):
+        text = markdown.report(result_report(result))
+    print(text, end="")
     return 0
+
+
+@contextlib.contextmanager
+def _unshowable(path: Path) -> Iterator[None]:
+    """A result read whole but whose figures cannot be rendered (a zero where a ratio's base
+    belongs, a list of the wrong length) is bad input, named in one line."""
+    try:
+        yield
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultFormatError(f"{path}: a result whose figures cannot be shown "
+                                f"({type(exc).__name__}: {exc})") from None
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -144,10 +159,12 @@ def _compare(args: argparse.Namespace) -> int:
     outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
     check_outputs(outputs, [args.a, args.b])
     a, b = load_result(args.a), load_result(args.b)
-    report = comparison_report(a, b, str(args.a), str(args.b))
-    table = markdown.report(report)
+    with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
+        report = comparison_report(a, b, str(args.a), str(args.b))
+        table = markdown.report(report)
+        page = html.report(report) if args.out else ""
     if args.out:
-        write_together({outputs[0]: table, outputs[1]: html.report(report)})
+        write_together({outputs[0]: table, outputs[1]: page})
     print(table, end="")
     return 0
 

@@ -95,6 +95,19 @@ class Run:
 
 
 @dataclass
+class Machine:
+    """Where a result was measured (`harness.machine.machine_info`)."""
+
+    cpu: str
+    cores: int | None
+    memory_bytes: int | None
+    os: str
+    python: str
+    implementation: str
+    versions: dict[str, str | None]
+
+
+@dataclass
 class Result:
     format: str
     format_version: int
@@ -103,7 +116,7 @@ class Result:
     scenario: dict[str, Any]
     scenario_file: str
     scenario_sha256: str
-    machine: dict[str, Any]
+    machine: Machine
     git_commit: str | None
     started_at: str
     duration_s: float
@@ -123,6 +136,9 @@ class Result:
         document = upgrade(document, source)
         try:
             result = _converter.structure(document, cls)
+            for key in ("name", "description"):
+                if not isinstance(result.scenario.get(key), str):
+                    raise ValueError(f"scenario.{key} must be a string")
             for run in result.runs:
                 run.figures = _figures(run.figures)
                 for subject in run.subjects:

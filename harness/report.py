@@ -16,8 +16,8 @@ def metadata(result: Result) -> str:
     machine = result.machine
     return (f"Written by ring-harness {result.harness_version} (result format "
             f"{result.format_version}) from `{result.scenario_file}` at {result.started_at}, "
-            f"commit `{result.git_commit}`; {machine['cpu']}, {machine['cores']} cores, "
-            f"Python {machine['python']}, numpy {machine['versions']['numpy']}; "
+            f"commit `{result.git_commit}`; {machine.cpu}, {machine.cores} cores, "
+            f"Python {machine.python}, numpy {machine.versions.get('numpy')}; "
             f"run took {result.duration_s} s.")
 
 
@@ -33,16 +33,15 @@ def result_report(result: Result) -> Report:
 def metadata_pairs(result: Result) -> list[tuple[str, str]]:
     """The run's provenance, one (name, value) pair per line of the HTML page's header."""
     machine = result.machine
-    versions = ", ".join(f"{k} {v}" for k, v in machine.get("versions", {}).items() if v)
-    memory = machine.get("memory_bytes")
+    versions = ", ".join(f"{k} {v}" for k, v in machine.versions.items() if v)
+    memory = machine.memory_bytes
     return [
         ("scenario", f"`{result.scenario_file}` (sha256 {result.scenario_sha256[:12]})"),
         ("commit", f"`{result.git_commit}`"),
         ("started", f"{result.started_at}, took {result.duration_s} s"),
-        ("machine", f"{machine.get('cpu')}, {machine.get('cores')} cores"
+        ("machine", f"{machine.cpu}, {machine.cores} cores"
                     + (f", {memory / 2**30:.1f} GiB" if memory else "")),
-        ("system", f"{machine.get('os')}, {machine.get('implementation', 'Python')} "
-                   f"{machine.get('python')}"),
+        ("system", f"{machine.os}, {machine.implementation} {machine.python}"),
         ("versions", versions),
         ("result format", str(result.format_version)),
     ]

@@ -27,7 +27,17 @@ from harness.generator import Server
 from harness.machine import git_commit, machine_info
 from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.registry import selected
-from harness.model import FORMAT_NAME, FORMAT_VERSION, Parity, Result, RingInfo, Run, Subject
+from harness.model import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    Machine,
+    Parity,
+    Result,
+    RingInfo,
+    Run,
+    Subject,
+    structure,
+)
 from harness.peers import PEERS, Peer
 from harness.progress import Progress
 from harness.ring_access import ring_of
@@ -186,7 +196,8 @@ def run_scenario(
     return Result(
         format=FORMAT_NAME, format_version=FORMAT_VERSION, harness_version=__version__,
         scenario=scenario.as_record(), scenario_file=scenario.path,
-        scenario_sha256=scenario.sha256, machine=machine_info(), git_commit=git_commit(),
+        scenario_sha256=scenario.sha256, machine=structure(machine_info(), Machine),
+        git_commit=git_commit(),
         started_at=started.isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - start, 1), runs=runs,
     )

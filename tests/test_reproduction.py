@@ -10,7 +10,7 @@ from harness import markdown
 from harness.errors import HarnessError
 from harness.metrics.balance import Balance, theory_cv
 from harness.metrics.memory import Memory
-from harness.model import Parity, Result, RingInfo, Run, Subject
+from harness.model import Machine, Parity, Result, RingInfo, Run, Subject
 from harness.reproduction.bands import (
     binomial_band,
     cv_rows,
@@ -44,7 +44,8 @@ def _memory(structure_bytes: int, bytes_per_entry: float = 6.0) -> Memory:
 
 def _result(runs: list[Run]) -> Result:
     return Result(format="ring-harness-result", format_version=2, harness_version="t",
-                  scenario={}, scenario_file="s.toml", scenario_sha256="", machine={},
+                  scenario={}, scenario_file="s.toml", scenario_sha256="",
+                  machine=Machine("cpu", 2, None, "os", "3.11", "CPython", {}),
                   git_commit=None, started_at="t", duration_s=0.0, runs=runs)
 
 

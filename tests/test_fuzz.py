@@ -1,0 +1,163 @@
+"""Grammar-based fuzzing: scenario files built from the documented grammar with hostile
+values, and hostile result files for show and compare. Every outcome is exit 0 or exit 2
+with one line; no traceback; nothing written on refusal."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main
+
+FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
+
+HOSTILE_NUMBERS = [0, -1, -(2**63), 2**64, 10**12, math.inf, -math.inf, math.nan, 1e300, 0.5,
+                   True, "3", [], [1, 2], {"a": 1}]
+
+
+GOOD: dict[str, dict[str, list[Any]]] = {
+    "servers": {"count": [1, 3, 7], "name": ["s-{i}", "{i}-srv"], "weight": [1, 2.5]},
+    "generator": {"construction": ["points", "nginx", "libketama"],
+                  "hash": ["blake2b-32", "crc32", "fnv1a-fmix32"],
+                  "point_name": ["{server}:{j}", "{j}@{server}"],
+                  "points_per_weight": [1, 5, [2, 4]], "requires": [[]]},
+    "keys": {"count": [1, 300], "name": ["key-{i}", "é-{i}|x"],
+             "distribution": ["uniform", "zipf"], "seed": [1, 7]},
+    "measure": {"layouts": [["numpy-packed"], ["cffi-packed", "bucketed"]],
+                "metrics": [["balance"], ["collisions", "load"], ["movement"]],
+                "repeats": [1], "scalar_keys": [10]},
+}
+HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
+                      ["nope"], [0], 65536, 10**9]
+#: fields a mutation may set, the documented ones and some that do not exist
+FIELDS = [(section, key) for section, keys in GOOD.items() for key in keys] + [
+    ("keys", "universe"), ("keys", "zipf_exponent"), ("measure", "base_layout"),
+    ("measure", "peers"), ("generator", "layout"), ("servers", "typo"), ("", "name"),
+    ("", "format_version"), ("", "typo")]
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid scenario of the grammar, then none, one or two fields set to hostile values
+    (and now and then an operation)."""
+    document: dict[str, Any] = {
+        section: {key: draw(st.sampled_from(options)) for key, options in keys.items()
+                  if draw(st.booleans())}
+        for section, keys in GOOD.items()}
+    document["measure"].setdefault("layouts", ["numpy-packed"])
+    document["servers"].setdefault("count", 3)
+    for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
+        value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
+        (document.setdefault(section, {}) if section else document)[key] = value
+    if draw(st.booleans()):
+        document["operations"] = [{
+            "kind": draw(st.sampled_from(["add", "remove", "move"])),
+            "server": draw(st.sampled_from(["s-0", "new", "1-srv"])),
+            "weight": draw(st.sampled_from([1, 2, 1.5, -1]))}]
+    return document
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(
+            value) else repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def toml_document(document: dict[str, Any]) -> str:
+    lines = [f"{k} = {toml_value(v)}" for k, v in document.items()
+             if not isinstance(v, dict) and k != "operations"]
+    for key, value in document.items():
+        if isinstance(value, dict):
+            lines.append(f"[{key}]")
+            lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()]
+    for operation in document.get("operations", []):
+        lines.append("[[operations]]")
+        lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in operation.items()]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(document=scenarios())
+def test_hostile_scenarios_exit_0_or_2(
+    document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever the grammar allows, with hostile values: exit 0 with results, or exit 2 with
+    one line and nothing written. A traceback would fail this test."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "scenario.toml"
+    path.write_text(toml_document(document), encoding="utf-8")
+    out = folder / "out"
+    started = time.monotonic()
+    code = main(["run", str(path), "--out", str(out), "--no-progress"])
+    captured = capsys.readouterr()
+    event(f"exit {code}")
+    # The grammar's valid values are small: a run that takes long has escaped the estimate.
+    assert time.monotonic() - started < 60
+    assert code in (0, 2), captured.err
+    if code == 2:
+        assert len(captured.err.strip().splitlines()) == 1
+        assert captured.err.startswith("error: ")
+        assert not out.exists()
+    else:
+        assert sorted(p.suffix for p in out.iterdir()) == [".html", ".json", ".md"]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=20)
+
+
+def _mutate(document: Any, path: list[int], value: Any) -> Any:
+    """Replace one node of a real result (chosen by `path`) with a hostile value."""
+    if not path or not isinstance(document, dict | list) or not document:
+        return value
+    keys = list(document) if isinstance(document, dict) else list(range(len(document)))
+    key = keys[path[0] % len(keys)]
+    copy = dict(document) if isinstance(document, dict) else list(document)
+    copy[key] = _mutate(document[key], path[1:], value)
+    return copy
+
+
+REAL = json.loads((FORMAT1 / "nginx.json").read_text())
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=st.one_of(
+    JSON_VALUES,
+    st.builds(_mutate, st.just(REAL), st.lists(st.integers(0, 50), max_size=6), JSON_VALUES)))
+def test_hostile_results_exit_0_or_2(
+    document: Any, tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """show and compare of any JSON document: a rendering, or one line and exit 2."""
+    folder = tmp_path_factory.mktemp("fuzz-result")
+    path = folder / "r.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    for argv in (["show", str(path)], ["compare", str(path), str(FORMAT1 / "nginx.json")]):
+        code = main(argv)
+        captured = capsys.readouterr()
+        event(f"{argv[0]} exit {code}")
+        assert code in (0, 2), captured.err
+        if code == 2:
+            assert len(captured.err.strip().splitlines()) == 1
