@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.algorithms import get_algorithm
+from harness.algorithms import ALGORITHMS, get_algorithm
 from harness.algorithms.ring import RingAlgorithm, layouts_for
 from harness.constructions import CONSTRUCTIONS
 from harness.errors import ScenarioError
@@ -75,6 +75,14 @@ class GeneratorSpec:
 
 
 @dataclass(frozen=True)
+class AlgorithmSpec:
+    """An algorithm other than the ring (`[algorithm]`): its name and checked parameters."""
+
+    name: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class MeasureSpec:
     #: the ring's layouts measured side by side (its forms)
     layouts: tuple[str, ...]
@@ -88,10 +96,12 @@ class MeasureSpec:
     #: third-party ring libraries measured beside the layouts (harness.peers)
     peers: tuple[str, ...] = ()
     distribution: str = "uniform"
+    #: an algorithm other than the ring is measured in its one form, named after it
+    algorithm: str | None = None
 
     @property
     def forms(self) -> tuple[str, ...]:
-        return self.layouts
+        return self.layouts if self.algorithm is None else (self.algorithm,)
 
     @property
     def settings(self) -> Settings:
@@ -110,6 +120,8 @@ class Scenario:
     keys: KeysSpec
     measure: MeasureSpec
     operations: tuple[Operation, ...] = field(default=())
+    #: None: the ring, as `[generator]` describes it
+    algorithm: AlgorithmSpec | None = None
 
     def ring_servers(self) -> list[Server]:
         """The servers on the ring: those with every required capability."""
@@ -117,7 +129,12 @@ class Scenario:
         return [s.server() for s in self.servers if need <= set(s.capabilities)]
 
     def recipes(self) -> list[Recipe]:
-        """The sweep: the ring, held in the base layout, once per set of parameters."""
+        """The sweep: the ring, held in the base layout, once per set of parameters; or the
+        one algorithm `[algorithm]` names."""
+        if self.algorithm is not None:
+            cls = get_algorithm(self.algorithm.name)
+            return [Recipe(self.algorithm.name, self.algorithm.params,
+                           cls.label_for(self.algorithm.params))]
         recipes = []
         for params in self.generator.sweep:
             full = {**params, "layout": self.measure.base_layout}
@@ -135,6 +152,9 @@ class Scenario:
         if "points_per_weight" in sweep[0]:
             generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
         record["measure"].pop("distribution")
+        record["measure"].pop("algorithm")
+        if self.algorithm is None:
+            record.pop("algorithm")
         return record
 
 
@@ -156,14 +176,19 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     name = top.take_str("name", Path(file).stem, check=_check_file_name)
     description = top.take_str("description", name)
     servers = _servers(top.take_table("servers"))
+    algorithm = _algorithm(top.take_table("algorithm"))
+    if algorithm is not None and top.has("generator"):
+        raise top.error("generator", f"left out: algorithm {algorithm.name!r} is not a ring "
+                        "(its parameters go in [algorithm])", top.table["generator"])
     generator = _generator(top.take_table("generator"))
     keys = _keys(top.take_table("keys"))
     bits = RingAlgorithm._construction(generator.sweep[0]).bits
-    measure = _measure(top.take_table("measure"), bits, keys.distribution)
+    measure = _measure(top.take_table("measure"), bits, keys.distribution,
+                       None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
     top.finish()
     scenario = Scenario(name, description, relative_path(file), sha256, servers, generator,
-                        keys, measure, operations)
+                        keys, measure, operations, algorithm)
     _check_consistency(scenario, top)
     return scenario
 
@@ -204,6 +229,23 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
             raise table.error("list", "servers with distinct names", spec.name)
         seen.add(spec.name)
     return tuple(specs)
+
+
+def _algorithm(table: Fields) -> AlgorithmSpec | None:
+    """`[algorithm]`: `name` (default "ring", described by `[generator]`) and the named
+    algorithm's own parameters, checked by the algorithm."""
+    name = table.take_choice("name", list(ALGORITHMS), "ring")
+    if name == "ring":
+        rest = table.take_rest()
+        if rest:
+            key = sorted(rest)[0]
+            raise table.error(key, "left out: the ring's parameters go in [generator]",
+                              rest[key])
+        table.finish()
+        return None
+    params = get_algorithm(name).parse_params(table)
+    table.finish()
+    return AlgorithmSpec(name, params)
 
 
 def _generator(table: Fields) -> GeneratorSpec:
@@ -251,8 +293,15 @@ def _keys(table: Fields) -> KeysSpec:
     return spec
 
 
-def _measure(table: Fields, bits: int, distribution: str) -> MeasureSpec:
+def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None) -> MeasureSpec:
     fitting = layouts_for(bits)
+    if algorithm is not None:
+        # Layouts are the ring's forms; another algorithm is measured as it is.
+        if table.has("layouts") or table.has("base_layout"):
+            key = "layouts" if table.has("layouts") else "base_layout"
+            raise table.error(key, f"left out: algorithm {algorithm!r} has no layouts",
+                              table.table[key])
+        fitting = []
     layouts = table.take_str_list("layouts", fitting, choices=list(LAYOUTS))
     for name in layouts:
         if LAYOUTS[name].hash_bits != bits:
@@ -263,7 +312,7 @@ def _measure(table: Fields, bits: int, distribution: str) -> MeasureSpec:
     # Some metrics are measured on the algorithm itself and need no layout: this is how
     # rings too large for a layout are measured.
     on_forms = [m for m in metrics if "forms" in get_metric(m).needs]
-    if not layouts and on_forms:
+    if not layouts and on_forms and algorithm is None:
         raise table.error("layouts", "at least one layout when measuring "
                           + " or ".join(on_forms), [])
     spec = MeasureSpec(
@@ -271,12 +320,13 @@ def _measure(table: Fields, bits: int, distribution: str) -> MeasureSpec:
         metrics=metrics,
         repeats=table.take_int("repeats", 5, minimum=1, maximum=1000),
         scalar_keys=table.take_int("scalar_keys", 20_000, minimum=1),
-        base_layout=table.take_choice(
+        base_layout=algorithm if algorithm is not None else table.take_choice(
             "base_layout", layouts or [fitting[0]],
             "numpy-aligned" if "numpy-aligned" in layouts else (layouts or fitting)[0],
         ),
         peers=table.take_str_list("peers", [], choices=list(PEERS)),
         distribution=distribution,
+        algorithm=algorithm,
     )
     table.finish()
     return spec

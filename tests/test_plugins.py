@@ -79,3 +79,23 @@ def test_a_plugin_cannot_take_a_registered_name(site: Path) -> None:
     done = _python(site, "-c", "from harness.layouts import LAYOUTS; print(list(LAYOUTS))")
     assert done.returncode != 0
     assert "registers 'numpy-packed', a name already taken" in done.stderr
+
+
+def test_plugin_algorithm_runs_in_a_scenario(site: Path, tmp_path: Path) -> None:
+    """`[algorithm] name = "demo-modulo"`: measured like ours, parity checked, in the tables."""
+    scenario = tmp_path / "modulo.toml"
+    scenario.write_text('name = "modulo"\n[algorithm]\nname = "demo-modulo"\n'
+                        '[servers]\ncount = 4\n[keys]\ncount = 3000\n'
+                        '[measure]\nrepeats = 1\nscalar_keys = 100\n'
+                        '[[operations]]\nkind = "add"\nserver = "new"\n')
+    done = _python(site, "-m", "harness", "run", str(scenario), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "modulo.json").read_text())
+    (run,) = result["runs"]
+    assert run["algorithm"] == "demo-modulo" and run["label"] == "mod N"
+    (subject,) = run["subjects"]
+    assert subject["name"] == "demo-modulo" and subject["kind"] == "algorithm"
+    assert set(subject["figures"]) == {"memory", "throughput"}
+    (move,) = run["figures"]["movement"]
+    assert move["ring_moved"] == move["mod_n_moved"]  # it is hash mod N
+    assert "## Lookup time (mod N" in (tmp_path / "out" / "modulo.md").read_text()

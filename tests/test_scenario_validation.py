@@ -176,3 +176,15 @@ def test_construction_point_counts_set_the_estimate(write_scenario: Callable[[st
         '[servers]\nlist = [{name = "a", weight = 1}, {name = "b", weight = 1e7}]\n'
         '[generator]\nconstruction = "libketama"'))
     assert estimate_peak_bytes(scenario) < 2**30
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[algorithm]\nname = "nope"\n[servers]\ncount = 3', "algorithm.name must be one of 'ring'"),
+    ('[algorithm]\npoints_per_weight = 3\n[servers]\ncount = 3',
+     "algorithm.points_per_weight must be left out: the ring's parameters go in [generator]"),
+])
+def test_algorithm_table(text: str, message: str, write_scenario: Callable[[str], Path],
+                         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """[algorithm] names a registered algorithm; the ring keeps its parameters in [generator]."""
+    assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
