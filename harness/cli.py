@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce|explore`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, output path, name), one
@@ -77,6 +77,16 @@ def _parser() -> argparse.ArgumentParser:
     explore.add_argument("--points", type=int,
                          help="points per unit weight (default: 100, or the scenario's)")
     explore.add_argument("--out", type=Path, required=True, help="the page to write (.html)")
+    plan = commands.add_parser(
+        "plan", help="the smallest points per server for a balance target, and its cost")
+    plan.add_argument("--servers", type=int, help="N servers of weight 1")
+    plan.add_argument("--weights", help="or one server per weight, e.g. 1,2,5")
+    plan.add_argument("--target-cv", type=float, help="largest CV of load, e.g. 0.01 for 1%%")
+    plan.add_argument("--target-peak-to-mean", type=float, help="largest peak-to-mean, e.g. 1.05")
+    plan.add_argument("--hash", default="blake2b-32", help="hash of points (default blake2b-32)")
+    plan.add_argument("--layouts", default=None,
+                      help="comma-separated layouts to cost (default: four of the 32-bit ones)")
+    plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
     return parser
 
 
@@ -185,8 +195,47 @@ def _reproduce(args: argparse.Namespace) -> int:
     return EXIT_FAILED if outside else 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from harness import html, markdown
+    from harness.atomic import write_together
+    from harness.generator import Server
+    from harness.hashing import HASHES
+    from harness.outputs import check_outputs
+    from harness.plan import PLAN_LAYOUTS, check_hash, check_layouts, make_plan, plan_report
+
+    if (args.servers is None) == (args.weights is None):
+        raise ScenarioError("plan: give exactly one of --servers N or --weights W1,W2,...")
+    if args.servers is not None:
+        if not 1 <= args.servers <= 65_535:
+            raise ScenarioError(f"plan: --servers must be from 1 to 65,535 (got {args.servers})")
+        servers = [Server(f"server-{i}") for i in range(args.servers)]
+    else:
+        try:
+            weights = [float(w) for w in args.weights.split(",")]
+        except ValueError:
+            raise ScenarioError(f"plan: --weights must be positive numbers separated by "
+                                f"commas (got {args.weights!r})") from None
+        if not weights or not all(0 < w < 1e6 for w in weights) or len(weights) > 65_535:
+            raise ScenarioError(f"plan: --weights must be 1 to 65,535 positive numbers "
+                                f"below 1,000,000 (got {args.weights!r})")
+        servers = [Server(f"server-{i}", w) for i, w in enumerate(weights)]
+    hash_name = check_hash(args.hash)
+    layouts = check_layouts(args.layouts.split(",") if args.layouts else
+                            PLAN_LAYOUTS if HASHES[hash_name].bits == 32 else
+                            ("numpy-packed-64", "cffi-packed-64"), HASHES[hash_name].bits)
+    outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
+    check_outputs(outputs, [])
+    plan = make_plan(servers, args.target_cv, args.target_peak_to_mean)
+    report = plan_report(plan, hash_name, layouts)
+    text = markdown.report(report)
+    if args.out:
+        write_together({outputs[0]: text, outputs[1]: html.report(report)})
+    print(text, end="")
+    return 0
+
+
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore}
+            "explore": _explore, "plan": _plan}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,67 @@
+"""plan: the smallest points per server for a target, confirmed on the built ring."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.generator import Server
+from harness.metrics.balance import theory_cv
+from harness.plan import make_plan, points_for_target
+
+
+def test_100_servers_at_1_percent_need_9900_points() -> None:
+    """The formula sqrt((N-1)/(Nk+1)) <= 1% first holds at k = 9,900 for N = 100."""
+    servers = [Server(f"s{i}") for i in range(100)]
+    assert points_for_target(servers, 0.01) == 9_900
+    assert theory_cv([9_900] * 100) <= 0.01 < theory_cv([9_899] * 100)
+
+
+def test_weighted_fleets_step_to_the_smallest_k() -> None:
+    """With weights, k is the smallest whose predicted CV meets the target."""
+    servers = [Server("a", 1), Server("b", 2), Server("c", 5)]
+    k = points_for_target(servers, 0.02)
+    predicted = [theory_cv([max(1, round(k_ * s.weight)) for s in servers]) for k_ in (k - 1, k)]
+    assert predicted[1] <= 0.02 < predicted[0]
+
+
+def test_peak_to_mean_target_uses_the_expected_maximum() -> None:
+    """1.05 over 100 servers: CV target (1.05 - 1) / z_100, z_100 about 2.5."""
+    plan = make_plan([Server(f"s{i}") for i in range(100)], target_peak_to_mean=1.05)
+    assert plan.target_cv == pytest.approx(0.05 / 2.5, rel=0.03)
+    assert plan.points_per_weight == math.ceil((99 / plan.target_cv**2 - 1) / 100)
+
+
+def test_plan_command_builds_and_measures(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The report gives k, the measured cv_arcs, collisions and each layout's bytes."""
+    assert main(["plan", "--servers", "20", "--target-cv", "0.05",
+                 "--out", str(tmp_path / "plan")]) == 0
+    out = capsys.readouterr().out
+    k = points_for_target([Server(f"s{i}") for i in range(20)], 0.05)
+    assert re.search(rf"\| points per unit weight k \(formula\) +\| {k:,} +\|", out)
+    assert "cv_arcs measured on the built ring" in out and "cffi-packed" in out
+    assert "fits a core's cache" in out  # 7,600 entries
+    assert (tmp_path / "plan.md").exists() and (tmp_path / "plan.html").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--servers", "0", "--target-cv", "0.01"], "--servers must be from 1"),
+    (["--servers", "10", "--target-cv", "0"], "--target-cv must be a fraction between 0 and 1"),
+    (["--servers", "10", "--target-cv", "1.5"], "--target-cv must be a fraction"),
+    (["--servers", "10", "--target-peak-to-mean", "0.9"], "--target-peak-to-mean must be"),
+    (["--servers", "10"], "exactly one of --target-cv or --target-peak-to-mean"),
+    (["--target-cv", "0.1"], "exactly one of --servers N or --weights"),
+    (["--weights", "1,x", "--target-cv", "0.1"], "--weights must be positive numbers"),
+    (["--servers", "10", "--target-cv", "0.1", "--layouts", "nope"], "--layouts must name"),
+])
+def test_bad_input_is_refused(argv: list[str], message: str,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """One line, exit 2."""
+    assert main(["plan", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
