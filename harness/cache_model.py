@@ -45,6 +45,12 @@ def _checked(
     servers: npt.ArrayLike, keys: npt.ArrayLike, n_servers: int, capacity: int
 ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer]]:
     """The request arrays, once every input is known to be valid; else a HarnessError."""
+    for name, value in (("n_servers", n_servers), ("capacity", capacity)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise HarnessError(
+                f"LRU replay: {name} must be an integer (got {value!r}, {type(value).__name__})"
+            )
+    n_servers, capacity = int(n_servers), int(capacity)
     if not 1 <= n_servers <= MAX_SERVERS:
         raise HarnessError(f"LRU replay: n_servers must be 1 to {MAX_SERVERS} (got {n_servers})")
     if capacity < 1:

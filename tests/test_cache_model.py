@@ -139,7 +139,7 @@ def test_other_dtypes_and_misaligned_views() -> None:
 
 
 u16, u32 = np.uint16, np.uint32
-BAD_INPUTS: dict[str, tuple[Any, Any, int, int, list[str]]] = {
+BAD_INPUTS: dict[str, tuple[Any, Any, int, Any, list[str]]] = {
     "lengths differ": (np.zeros(3, u16), np.zeros(2, u32), 1, 1,
                        ["one entry per request", "got 3 servers, 2 keys"]),
     "server out of range": (np.array([0, 4, 1], u16), np.zeros(3, u32), 4, 1,
@@ -154,6 +154,8 @@ BAD_INPUTS: dict[str, tuple[Any, Any, int, int, list[str]]] = {
                     ["servers must be a 1-D array of integers", "got a 2-D array of uint16"]),
     "capacity 0": (np.zeros(1, u16), np.zeros(1, u32), 1, 0,
                    ["capacity must be at least 1 object", "got 0"]),
+    "fractional capacity": (np.zeros(1, u16), np.zeros(1, u32), 1, 2.5,
+                            ["capacity must be an integer", "got 2.5, float"]),
     "no servers": (np.zeros(0, u16), np.zeros(0, u32), 0, 1,
                    ["n_servers must be 1 to 65536", "got 0"]),
     "too many servers": (np.zeros(0, u16), np.zeros(0, u32), 2**16 + 1, 1,
