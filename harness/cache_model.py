@@ -16,9 +16,9 @@ other work loaded its two shared cores (load average 6). tests/test_cache_model.
 replays the same stream and fails past 10 s.
 
 Why C rather than a library: every Python LRU pays interpreter work per request.
-cachetools.LRUCache (8.0.2) is pure Python: 5.5 s for the first 1M requests of that
-stream, so about a minute for 10M; the OrderedDict reference, whose dict is C but whose
-loop is not, takes 2.6 s per 1M and 26 s for all 10M. functools.lru_cache is C but
+cachetools.LRUCache (8.0.2) is pure Python: 5.5 to 6 s for the first 1M requests of
+that stream, so about a minute for 10M; the OrderedDict reference, whose dict is C but
+whose loop is not, takes 2.6 to 3 s per 1M and 26 s for all 10M. functools.lru_cache is C but
 memoises one function: it neither reports a miss without a side effect per call nor
 holds one cache per server. A replay is one C call over two numpy arrays, so the C
 needs no Python object per request.
