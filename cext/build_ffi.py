@@ -33,7 +33,8 @@ void ring_lookup_many_{kind}(const struct ring_entry_{kind} *, size_t,
                              const {hash} *, size_t, uint16_t *);
 """
 
-# The bucketed layout (bucketed.h) and the batch hash, declared exactly as in C.
+# The bucketed layout (bucketed.h), the batch hash and the LRU replay (lru.h),
+# declared exactly as in C.
 CDEF = """
 struct ring_bucket_entry { uint16_t low; uint16_t idx; };
 
@@ -46,6 +47,9 @@ void ring_bucketed_lookup_many(const uint32_t *, const struct ring_bucket_entry 
                                const uint32_t *, size_t, uint16_t *);
 
 void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
+
+size_t lru_workspace_bytes(uint32_t, uint32_t);
+int lru_replay(const uint16_t *, const uint32_t *, size_t, uint32_t, uint32_t, uint8_t *);
 """
 
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
@@ -68,11 +72,11 @@ ffibuilder.cdef(
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
     extra_link_args=EXTRA_LINK_ARGS,
 )

@@ -1,12 +1,12 @@
 """The one module that touches the compiled C core (`harness._ring_c`, `harness._scalar`).
 
 Everything it exposes takes and returns plain Python and numpy values; the
-cffi `ffi`/`lib` objects never leave this module. Arrays are allocated and
-batch lookups run through cffi; a scalar lookup is a `harness._scalar`
-ScalarLookup bound to the same array, because cffi's multi-argument call
-path costs more than the search itself (cext/scalar.c). C struct sizes are checked
-at import, because cffi reports a packed/unpacked mismatch between its cdef
-and the compiler only at first use.
+cffi `ffi`/`lib` objects never leave this module. Arrays are allocated, and
+batch lookups and the LRU replay (cext/lru.c) run, through cffi; a scalar
+lookup is a `harness._scalar` ScalarLookup bound to the same array, because
+cffi's multi-argument call path costs more than the search itself
+(cext/scalar.c). C struct sizes are checked at import, because cffi reports a
+packed/unpacked mismatch between its cdef and the compiler only at first use.
 """
 
 from __future__ import annotations
@@ -231,3 +231,32 @@ def fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.uint32]:
         ffi.from_buffer("uint32_t[]", out, require_writable=True),
     )
     return out
+
+
+def lru_workspace_bytes(n_servers: int, capacity: int) -> int:
+    """Bytes `lru_replay` allocates for these caches, or 0 if cext/lru.c cannot index them."""
+    return int(lib.lru_workspace_bytes(n_servers, capacity))
+
+
+def lru_replay(
+    servers: npt.NDArray[np.uint16], keys: npt.NDArray[np.uint32], n_servers: int, capacity: int
+) -> npt.NDArray[np.bool_]:
+    """cext/lru.c's replay: True where request i missed. The caller has checked the inputs
+    (harness.cache_model): the C code trusts every server index."""
+    servers = _c_input(servers, np.uint16)
+    keys = _c_input(keys, np.uint32)
+    missed = np.empty(len(keys), dtype=np.uint8)
+    status = lib.lru_replay(
+        ffi.from_buffer("uint16_t[]", servers),
+        _u32_buffer(keys),
+        len(keys),
+        n_servers,
+        capacity,
+        ffi.from_buffer("uint8_t[]", missed, require_writable=True),
+    )
+    if status != 0:
+        raise HarnessError(
+            f"LRU replay: could not allocate {lru_workspace_bytes(n_servers, capacity):,} bytes "
+            f"for {n_servers} caches of {capacity} objects"
+        )
+    return missed.view(np.bool_)
