@@ -148,6 +148,10 @@ def run_recipe(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
             settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
+            build=lambda fleet, params: get_algorithm(recipe.algorithm).build(fleet, **params),
+            estimated_entries=lambda fleet: algorithm_class.estimated_entries(
+                fleet, recipe.params),
+            capabilities=scenario.ring_capabilities(), options=scenario.measure.options,
             stage=progress.stage, advance=progress.advance,
         )
         for metric in selected(scenario.measure.metrics):

@@ -9,10 +9,13 @@ and `scenarios/default.toml` is a fully commented example.
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from harness.algorithms import ALGORITHMS, get_algorithm
 from harness.algorithms.ring import RingAlgorithm, layouts_for
@@ -22,7 +25,7 @@ from harness.generator import Server
 from harness.layouts import LAYOUTS
 from harness.metrics.context import Operation, Settings
 from harness.metrics.movement import servers_after
-from harness.metrics.registry import DEFAULT_METRICS, METRIC_NAMES, get_metric
+from harness.metrics.registry import DEFAULT_METRICS, METRIC_NAMES, TABLE_METRICS, get_metric
 from harness.model import relative_path
 from harness.params import template_check
 from harness.peers import PEERS
@@ -98,6 +101,8 @@ class MeasureSpec:
     distribution: str = "uniform"
     #: an algorithm other than the ring is measured in its one form, named after it
     algorithm: str | None = None
+    #: options of the metrics configured by their own table ([process], [migration])
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def forms(self) -> tuple[str, ...]:
@@ -128,6 +133,11 @@ class Scenario:
         need = set(self.generator.requires)
         return [s.server() for s in self.servers if need <= set(s.capabilities)]
 
+    def ring_capabilities(self) -> list[tuple[str, ...]]:
+        """The capabilities of each server on the ring, in the same order."""
+        need = set(self.generator.requires)
+        return [s.capabilities for s in self.servers if need <= set(s.capabilities)]
+
     def recipes(self) -> list[Recipe]:
         """The sweep: the ring, held in the base layout, once per set of parameters; or the
         one algorithm `[algorithm]` names."""
@@ -153,6 +163,8 @@ class Scenario:
             generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
         record["measure"].pop("distribution")
         record["measure"].pop("algorithm")
+        options = record["measure"].pop("options")
+        record.update({name: options[name] for name in options})
         if self.algorithm is None:
             record.pop("algorithm")
         return record
@@ -186,6 +198,12 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     measure = _measure(top.take_table("measure"), bits, keys.distribution,
                        None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
+    for metric_name in TABLE_METRICS:
+        if top.has(metric_name):
+            parse = getattr(get_metric(metric_name), "parse_options")  # noqa: B009
+            measure.options[metric_name] = parse(top.take_table(metric_name))
+            if metric_name not in measure.metrics:
+                measure = replace(measure, metrics=(*measure.metrics, metric_name))
     top.finish()
     scenario = Scenario(name, description, relative_path(file), sha256, servers, generator,
                         keys, measure, operations, algorithm)
@@ -209,9 +227,14 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
     if table.has("count"):
         count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
         template = table.take_str("name", "server-{i}", check=template_check("i"))
+        names = [template.format(i=i) for i in range(count)]
+        if table.has("weights") or table.has("capabilities"):
+            generated = generated_servers(table, names)
+            table.finish()
+            return generated
         weight = table.take_number("weight", 1.0)
         table.finish()
-        return tuple(ServerSpec(template.format(i=i), weight) for i in range(count))
+        return tuple(ServerSpec(name, weight) for name in names)
     specs = []
     for item in table.take_table_list("list"):
         specs.append(ServerSpec(
@@ -246,6 +269,45 @@ def _algorithm(table: Fields) -> AlgorithmSpec | None:
     params = get_algorithm(name).parse_params(table)
     table.finish()
     return AlgorithmSpec(name, params)
+
+
+def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]:
+    """Servers drawn from stated distributions (seeded): `weights = { values = [...],
+    shares = [...] }` (for example disk sizes as weights) and `capabilities = { name =
+    share, ... }` (the share of servers holding each, drawn independently)."""
+    rng = np.random.default_rng(table.take_int("seed", 1, minimum=0))
+    weights = np.ones(len(names))
+    if table.has("weights"):
+        spec = table.take_table("weights")
+        values = spec.take_raw("values")
+        shares = spec.take_raw("shares")
+        spec.finish()
+        ok = (isinstance(values, list) and isinstance(shares, list) and values
+              and len(values) == len(shares)
+              and all(isinstance(v, int | float) and not isinstance(v, bool)
+                      and math.isfinite(v) and v > 0 for v in values)
+              and all(isinstance(p, int | float) and not isinstance(p, bool)
+                      and math.isfinite(p) and p >= 0 for p in shares)
+              and sum(shares) > 0)
+        if not ok:
+            raise table.error("weights", "{ values = [positive numbers], shares = [as many "
+                              "non-negative numbers] }", spec.table)
+        probabilities = np.asarray(shares, dtype=np.float64)
+        weights = rng.choice(np.asarray(values, dtype=np.float64), size=len(names),
+                             p=probabilities / probabilities.sum())
+    held: list[list[str]] = [[] for _ in names]
+    if table.has("capabilities"):
+        spec = table.take_table("capabilities")
+        for capability, share in sorted(spec.table.items()):
+            if (isinstance(share, bool) or not isinstance(share, int | float)
+                    or not 0 <= share <= 1):
+                raise spec.error(capability, "a share between 0 and 1", share)
+            for i in np.flatnonzero(rng.random(len(names)) < share):
+                held[int(i)].append(capability)
+        spec.take_rest()
+        spec.finish()
+    return tuple(ServerSpec(name, float(w), tuple(caps))
+                 for name, w, caps in zip(names, weights, held, strict=True))
 
 
 def _generator(table: Fields) -> GeneratorSpec:
@@ -377,6 +439,13 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             if problem:
                 raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
                                     f"{problem} (got {op.kind} {op.server!r})")
+    migration = scenario.measure.options.get("migration")
+    if migration is not None:
+        for recipe in scenario.recipes():
+            merged = {**recipe.params, **migration.to}
+            fields = Fields(top.file, "migration.to", merged)
+            get_algorithm(recipe.algorithm).parse_params(fields)
+            fields.finish()
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:

@@ -52,6 +52,10 @@ class Fields:
             raise ScenarioError(f"{self.file}: {self.field(key)} is required but missing")
         return default
 
+    def take_raw(self, key: str, default: Any = _MISSING) -> Any:
+        """The value as TOML gave it, for a caller that checks its shape itself."""
+        return self._raw(key, default)
+
     def take_int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
                  maximum: int | None = None) -> int:
         value = self._raw(key, default)

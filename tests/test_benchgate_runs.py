@@ -93,12 +93,18 @@ def test_doubled_lookups_are_caught(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A layout doing each lookup twice fails the gate on its scalar and batch rows only."""
+    """A layout doing each lookup twice fails the gate on its scalar and batch rows, and on
+    no deterministic figure."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
     report = run_suite(tmp_path, "slow", "injected_layouts:SLOW_LOOKUPS")
     status, output = gate(report, baseline_dir, capsys)
     assert status == 1, output
-    assert regressed_rows(output) == {f"scalar/{SLOWED}/16k", f"batch/{SLOWED}/16k"}, output
+    flagged = regressed_rows(output)
+    assert {f"scalar/{SLOWED}/16k", f"batch/{SLOWED}/16k"} <= flagged, output
+    # Only timings may join them: when other work loads this shared machine, an unrelated
+    # timing can cross the threshold too (the false-alarm rate of a quiet machine is what
+    # test_unchanged_code_passes_repeated_runs measures); sizes and routing never move.
+    assert all(row.split("/")[0] in ("scalar", "batch", "build") for row in flagged), output
 
 
 def test_two_byte_entry_growth_is_caught(

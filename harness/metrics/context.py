@@ -7,8 +7,8 @@ knows about scenario files, so metrics can be driven by any caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -73,6 +73,20 @@ class RunContext:
     rebuild: Callable[[Sequence[Server]], Algorithm]
     #: the folder for this run's temporary files (removed when the run ends)
     workdir: str
+    #: builds another recipe (parameters) for a server list (migrations)
+    build: Callable[[Sequence[Server], dict[str, Any]], Algorithm] = (
+        lambda _servers, _params: _unavailable("build"))
+    #: entries the recipe gives a server list, known before building (processes)
+    estimated_entries: Callable[[Sequence[Server]], int] = (
+        lambda _servers: _unavailable("estimated_entries"))
+    #: each server's capabilities, in `servers` order (processes)
+    capabilities: Sequence[tuple[str, ...]] = ()
+    #: options of metrics configured by their own scenario table ([process], [migration])
+    options: Mapping[str, Any] = field(default_factory=dict)
     #: progress: name what is happening now, and count steps done
     stage: Callable[[str], None] = lambda _text: None
     advance: Callable[[int], None] = lambda _steps: None
+
+
+def _unavailable(what: str) -> Any:
+    raise NotImplementedError(f"this run context has no {what}")

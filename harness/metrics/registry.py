@@ -19,7 +19,9 @@ from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
+from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
+from harness.metrics.process import ProcessMetric
 from harness.metrics.throughput import ThroughputMetric
 from harness.model import Result
 from harness.tables import Section
@@ -50,13 +52,17 @@ METRICS: list[Metric] = [
     BalanceMetric(),
     LoadMetric(),
     MovementMetric(),
+    ProcessMetric(),
+    MigrationMetric(),
     MemoryMetric(),
     ThroughputMetric(),
 ]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
-#: metrics on by default in a scenario (every one, so far)
-DEFAULT_METRICS: tuple[str, ...] = METRIC_NAMES
+#: metrics configured by a scenario table of their name; on when that table is present
+TABLE_METRICS: tuple[str, ...] = ("process", "migration")
+#: metrics on by default in a scenario
+DEFAULT_METRICS: tuple[str, ...] = tuple(n for n in METRIC_NAMES if n not in TABLE_METRICS)
 
 
 def get_metric(name: str) -> Metric:

@@ -1,0 +1,263 @@
+"""Migration: changing the recipe (fewer points, another hash, another layout) changes
+owners; a staged rollout spreads the cache misses that causes.
+
+Moved keys. Over the object universe, the fraction whose owner differs
+between the old and the new recipe (`moved_fraction`), and the fraction of
+requests in a zipf stream (`moved_requests_fraction`, popular objects
+weigh more). With points named `server:j`, a ring of k' < k points per
+server is a subset of the k ring, so a key keeps its server only when its
+successor point survives, or by chance: (1 - k'/k)(1 - 1/N) move, given
+beside the measured figure when the recipes are so related.
+
+Staged rollout. Each request picks the old or the new ring stably by its
+object's own hash (FNV-1a + fmix32 of "rollout:" and the name, a hash no
+ring uses): below the stage's share of the hash space it goes to the new
+ring. Every server is an LRU cache of `cache_objects` objects
+(`harness.cache_model`, in C), whichever ring sent the request; a miss is
+a fetch from the origin. One zipf stream is replayed three ways after the
+same warm-up on the old ring: with no migration (the steady state), with
+the new ring at once, and through the stages. Origin load is the miss rate
+per window of requests; the figures are each stage's extra misses against
+the steady state, and the peak window of the staged and the all-at-once
+switch. Both rings are resident during the rollout, so its memory is their sum.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from harness import charts
+from harness.cache_model import lru_misses
+from harness.hashing import hash_many
+from harness.tables import Section, Table, count, kib, number, pct, text
+from harness.toml_fields import Fields
+
+if TYPE_CHECKING:
+    from harness.algorithms.base import Algorithm
+    from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.model import Result
+
+#: windows per stage when looking for the peak origin rate
+WINDOWS_PER_STAGE = 10
+
+
+@dataclass(frozen=True)
+class MigrationOptions:
+    #: the new recipe: ring parameters replacing the old recipe's
+    to: dict[str, Any]
+    #: the new recipe's share of the request-hash space at each stage (rising to 1)
+    stages: tuple[float, ...] = (0.01, 0.05, 0.25, 0.5, 1.0)
+    #: objects each server's LRU cache holds
+    cache_objects: int = 10_000
+    #: distinct objects requests are drawn from, and the zipf exponent of their popularity
+    universe: int = 1_000_000
+    zipf_exponent: float = 1.0
+    requests_per_stage: int = 1_000_000
+    warmup_requests: int = 2_000_000
+    seed: int = 1
+
+
+@dataclass
+class Stage:
+    share: float
+    requests: int
+    misses: int
+    steady_misses: int
+    extra_misses: int
+    #: misses per request in this stage's busiest window
+    peak_window_rate: float
+
+
+@dataclass
+class Migration:
+    to: dict[str, Any]
+    to_label: str
+    servers: int
+    objects: int
+    moved_fraction: float
+    moved_requests_fraction: float
+    #: (1 - k'/k)(1 - 1/N) when the new ring's points are a subset of the old's
+    formula_moved_fraction: float | None
+    bytes_before: int
+    bytes_after: int
+    bytes_during: int
+    cache_objects: int
+    window: int
+    steady_miss_rate: float
+    all_at_once_peak_rate: float
+    staged_peak_rate: float
+    stages: list[Stage]
+    #: (series, window index, miss rate) for the origin-load chart
+    timeline: list[tuple[str, int, float]]
+
+
+def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
+    same = all(old.get(k) == new.get(k) for k in ("construction", "hash", "point_name"))
+    if not same or old.get("construction") != "points":
+        return None
+    k, k2 = old["points_per_weight"], new["points_per_weight"]
+    if k2 > k:
+        return None
+    return float((1 - k2 / k) * (1 - 1 / servers))
+
+
+def zipf_stream(universe: int, exponent: float, size: int, seed: int) -> npt.NDArray[np.uint32]:
+    """Object ids of `size` requests, popularity rank**-exponent, ranks shuffled over ids."""
+    rng = np.random.default_rng(seed)
+    popularity = np.arange(1, universe + 1, dtype=np.float64) ** -exponent
+    cumulative = np.cumsum(popularity)
+    ranks = np.searchsorted(cumulative, rng.random(size) * cumulative[-1], side="right")
+    ranks = np.minimum(ranks, universe - 1)
+    ids: npt.NDArray[np.uint32] = rng.permutation(universe).astype(np.uint32)[ranks]
+    return ids
+
+
+def _window_rates(misses: npt.NDArray[np.bool_], window: int) -> npt.NDArray[np.float64]:
+    usable = len(misses) // window * window
+    rates: npt.NDArray[np.float64] = misses[:usable].reshape(-1, window).mean(axis=1)
+    return rates
+
+
+class MigrationMetric:
+    """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
+
+    @staticmethod
+    def parse_options(table: Fields) -> MigrationOptions:
+        """`[migration]`: `to` (the new recipe's parameters; checked by the scenario against
+        the algorithm), stages, cache_objects, universe, zipf_exponent, requests_per_stage,
+        warmup_requests, seed."""
+        to = table.take_raw("to")
+        if not isinstance(to, dict) or not to:
+            raise table.error("to", "a table of the new recipe's parameters, such as "
+                              "{ points_per_weight = 16 }", to)
+        stages = table.take_raw("stages", list(MigrationOptions.stages))
+        if (not isinstance(stages, list) or not stages
+                or not all(isinstance(s, int | float) and not isinstance(s, bool)
+                           and 0 < s <= 1 for s in stages)
+                or any(b <= a for a, b in itertools.pairwise(stages)) or stages[-1] != 1):
+            raise table.error("stages", "rising shares in (0, 1] ending at 1, such as "
+                              "[0.01, 0.1, 0.5, 1]", stages)
+        options = MigrationOptions(
+            to=dict(to), stages=tuple(float(s) for s in stages),
+            cache_objects=table.take_int("cache_objects", 10_000, minimum=1, maximum=10**8),
+            universe=table.take_int("universe", 1_000_000, minimum=1, maximum=10**8),
+            zipf_exponent=table.take_number("zipf_exponent", 1.0),
+            requests_per_stage=table.take_int("requests_per_stage", 1_000_000,
+                                              minimum=WINDOWS_PER_STAGE, maximum=10**8),
+            warmup_requests=table.take_int("warmup_requests", 2_000_000, minimum=0,
+                                           maximum=10**9),
+            seed=table.take_int("seed", 1, minimum=0),
+        )
+        table.finish()
+        return options
+
+    name: ClassVar[str] = "migration"
+    scope: ClassVar[Scope] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = Migration
+
+    def steps(self, plan: RunPlan) -> int:
+        return 1
+
+    def measure(self, context: RunContext) -> Migration | None:
+        options = context.options.get(self.name)
+        if not isinstance(options, MigrationOptions):
+            return None
+        old: Algorithm = context.algorithm
+        context.stage(f"{context.label}: migration, building the new recipe")
+        new_params = {**old.params, **options.to}
+        new = context.build(context.servers, new_params)
+        names = [f"object-{i}".encode() for i in range(options.universe)]
+        owner_old = old.reference_owners(old.hash_keys(names))
+        owner_new = new.reference_owners(new.hash_keys(names))
+        moved = owner_old != owner_new
+        selector = hash_many("fnv1a-fmix32", [b"rollout:" + n for n in names]) / 2.0**32
+        del names
+        stages = options.stages
+        total = options.warmup_requests + len(stages) * options.requests_per_stage
+        context.stage(f"{context.label}: migration, replaying {total:,} requests three ways")
+        stream = zipf_stream(options.universe, options.zipf_exponent, total, options.seed)
+        warm, per = options.warmup_requests, options.requests_per_stage
+        steady_servers = owner_old[stream]
+        at_once = steady_servers.copy()
+        at_once[warm:] = owner_new[stream[warm:]]
+        staged = steady_servers.copy()
+        for i, share in enumerate(stages):
+            span = slice(warm + i * per, warm + (i + 1) * per)
+            keys = stream[span]
+            staged[span] = np.where(selector[keys] < share, owner_new[keys], owner_old[keys])
+        n = len(context.servers)
+        steady_miss = lru_misses(steady_servers, stream, n, options.cache_objects)
+        once_miss = lru_misses(at_once, stream, n, options.cache_objects)
+        staged_miss = lru_misses(staged, stream, n, options.cache_objects)
+        window = max(1, per // WINDOWS_PER_STAGE)
+        after = slice(warm, total)
+        records = []
+        for i, share in enumerate(stages):
+            span = slice(warm + i * per, warm + (i + 1) * per)
+            misses, steady = int(staged_miss[span].sum()), int(steady_miss[span].sum())
+            records.append(Stage(share, per, misses, steady, misses - steady,
+                                 float(_window_rates(staged_miss[span], window).max())))
+        rates = {series: _window_rates(misses[after], window) for series, misses in
+                 (("no migration", steady_miss), ("all at once", once_miss),
+                  ("staged", staged_miss))}
+        context.advance(1)
+        return Migration(
+            to=dict(options.to), to_label=type(new).label_for(new.params),
+            servers=n, objects=options.universe,
+            moved_fraction=float(moved.mean()),
+            moved_requests_fraction=float(moved[stream].mean()),
+            formula_moved_fraction=_subset_formula(old.params, new.params, n),
+            bytes_before=int(old.nbytes), bytes_after=int(new.nbytes),
+            bytes_during=int(old.nbytes + new.nbytes), cache_objects=options.cache_objects,
+            window=window, steady_miss_rate=float(steady_miss[after].mean()),
+            all_at_once_peak_rate=float(rates["all at once"].max()),
+            staged_peak_rate=float(rates["staged"].max()), stages=records,
+            timeline=[(series, i, float(rate)) for series, values in rates.items()
+                      for i, rate in enumerate(values)],
+        )
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            m: Migration | None = run.figure(self.name)
+            if m is None:
+                continue
+            summary = Table.of(["figure", "value"], [
+                [text("from"), text(run.label)], [text("to"), text(m.to_label)],
+                [text("keys moved (of the object universe)"), pct(m.moved_fraction)],
+                [text("requests moved (zipf traffic)"), pct(m.moved_requests_fraction)],
+                [text("formula (1 - k'/k)(1 - 1/N)"),
+                 pct(m.formula_moved_fraction) if m.formula_moved_fraction is not None
+                 else text("n/a (the recipes are not nested)")],
+                [text("memory before / after"),
+                 text(f"{kib(m.bytes_before).text} / {kib(m.bytes_after).text}")],
+                [text("memory during (both resident)"), kib(m.bytes_during)],
+                [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
+                [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
+                [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
+            ])
+            stages = Table.of(
+                ["stage", "new ring's share", "requests", "origin fetches", "steady state",
+                 "extra fetches", "peak window rate", "peak vs steady"],
+                [[count(i + 1), pct(s.share, 1), count(s.requests), count(s.misses),
+                  count(s.steady_misses), count(s.extra_misses), number(s.peak_window_rate, 4),
+                  text(f"{s.peak_window_rate * s.requests / s.steady_misses:.2f}x"
+                       if s.steady_misses else "n/a")]
+                 for i, s in enumerate(m.stages)],
+                notes=[f"{m.servers} servers, each an LRU cache of {m.cache_objects:,} objects; "
+                       f"zipf requests over {m.objects:,} objects; windows of "
+                       f"{m.window:,} requests."])
+            chart = charts.curves(
+                "Origin load per window: staged rollout against switching at once",
+                [{"window": w, "series": s, "rate": r} for s, w, r in m.timeline],
+                x="window", y="rate", series="series", x_title="window of requests",
+                y_title="origin fetches per request", log=False)
+            sections.append(Section(f"Migration ({run.label} to {m.to_label})",
+                                    tables=[summary, stages], charts=[chart]))
+        return sections
