@@ -129,3 +129,18 @@ def test_bad_migration_target_is_refused(to: str, message: str,
 
     with pytest.raises(ScenarioError, match=message):
         load_scenario(write_scenario(MIGRATION.format(to=to)))
+
+
+def test_a_process_migrates_ring_by_ring(write_scenario: Callable[[str], Path]) -> None:
+    """[process] and [migration] together: each ring's moved fraction and memory."""
+    text = PROCESS.format(extra='[migration]\nto = { points_per_weight = 4 }\n'
+                                'stages = [0.5, 1.0]\ncache_objects = 50\nuniverse = 5000\n'
+                                'requests_per_stage = 20000\nwarmup_requests = 20000\n')
+    (run,) = run_scenario(load_scenario(write_scenario(text)), show_progress=False).runs
+    migration = run.figure("migration")
+    assert isinstance(migration, Migration) and migration.rings is not None
+    assert [r.requires for r in migration.rings] == [[], ["eu"], ["pci"], ["eu", "pci"]]
+    whole = migration.rings[0]
+    assert whole.moved_fraction == pytest.approx(migration.moved_fraction)
+    assert migration.rings[-1].moved_fraction == 0.0  # one server: nothing can move
+    assert all(r.bytes_after < r.bytes_before for r in migration.rings)

@@ -74,6 +74,18 @@ class Stage:
 
 
 @dataclass
+class RingMigration:
+    """One ring of a process, migrated: what moves and what it costs."""
+
+    requires: list[str]
+    servers: int
+    moved_fraction: float
+    moved_requests_fraction: float
+    bytes_before: int
+    bytes_after: int
+
+
+@dataclass
 class Migration:
     to: dict[str, Any]
     to_label: str
@@ -94,6 +106,9 @@ class Migration:
     stages: list[Stage]
     #: (series, window index, miss rate) for the origin-load chart
     timeline: list[tuple[str, int, float]]
+    #: with [process]: every ring of the process migrated (the rollout above is replayed
+    #: on the ring of all servers)
+    rings: list[RingMigration] | None = None
 
 
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
@@ -206,6 +221,7 @@ class MigrationMetric:
         rates = {series: _window_rates(misses[after], window) for series, misses in
                  (("no migration", steady_miss), ("all at once", once_miss),
                   ("staged", staged_miss))}
+        rings = self._process_rings(context, new_params, stream, options.universe)
         context.advance(1)
         return Migration(
             to=dict(options.to), to_label=type(new).label_for(new.params),
@@ -220,7 +236,34 @@ class MigrationMetric:
             staged_peak_rate=float(rates["staged"].max()), stages=records,
             timeline=[(series, i, float(rate)) for series, values in rates.items()
                       for i, rate in enumerate(values)],
+            rings=rings,
         )
+
+    @staticmethod
+    def _process_rings(context: RunContext, new_params: dict[str, Any],
+                       stream: npt.NDArray[np.uint32], universe: int) -> list[RingMigration] | None:
+        """Each ring of the process ([process]) migrated, one at a time."""
+        from harness.metrics.process import ProcessOptions, eligibility_sets, ring_servers
+
+        options = context.options.get("process")
+        if not isinstance(options, ProcessOptions):
+            return None
+        names = [f"object-{i}".encode() for i in range(universe)]
+        records = []
+        for requires in eligibility_sets(context.capabilities, options.eligibility):
+            fleet = ring_servers(context.servers, context.capabilities, requires)
+            if not fleet:
+                continue
+            context.stage(f"{context.label}: migration of ring {' + '.join(requires) or 'all'}")
+            old = context.rebuild(fleet)
+            new = context.build(fleet, new_params)
+            moved = old.reference_owners(old.hash_keys(names)) != new.reference_owners(
+                new.hash_keys(names))
+            records.append(RingMigration(list(requires), len(fleet), float(moved.mean()),
+                                         float(moved[stream].mean()), int(old.nbytes),
+                                         int(new.nbytes)))
+            del old, new
+        return records
 
     def sections(self, result: Result) -> list[Section]:
         sections = []
@@ -258,6 +301,21 @@ class MigrationMetric:
                 [{"window": w, "series": s, "rate": r} for s, w, r in m.timeline],
                 x="window", y="rate", series="series", x_title="window of requests",
                 y_title="origin fetches per request", log=False)
+            tables = [summary, stages]
+            if m.rings:
+                before = sum(r.bytes_before for r in m.rings)
+                after = sum(r.bytes_after for r in m.rings)
+                tables.append(Table.of(
+                    ["ring (requires)", "servers", "keys moved", "requests moved",
+                     "bytes before", "bytes after", "during"],
+                    [[text(" + ".join(r.requires) or "(all servers)"), count(r.servers),
+                      pct(r.moved_fraction), pct(r.moved_requests_fraction),
+                      kib(r.bytes_before), kib(r.bytes_after),
+                      kib(r.bytes_before + r.bytes_after)] for r in m.rings]
+                    + [[text("process"), text(""), text(""), text(""), kib(before),
+                        kib(after), kib(before + after)]],
+                    notes=["Every ring of the process migrated to the new recipe; the "
+                           "rollout above is replayed on the ring of all servers."]))
             sections.append(Section(f"Migration ({run.label} to {m.to_label})",
-                                    tables=[summary, stages], charts=[chart]))
+                                    tables=tables, charts=[chart]))
         return sections
