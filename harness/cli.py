@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
@@ -79,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     explore.add_argument("--out", type=Path, required=True, help="the page to write (.html)")
     plan = commands.add_parser(
         "plan", help="the smallest points per server for a balance target, and its cost")
+    plan.add_argument("scenario", nargs="?", type=Path,
+                      help="a scenario whose servers to plan for (and, with [process], "
+                           "every ring of the process)")
     plan.add_argument("--servers", type=int, help="N servers of weight 1")
     plan.add_argument("--weights", help="or one server per weight, e.g. 1,2,5")
     plan.add_argument("--target-cv", type=float, help="largest CV of load, e.g. 0.01 for 1%%")
@@ -201,11 +205,32 @@ def _plan(args: argparse.Namespace) -> int:
     from harness.generator import Server
     from harness.hashing import HASHES
     from harness.outputs import check_outputs
-    from harness.plan import PLAN_LAYOUTS, check_hash, check_layouts, make_plan, plan_report
+    from harness.plan import (
+        PLAN_LAYOUTS,
+        check_hash,
+        check_layouts,
+        make_plan,
+        plan_report,
+        process_section,
+    )
 
-    if (args.servers is None) == (args.weights is None):
-        raise ScenarioError("plan: give exactly one of --servers N or --weights W1,W2,...")
-    if args.servers is not None:
+    rings: list[tuple[tuple[str, ...], list[Server]]] = []
+    given = [args.servers is not None, args.weights is not None, args.scenario is not None]
+    if sum(given) != 1:
+        raise ScenarioError("plan: give exactly one of --servers N, --weights W1,W2,... or "
+                            "a scenario")
+    if args.scenario is not None:
+        from harness.metrics.process import ProcessOptions, eligibility_sets, ring_servers
+        from harness.scenario import load_scenario
+
+        scenario = load_scenario(args.scenario)
+        servers = scenario.ring_servers()
+        process = scenario.measure.options.get("process")
+        if isinstance(process, ProcessOptions):
+            capabilities = scenario.ring_capabilities()
+            rings = [(s, f) for s in eligibility_sets(capabilities, process.eligibility)
+                     if (f := ring_servers(servers, capabilities, s))]
+    elif args.servers is not None:
         if not 1 <= args.servers <= 65_535:
             raise ScenarioError(f"plan: --servers must be from 1 to 65,535 (got {args.servers})")
         servers = [Server(f"server-{i}") for i in range(args.servers)]
@@ -226,7 +251,14 @@ def _plan(args: argparse.Namespace) -> int:
     outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
     check_outputs(outputs, [])
     plan = make_plan(servers, args.target_cv, args.target_peak_to_mean)
+    if rings:
+        # The process needs the points that its most demanding ring needs.
+        needed = max(make_plan(fleet, args.target_cv, args.target_peak_to_mean).points_per_weight
+                     for _, fleet in rings)
+        plan = replace(plan, points_per_weight=needed)
     report = plan_report(plan, hash_name, layouts)
+    if rings:
+        report.sections.append(process_section(plan, rings, layouts))
     text = markdown.report(report)
     if args.out:
         write_together({outputs[0]: text, outputs[1]: html.report(report)})

@@ -158,3 +158,37 @@ def check_layouts(names: Sequence[str], bits: int) -> list[str]:
             raise ScenarioError(f"plan: --layouts must name layouts that store {bits}-bit "
                                 f"hashes ({', '.join(fitting)}) (got {name!r})")
     return list(names)
+
+
+def process_section(plan: Plan, rings: Sequence[tuple[tuple[str, ...], Sequence[Server]]],
+                    layouts: Sequence[str]) -> Section:
+    """A process's rings at the planned points per unit weight: entries (from the point
+    counts, before collisions), the CV each ring's formula gives, and bytes per layout
+    (each layout's fixed and per-entry bytes, fitted from builds at two sizes, plus 2 bytes
+    per server for the owner map)."""
+    from harness.estimate import layout_cost
+
+    costs_of = {name: layout_cost(name) for name in layouts}
+    rows = []
+    totals = dict.fromkeys(layouts, 0)
+    for requires, fleet in rings:
+        entries = sum(points_for(s.weight, plan.points_per_weight) for s in fleet)
+        costs = {name: round(costs_of[name][0] + costs_of[name][1] * entries) + 2 * len(fleet)
+                 for name in layouts}
+        for name in layouts:
+            totals[name] += costs[name]
+        rows.append([text(" + ".join(requires) or "(all servers)"), count(len(fleet)),
+                     count(entries),
+                     pct(theory_cv([points_for(s.weight, plan.points_per_weight)
+                                    for s in fleet]), 3),
+                     *(kib(costs[name]) for name in layouts)])
+    rows.append([text("process"), text(""), text(""), text(""),
+                 *(kib(totals[name]) for name in layouts)])
+    return Section(f"The process: {len(rings)} rings at k = {plan.points_per_weight:,}",
+                   tables=[Table.of(["ring (requires)", "servers", "entries", "cv_theory",
+                                     *layouts], rows,
+                                    notes=["k is set by the ring that needs the most points "
+                                           "for the target; bytes are each layout's fixed "
+                                           "and per-entry bytes (fitted from builds at two "
+                                           "sizes) at these entries, before collisions, "
+                                           "plus the owner map."])])

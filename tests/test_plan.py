@@ -55,7 +55,7 @@ def test_plan_command_builds_and_measures(tmp_path: Path,
     (["--servers", "10", "--target-cv", "1.5"], "--target-cv must be a fraction"),
     (["--servers", "10", "--target-peak-to-mean", "0.9"], "--target-peak-to-mean must be"),
     (["--servers", "10"], "exactly one of --target-cv or --target-peak-to-mean"),
-    (["--target-cv", "0.1"], "exactly one of --servers N or --weights"),
+    (["--target-cv", "0.1"], "exactly one of --servers N, --weights W1,W2,... or a scenario"),
     (["--weights", "1,x", "--target-cv", "0.1"], "--weights must be positive numbers"),
     (["--servers", "10", "--target-cv", "0.1", "--layouts", "nope"], "--layouts must name"),
 ])
@@ -65,3 +65,17 @@ def test_bad_input_is_refused(argv: list[str], message: str,
     assert main(["plan", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_for_a_process_scenario(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """With [process], k is what the most demanding ring needs, and every ring is costed."""
+    scenario = tmp_path / "p.toml"
+    scenario.write_text('[servers]\nlist = [{name = "a", capabilities = ["x"]}, {name = "b", '
+                        'capabilities = ["x"]}, {name = "c"}, {name = "d"}]\n[process]\n')
+    assert main(["plan", str(scenario), "--target-cv", "0.05"]) == 0
+    out = capsys.readouterr().out
+    all_four = points_for_target([Server(n) for n in "abcd"], 0.05)
+    pair = points_for_target([Server("a"), Server("b")], 0.05)
+    assert f"## The process: 2 rings at k = {max(all_four, pair):,}" in out
+    assert "| x " in out and "| process " in out

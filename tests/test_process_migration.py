@@ -17,7 +17,7 @@ def test_eligibility_is_every_combination_present() -> None:
     """Every subset of some server's capabilities, and the empty set (all servers)."""
     sets = eligibility_sets([("a", "b"), ("b",), ()], [])
     assert sets == [(), ("a",), ("b",), ("a", "b")]
-    assert eligibility_sets([("a",)], [["b"], ["b"], []]) == [("b",), ()]
+    assert eligibility_sets([("a",)], [("b",), ("b",), ()]) == [("b",), ()]
 
 
 PROCESS = """
