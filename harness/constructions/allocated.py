@@ -178,47 +178,100 @@ class _Allocator:
         heapq.heappush(self.by_load, (self.load_key(server), server))
 
     def take(self, new: int, count: int, budget: int) -> None:
-        donors: list[int] = []
-        owned = weight = 0
-        while self.by_load and len(donors) < count:
-            candidate = self.by_load[0][1]
-            # Stop at the first server whose load is not above the level reached so far.
-            if donors and self.owned[candidate] * weight <= (owned - budget) * self.weights[
-                candidate
-            ]:
+        """Cut arcs of the most loaded servers so that the new one gets about `budget`."""
+        candidates = self.candidates(count, budget)
+        arcs = {donor: self.largest_arcs(donor, count) for donor in candidates}
+        # Fewer donors cut deeper, but the tokens may reach every cut; keep the option
+        # that leaves the new server and the donors nearest the mean load.
+        options = []
+        for donors_count in range(len(candidates), 0, -1):
+            donors = candidates[:donors_count]
+            cuts = self.cuts(donors, budget)
+            needs = [tokens_needed(arcs[d], cut) for d, cut in zip(donors, cuts, strict=True)]
+            shares = deal(needs, cuts, [len(arcs[d]) for d in donors], count)
+            taken = [min(cut, reach(arcs[d][:tokens]))
+                     for d, cut, tokens in zip(donors, cuts, shares, strict=True)]
+            options.append((self.spread(new, donors, taken), donors_count, donors, taken, shares))
+            if sum(needs) <= count:
                 break
-            heapq.heappop(self.by_load)
-            donors.append(candidate)
-            owned += self.owned[candidate]
-            weight += self.weights[candidate]
-        level = Fraction(max(0, owned - budget), weight)
-        cuts = [self.owned[d] - math.floor(level * self.weights[d]) for d in donors]
-        shares = self.deal(donors, cuts, count)
-        for donor, cut, tokens in zip(donors, cuts, shares, strict=True):
-            arcs = self.largest_arcs(donor, tokens)
-            total = sum(length for length, _ in arcs)
-            for length, token in arcs:
+        _, _, donors, taken, shares = min(options)
+        for donor, cut, tokens in zip(donors, taken, shares, strict=True):
+            total = sum(length for length, _ in arcs[donor][:tokens])
+            for length, token in arcs[donor][:tokens]:
                 self.cut(new, token, max(1, min(length - 1, cut * length // total)))
+        used = dict(zip(donors, shares, strict=True))
+        for donor in candidates:  # the arcs looked at but not cut go back on their heaps
+            for length, token in arcs[donor][used.get(donor, 0):]:
+                heapq.heappush(self.arcs[donor], (-length, token))
             heapq.heappush(self.by_load, (self.load_key(donor), donor))
 
-    def deal(self, donors: list[int], cuts: list[int], count: int) -> list[int]:
-        """Tokens per donor: one each, the rest to the largest cut per token, up to its arcs."""
-        shares = [1] * len(donors)
-        heap = [(-cut, i) for i, cut in enumerate(cuts) if self.tokens[donors[i]] > 1]
-        heapq.heapify(heap)
-        for _ in range(count - len(donors)):
-            if not heap:
+    def candidates(self, count: int, budget: int) -> list[int]:
+        """The most loaded servers, in order, while each is above the level the ones before
+        it would reach by giving the budget (Cassandra's rule), at most one per token."""
+        found: list[int] = []
+        owned = weight = 0
+        while self.by_load and len(found) < count:
+            candidate = self.by_load[0][1]
+            if found and (self.owned[candidate] * weight
+                          <= (owned - budget) * self.weights[candidate]):
                 break
-            _, i = heapq.heappop(heap)
-            shares[i] += 1
-            if shares[i] < self.tokens[donors[i]]:
-                heapq.heappush(heap, (-(cuts[i] // shares[i]), i))
-        return shares
+            heapq.heappop(self.by_load)
+            found.append(candidate)
+            owned += self.owned[candidate]
+            weight += self.weights[candidate]
+        return found
+
+    def cuts(self, donors: list[int], budget: int) -> list[int]:
+        """What each donor gives so that all end at one load and the new server gets `budget`."""
+        owned = sum(self.owned[d] for d in donors)
+        level = Fraction(max(0, owned - budget), sum(self.weights[d] for d in donors))
+        return [self.owned[d] - math.floor(level * self.weights[d]) for d in donors]
+
+    def spread(self, new: int, donors: list[int], taken: list[int]) -> Fraction:
+        """The largest distance of the new server's or a donor's load from the mean load."""
+        mean = Fraction(SPACE, self.total_weight)
+        loads = [Fraction(self.owned[d] - cut, self.weights[d])
+                 for d, cut in zip(donors, taken, strict=True)]
+        loads.append(Fraction(sum(taken), self.weights[new]))
+        return max(abs(load - mean) for load in loads)
 
     def ring(self, names: tuple[str, ...]) -> Ring:
         positions = np.fromiter(self.owner, dtype=np.uint32, count=len(self.owner))
         owners = np.fromiter(self.owner.values(), dtype=np.uint16, count=len(self.owner))
         return Ring.from_points(positions, owners, bits=32, servers=names)
+
+
+def tokens_needed(arcs: list[tuple[int, int]], cut: int) -> int:
+    """How many of these arcs (largest first) a cut of this size needs, each kept non-empty."""
+    total = 0
+    for needed, (length, _) in enumerate(arcs, start=1):
+        total += length - 1
+        if total >= cut:
+            return needed
+    return max(1, len(arcs))
+
+
+def reach(arcs: list[tuple[int, int]]) -> int:
+    """The most these arcs can give, each kept non-empty."""
+    return sum(length - 1 for length, _ in arcs)
+
+
+def deal(needs: list[int], cuts: list[int], arcs: list[int], count: int) -> list[int]:
+    """Tokens per donor: what each needs, then the rest to the largest cut per token."""
+    shares = list(needs)
+    while sum(shares) > count:  # more needed than there are: the neediest go without
+        shares[shares.index(max(shares))] -= 1
+    heap = [(-(cut // share), i) for i, (cut, share) in enumerate(zip(cuts, shares, strict=True))
+            if share < arcs[i]]
+    heapq.heapify(heap)
+    for _ in range(count - sum(shares)):
+        if not heap:
+            break
+        _, i = heapq.heappop(heap)
+        shares[i] += 1
+        if shares[i] < arcs[i]:
+            heapq.heappush(heap, (-(cuts[i] // shares[i]), i))
+    return shares
 
 
 def allocate(servers: Sequence[Server], points_per_weight: int = 16, seed: int = 0) -> Ring:
