@@ -3,6 +3,7 @@
 import hashlib
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from harness.generator import Server, numbered_servers
 from harness.hashing import hash_many
 from harness.metrics.balance import arc_shares, cv
 from harness.ring import Ring, reference_owners
+from harness.scenario import load_scenario
 
 KEYS = [f"key-{i}".encode() for i in range(200_000)]
 KEY_HASHES = hash_many("blake2b-32", KEYS)
@@ -191,3 +193,13 @@ def test_moved_share_of_a_shifted_boundary() -> None:
     before = Ring.from_points([100, 200], [0, 1], servers=("a", "b"))
     after = Ring.from_points([150, 200], [0, 1], servers=("a", "b"))
     assert moved_share(before, after) == 50 / SPACE
+
+
+@pytest.mark.parametrize("name", ["allocated-100", "allocated-2048", "allocated-weighted-100",
+                                  "allocated-weighted-2048", "random-100", "random-2048",
+                                  "random-weighted-100"])
+def test_shipped_comparison_scenarios_load(name: str) -> None:
+    """The allocated-against-random scenarios validate, each sweeping its one construction."""
+    scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / f"{name}.toml")
+    constructions = {params["construction"] for params in scenario.generator.sweep}
+    assert constructions == {name.split("-")[0].replace("random", "points")}

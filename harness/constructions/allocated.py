@@ -21,14 +21,21 @@ Changed:
 - load is ownership per unit of weight, so weighted servers are supported,
   and the level is solved so that the new server gets exactly its weight
   share (Cassandra's level is the average of the units taken);
-- tokens beyond one per donor go to the donors with the largest cut per
-  token (Cassandra deals them out evenly), and any still left over split the
-  new server's own largest arcs, so every server has its full token count;
+- a donor gets as many tokens as its cut needs (its largest arcs first, each
+  left at least one position); when the new server's tokens cannot reach
+  every cut, fewer donors cut deeper are tried too, and the option kept is
+  the one whose largest distance from the mean load, over the donors and the
+  new server, is smallest (the new server may then get a little less than
+  its share); spare tokens go to the largest cut per token (Cassandra deals
+  them out evenly), and any still left over split the new server's own
+  largest arcs, so every server has its full token count;
 - no 10%/90% clamp on a cut: a cut leaves at least one position to the donor;
 - everything is integer arithmetic on positions in [0, 2**32) and on exact
   rational weights, and the one random draw (the first server's placement)
   comes from SplitMix64 defined here, seeded by `seed`: the same ordered
-  server list and seed give the same tokens on any machine.
+  server list and seed give the same tokens on any machine. Names are not
+  hashed: positions depend on the weights in order and the seed, and the
+  list says which server holds each place.
 The replication-aware allocator (`ReplicationAwareTokenAllocator`) is not
 followed: with one owner per key its replica walk reduces to the above.
 
@@ -39,8 +46,13 @@ weight w, and the cuts must remove all of that growth, so with equal weights
 each cut removes 1/T of a mean share on average. A server's relative load is
 then a sawtooth of height about 1/T, and with the servers spread evenly over
 their cycles the CV of arc shares cannot stay below about 1/(T * sqrt(12)):
-1.8% at 16 tokens. Only moving old tokens (keys between old servers) goes
-lower; `rebalance` does that, counting what it moves.
+1.8% at 16 tokens (a bound for N well above T: while N <= T every server can
+give at every step and the shares stay exact). Only moving old tokens (keys
+between old servers) goes lower; `rebalance` does that, counting what it
+moves. Weighted servers fare better per unit weight at first (more tokens
+per server), but a heavy donor's cut needs several arcs, and with N in the
+thousands the tokens run short: with weights 1:2:5 at N = 2,048 a share
+strays up to about 4% from its weight share.
 
 Removal. Removing a server and keeping the others' tokens passes each of its
 arcs to the next token's owner (`remove_server`). Rebuilding from the list
