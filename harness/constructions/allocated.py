@@ -49,10 +49,11 @@ their cycles the CV of arc shares cannot stay below about 1/(T * sqrt(12)):
 1.8% at 16 tokens (a bound for N well above T: while N <= T every server can
 give at every step and the shares stay exact). Only moving old tokens (keys
 between old servers) goes lower; `rebalance` does that, counting what it
-moves. Weighted servers fare better per unit weight at first (more tokens
-per server), but a heavy donor's cut needs several arcs, and with N in the
-thousands the tokens run short: with weights 1:2:5 at N = 2,048 a share
-strays up to about 4% from its weight share.
+moves. The same count bounds the largest deviation: the new server's tokens
+must remove about one average arc (1/T of a unit of weight's share) each,
+so a server of weight 1 loses about 1/T of its load at a cut, and its load
+spans a band of that height: about +-3% around the mean at T = 16, for equal
+and for mixed weights alike once N is in the thousands.
 
 Removal. Removing a server and keeping the others' tokens passes each of its
 arcs to the next token's owner (`remove_server`). Rebuilding from the list
