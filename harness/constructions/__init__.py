@@ -3,13 +3,15 @@
 `get_construction(name, **params)` gives a construction: `build_ring(servers)`
 builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 `points` is the generic recipe (naming scheme x hash x points per weight);
-`nginx` and `libketama` reproduce production systems and take no parameters.
+`nginx` and `libketama` reproduce production systems and take no parameters;
+`allocated` chooses token positions so that arc shares track weights.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness.constructions.allocated import AllocatedConstruction
 from harness.constructions.base import Construction
 from harness.constructions.libketama import LibketamaConstruction
 from harness.constructions.nginx import NginxConstruction
@@ -17,7 +19,8 @@ from harness.constructions.points import PointsConstruction
 from harness.errors import UnknownNameError
 
 CONSTRUCTIONS: dict[str, type[Construction]] = {
-    cls.name: cls for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction)
+    cls.name: cls
+    for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction)
 }
 
 
