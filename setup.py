@@ -1,7 +1,7 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
-- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c) behind cffi,
-  `harness._ring_c`.
+- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/algorithms.c)
+  behind cffi, `harness._ring_c`.
 - `harness._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
 
@@ -28,8 +28,8 @@ setup(
     ext_modules=[
         Extension(
             "harness._scalar",
-            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c"],
-            depends=["cext/ring.h", "cext/bucketed.h"],
+            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/algorithms.c"],
+            depends=["cext/ring.h", "cext/bucketed.h", "cext/algorithms.h"],
             include_dirs=["cext"],
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,

@@ -52,6 +52,27 @@ size_t lru_workspace_bytes(uint32_t, uint32_t);
 int lru_replay(const uint16_t *, const uint32_t *, size_t, uint32_t, uint32_t, uint8_t *);
 """
 
+# The algorithms beyond the ring (algorithms.h), declared exactly as in C.
+CDEF_ALGORITHMS = """
+uint16_t jump_bucket(uint64_t, uint32_t);
+void jump_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+
+int maglev_fill(const uint64_t *, const uint64_t *, const double *, const uint16_t *, size_t,
+                double, uint64_t, uint16_t *);
+uint16_t maglev_lookup(const uint16_t *, uint64_t, uint64_t);
+void maglev_lookup_many(const uint16_t *, uint64_t, const uint64_t *, size_t, uint16_t *);
+
+uint32_t murmur3_32(const char *, size_t, uint32_t);
+struct rendezvous_node {
+    uint32_t state; uint32_t prefix_len; uint32_t rank; uint8_t tail_len; uint8_t tail[3];
+};
+void rendezvous_prepare(struct rendezvous_node *, const char *, size_t, uint32_t);
+uint32_t rendezvous_score(const struct rendezvous_node *, const char *, size_t);
+uint16_t rendezvous_pick(const struct rendezvous_node *, size_t, const char *, size_t);
+void rendezvous_pick_many(const struct rendezvous_node *, size_t, const char *,
+                          const uint64_t *, const uint64_t *, size_t, uint16_t *);
+"""
+
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
 # packed=True or cffi would assume the padded size and only complain at first use.
 CDEF_ALIGNED = """
@@ -70,13 +91,14 @@ ffibuilder.cdef(
     "".join(FUNCTIONS.format(kind=kind, hash=hash) for kind, hash in STRUCT_KINDS.items())
 )
 ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
     extra_link_args=EXTRA_LINK_ARGS,
 )

@@ -8,6 +8,10 @@
  * through the vectorcall protocol (PEP 590), about 15 ns. It calls the very
  * same lookup functions as the cffi batch path (ring.c, bucketed.c).
  *
+ * Jump and Maglev lookups are bound the same way (algorithms.c): for "jump" n
+ * is the bucket count and there is no array; for "maglev" the entries are the
+ * uint16 table and n its size.
+ *
  * It holds a reference to the cffi objects that own the arrays, so the memory
  * it points into lives as long as it does. harness._cbindings is the only
  * module that creates these objects.
@@ -17,12 +21,16 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "algorithms.h"
 #include "bucketed.h"
 #include "ring.h"
 
-enum layout_kind { KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED };
+enum layout_kind {
+    KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV
+};
 
-static const char *const KIND_NAMES[] = {"aligned", "packed", "aligned64", "packed64", "bucketed"};
+static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
+                                          "bucketed", "jump",   "maglev"};
 
 typedef struct {
     PyObject_HEAD
@@ -49,7 +57,8 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     Py_DECREF(number);
     if (key == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64;
+    int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
+               lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -70,6 +79,12 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         break;
     case KIND_BUCKETED:
         owner = ring_bucketed_lookup(lookup->offsets, lookup->entries, (uint32_t)key);
+        break;
+    case KIND_JUMP:
+        owner = jump_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    case KIND_MAGLEV:
+        owner = maglev_lookup(lookup->entries, (uint64_t)lookup->n, (uint64_t)key);
         break;
     }
     return PyLong_FromLong(owner);
@@ -97,7 +112,8 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    if (n < 1 || entries_address == 0 || (kind == KIND_BUCKETED && offsets_address == 0)) {
+    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP) ||
+        (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;
     }

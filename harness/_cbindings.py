@@ -260,3 +260,107 @@ def lru_replay(
             f"for {n_servers} caches of {capacity} objects"
         )
     return missed.view(np.bool_)
+def _u64_in(key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
+    # uint64, C-contiguous input is read in place; anything else is converted once.
+    return np.ascontiguousarray(key_hashes, dtype=np.uint64)
+
+
+class CJump:
+    """Jump consistent hash over a fixed number of buckets (algorithms.c): no memory at all."""
+
+    def __init__(self, buckets: int) -> None:
+        if not 0 < buckets <= 2**16:
+            raise HarnessError(f"jump routes to 1 to 65,536 buckets (got {buckets})")
+        self.buckets = buckets
+        self.lookup: Callable[[int], int] = ScalarLookup("jump", 0, buckets, 0, None)
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        keys = _u64_in(key_hashes)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.jump_many(ffi.from_buffer("uint64_t[]", keys), len(keys), self.buckets, _u16_out(out))
+        return out
+
+
+class CMaglevTable:
+    """A Maglev lookup table of uint16 owners, filled in C as Envoy fills its table.
+
+    Hosts come in Envoy's order (sorted by name); `owners[i]` is the server index
+    stored for host i. The table comes from `ffi.new` (malloc), so allocator
+    profilers see it.
+    """
+
+    def __init__(self, offsets: Sequence[int], skips: Sequence[int], weights: Sequence[float],
+                 owners: Sequence[int], max_weight: float, table_size: int) -> None:
+        self.table_size = table_size
+        self._table = ffi.new("uint16_t[]", table_size)
+        status = lib.maglev_fill(
+            ffi.new("uint64_t[]", list(offsets)), ffi.new("uint64_t[]", list(skips)),
+            ffi.new("double[]", list(weights)), ffi.new("uint16_t[]", list(owners)),
+            len(owners), max_weight, table_size, self._table)
+        if status != 0:
+            raise MemoryError(f"maglev: no memory to fill a table of {table_size:,} slots")
+        self.lookup: Callable[[int], int] = ScalarLookup(
+            "maglev", _address(self._table), table_size, 0, self._table)
+
+    @property
+    def nbytes(self) -> int:
+        return int(ffi.sizeof(self._table))
+
+    def slots(self) -> npt.NDArray[np.uint16]:
+        """A copy of the table: the owner of each slot."""
+        return np.frombuffer(ffi.buffer(self._table), dtype=np.uint16).copy()
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        keys = _u64_in(key_hashes)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.maglev_lookup_many(self._table, self.table_size, ffi.from_buffer("uint64_t[]", keys),
+                               len(keys), _u16_out(out))
+        return out
+
+
+def murmur3_32(data: bytes, seed: int = 0) -> int:
+    """Standard MurmurHash3_x86_32 of `data`."""
+    return int(lib.murmur3_32(data, len(data), seed))
+
+
+class CRendezvousNodes:
+    """Rendezvous nodes scored as MurmurHash3_x86_32 (seed 0) of `prefix + key`, where
+    each prefix's whole 4-byte blocks are hashed once, here (algorithms.c).
+
+    `ranks[i]` is node i's place in name order: a tie goes to the greater rank.
+    """
+
+    def __init__(self, prefixes: Sequence[bytes], ranks: Sequence[int]) -> None:
+        self.count = len(prefixes)
+        if not 0 < self.count <= 2**16:
+            raise HarnessError(f"rendezvous picks among 1 to 65,536 nodes (got {self.count})")
+        self._nodes = ffi.new("struct rendezvous_node[]", self.count)
+        for i, (prefix, rank) in enumerate(zip(prefixes, ranks, strict=True)):
+            lib.rendezvous_prepare(self._nodes + i, prefix, len(prefix), rank)
+        self._pick = lib.rendezvous_pick
+
+    @property
+    def nbytes(self) -> int:
+        return int(ffi.sizeof(self._nodes))
+
+    def score(self, node: int, key: bytes) -> int:
+        return int(lib.rendezvous_score(self._nodes + node, key, len(key)))
+
+    def pick(self, key: bytes) -> int:
+        return int(self._pick(self._nodes, self.count, key, len(key)))
+
+    def pick_many(self, data: bytes, offsets: npt.NDArray[np.uint64],
+                  indexes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        """The winner for keys given as indexes into keys stored end to end in `data`
+        (key i is data[offsets[i]:offsets[i + 1]])."""
+        keys = _u64_in(indexes)
+        if len(keys) and int(keys.max()) >= len(offsets) - 1:
+            raise HarnessError(f"key index {int(keys.max())} is not in the key table "
+                               f"({len(offsets) - 1} keys)")
+        if len(offsets) and int(offsets[-1]) > len(data):
+            raise HarnessError("key table offsets point past its data")
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.rendezvous_pick_many(
+            self._nodes, self.count, data, ffi.from_buffer("uint64_t[]", offsets),
+            ffi.from_buffer("uint64_t[]", keys), len(keys), _u16_out(out))
+        return out

@@ -1,0 +1,203 @@
+/* Jump, Maglev and rendezvous lookups (see algorithms.h for what each matches). */
+#include "algorithms.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- jump: the paper's loop, in the paper's arithmetic (64-bit LCG, double division) ---- */
+
+uint16_t jump_bucket(uint64_t key, uint32_t buckets)
+{
+    int64_t b = -1, j = 0;
+    while (j < (int64_t)buckets) {
+        b = j;
+        key = key * 2862933555777941757ULL + 1;
+        j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) / (double)((key >> 33) + 1)));
+    }
+    return (uint16_t)b;
+}
+
+void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = jump_bucket(keys[i], buckets);
+}
+
+/* ---- Maglev: Envoy's OriginalMaglevTable::constructImplementationInternals ----
+ * In round `iteration` (from 1) a host takes its next free slot when
+ * iteration * weight >= its target, and its target then grows by the largest
+ * weight: a host of the largest weight takes a slot every round. */
+
+int maglev_fill(const uint64_t *offsets, const uint64_t *skips, const double *weights,
+                const uint16_t *owner, size_t hosts, double max_weight, uint64_t table_size,
+                uint16_t *table)
+{
+    uint64_t *next = calloc(hosts, sizeof *next);
+    double *target = calloc(hosts, sizeof *target);
+    unsigned char *taken = calloc(table_size, 1);
+    if (next == NULL || target == NULL || taken == NULL) {
+        free(next);
+        free(target);
+        free(taken);
+        return -1;
+    }
+    uint64_t filled = 0;
+    for (uint32_t iteration = 1; filled < table_size; ++iteration) {
+        for (size_t i = 0; i < hosts && filled < table_size; i++) {
+            if ((double)iteration * weights[i] < target[i])
+                continue;
+            target[i] += max_weight;
+            uint64_t c = (offsets[i] + skips[i] * next[i]) % table_size;
+            while (taken[c]) {
+                next[i]++;
+                c = (offsets[i] + skips[i] * next[i]) % table_size;
+            }
+            taken[c] = 1;
+            table[c] = owner[i];
+            next[i]++;
+            filled++;
+        }
+    }
+    free(next);
+    free(target);
+    free(taken);
+    return 0;
+}
+
+uint16_t maglev_lookup(const uint16_t *table, uint64_t table_size, uint64_t key)
+{
+    return table[key % table_size];
+}
+
+void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64_t *keys,
+                        size_t count, uint16_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = table[keys[i] % table_size];
+}
+
+/* ---- MurmurHash3_x86_32 (Austin Appleby, public domain), and rendezvous over it ---- */
+
+#define MURMUR_C1 0xcc9e2d51u
+#define MURMUR_C2 0x1b873593u
+
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+    return (x << r) | (x >> (32 - r));
+}
+
+static inline uint32_t load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint32_t mix_k1(uint32_t k1)
+{
+    k1 *= MURMUR_C1;
+    k1 = rotl32(k1, 15);
+    return k1 * MURMUR_C2;
+}
+
+static inline uint32_t mix_block(uint32_t h1, uint32_t k1)
+{
+    h1 ^= mix_k1(k1);
+    h1 = rotl32(h1, 13);
+    return h1 * 5 + 0xe6546b64u;
+}
+
+/* The last 0 to 3 bytes, the length, and the finalizer. */
+static inline uint32_t murmur_finish(uint32_t h1, const uint8_t *tail, size_t tail_len,
+                                     uint32_t total_len)
+{
+    uint32_t k1 = 0;
+    if (tail_len >= 3)
+        k1 ^= (uint32_t)tail[2] << 16;
+    if (tail_len >= 2)
+        k1 ^= (uint32_t)tail[1] << 8;
+    if (tail_len >= 1) {
+        k1 ^= tail[0];
+        h1 ^= mix_k1(k1);
+    }
+    h1 ^= total_len;
+    h1 ^= h1 >> 16;
+    h1 *= 0x85ebca6bu;
+    h1 ^= h1 >> 13;
+    h1 *= 0xc2b2ae35u;
+    h1 ^= h1 >> 16;
+    return h1;
+}
+
+uint32_t murmur3_32(const char *text, size_t length, uint32_t seed)
+{
+    const uint8_t *data = (const uint8_t *)text;
+    uint32_t h1 = seed;
+    size_t blocks = length / 4 * 4;
+    for (size_t i = 0; i < blocks; i += 4)
+        h1 = mix_block(h1, load_le32(data + i));
+    return murmur_finish(h1, data + blocks, length - blocks, (uint32_t)length);
+}
+
+void rendezvous_prepare(struct rendezvous_node *node, const char *text, size_t length,
+                        uint32_t rank)
+{
+    const uint8_t *prefix = (const uint8_t *)text;
+    uint32_t h1 = 0;
+    size_t blocks = length / 4 * 4;
+    for (size_t i = 0; i < blocks; i += 4)
+        h1 = mix_block(h1, load_le32(prefix + i));
+    node->state = h1;
+    node->prefix_len = (uint32_t)length;
+    node->rank = rank;
+    node->tail_len = (uint8_t)(length - blocks);
+    memset(node->tail, 0, sizeof node->tail);
+    memcpy(node->tail, prefix + blocks, length - blocks);
+}
+
+uint32_t rendezvous_score(const struct rendezvous_node *node, const char *text, size_t length)
+{
+    const uint8_t *key = (const uint8_t *)text;
+    uint32_t h1 = node->state;
+    uint8_t head[4];
+    size_t pending = node->tail_len, used = 0;
+    if (pending) {
+        /* Complete the block the prefix left open with the key's first bytes. */
+        used = 4 - pending < length ? 4 - pending : length;
+        memcpy(head, node->tail, pending);
+        memcpy(head + pending, key, used);
+        pending += used;
+        if (pending < 4) /* the key ended inside that block */
+            return murmur_finish(h1, head, pending, node->prefix_len + (uint32_t)length);
+        h1 = mix_block(h1, load_le32(head));
+    }
+    size_t blocks_end = used + (length - used) / 4 * 4;
+    for (size_t i = used; i < blocks_end; i += 4)
+        h1 = mix_block(h1, load_le32(key + i));
+    return murmur_finish(h1, key + blocks_end, length - blocks_end,
+                         node->prefix_len + (uint32_t)length);
+}
+
+uint16_t rendezvous_pick(const struct rendezvous_node *nodes, size_t count, const char *key,
+                         size_t length)
+{
+    size_t winner = 0;
+    uint32_t best = rendezvous_score(&nodes[0], key, length);
+    for (size_t i = 1; i < count; i++) {
+        uint32_t score = rendezvous_score(&nodes[i], key, length);
+        if (score > best || (score == best && nodes[i].rank > nodes[winner].rank)) {
+            best = score;
+            winner = i;
+        }
+    }
+    return (uint16_t)winner;
+}
+
+void rendezvous_pick_many(const struct rendezvous_node *nodes, size_t count,
+                          const char *data, const uint64_t *offsets, const uint64_t *indexes,
+                          size_t keys, uint16_t *out)
+{
+    for (size_t k = 0; k < keys; k++) {
+        uint64_t i = indexes[k];
+        out[k] = rendezvous_pick(nodes, count, data + offsets[i],
+                                 (size_t)(offsets[i + 1] - offsets[i]));
+    }
+}

@@ -1,0 +1,53 @@
+/* Consistent-hashing algorithms beyond the ring: jump, Maglev, rendezvous.
+ *
+ * Each is written to answer exactly as the implementation it is named after
+ * (see the comment above each function); the Python side checks every fast
+ * path against a plain-Python reference on every run.
+ */
+#ifndef RING_HARNESS_ALGORITHMS_H
+#define RING_HARNESS_ALGORITHMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Jump consistent hash (Lamping & Veach 2014): the bucket in [0, buckets). */
+uint16_t jump_bucket(uint64_t key, uint32_t buckets);
+void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
+
+/* Maglev's table, as Envoy's OriginalMaglevTable fills it. Hosts are given in
+ * the order Envoy takes them (sorted by name); owner[i] is what the table
+ * stores for host i. Returns 0, or -1 if memory ran out. */
+int maglev_fill(const uint64_t *offsets, const uint64_t *skips, const double *weights,
+                const uint16_t *owner, size_t hosts, double max_weight, uint64_t table_size,
+                uint16_t *table);
+uint16_t maglev_lookup(const uint16_t *table, uint64_t table_size, uint64_t key);
+void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64_t *keys,
+                        size_t count, uint16_t *out);
+
+/* Standard MurmurHash3_x86_32. */
+uint32_t murmur3_32(const char *data, size_t length, uint32_t seed);
+
+/* One rendezvous node: MurmurHash3_x86_32 (seed 0) of its prefix "<name>-",
+ * stopped after the prefix's whole 4-byte blocks, so that a key's score only
+ * hashes the prefix's last 0 to 3 bytes and the key. */
+struct rendezvous_node {
+    uint32_t state;      /* h1 after the prefix's whole blocks */
+    uint32_t prefix_len; /* bytes of "<name>-" */
+    uint32_t rank;       /* the name's place in sorted order: a tie goes to the greater */
+    uint8_t tail_len;    /* prefix bytes after its whole blocks, 0 to 3 */
+    uint8_t tail[3];
+};
+
+void rendezvous_prepare(struct rendezvous_node *node, const char *prefix, size_t length,
+                        uint32_t rank);
+uint32_t rendezvous_score(const struct rendezvous_node *node, const char *key, size_t length);
+/* The winning node of one key: highest score, a tie to the greater rank. */
+uint16_t rendezvous_pick(const struct rendezvous_node *nodes, size_t count, const char *key,
+                         size_t length);
+/* Keys given as indexes into a table of keys stored end to end (key i is
+ * data[offsets[i]:offsets[i + 1]]). */
+void rendezvous_pick_many(const struct rendezvous_node *nodes, size_t count,
+                          const char *data, const uint64_t *offsets, const uint64_t *indexes,
+                          size_t keys, uint16_t *out);
+
+#endif
