@@ -13,6 +13,10 @@ Byte orders are part of each definition, since they decide where points land:
 - fnv1a-fmix32: 32-bit FNV-1a, then MurmurHash3's fmix32 finalizer (the hash
   of Semicolony's "Consistent hashing simulator"); computed in C for batches.
 - crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
+
+Outside the ring's hashes: `xxh64` / `xxh64_many`, xxHash64 with a seed (the
+integer digest), as Envoy hashes Maglev hosts and keys; jump and maglev
+route keys with it (seed 0).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import xxhash
 
 from harness.errors import UnknownNameError
 
@@ -146,3 +151,14 @@ def hash_one(name: str, data: bytes | str) -> int:
 def hash_many(name: str, names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
     """Hash a batch of encoded names into a uint32 (or uint64) array."""
     return get_hash(name).many(names)
+
+
+def xxh64(data: bytes, seed: int = 0) -> int:
+    """xxHash64 of `data` with `seed` (Envoy's `HashUtil::xxHash64`)."""
+    return xxhash.xxh64_intdigest(data, seed)
+
+
+def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
+    """xxHash64 of each name, into a uint64 array."""
+    digest = xxhash.xxh64_intdigest
+    return np.fromiter((digest(name, seed) for name in names), dtype=np.uint64, count=len(names))

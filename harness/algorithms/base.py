@@ -25,12 +25,14 @@ measured on the same terms as every other: memory, build time, lookup time
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.generator import Server
+from harness.errors import HarnessError
+from harness.generator import Server, server_list_problem
+from harness.params import Param, keyword_fields, parse_params
 from harness.toml_fields import Fields
 
 
@@ -129,3 +131,52 @@ class Routing:
 
     def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.lookup_many(self.hash_keys(keys))
+
+
+class OneForm(Routing):
+    """An algorithm with a single physical form, its parameters declared as `Param`s.
+
+    Holds the servers and parameters; `checked_params` reads keyword arguments
+    as a scenario table is read, so `build` gets the scenario's one-line errors.
+    """
+
+    name: ClassVar[str]
+    #: the parameters `parse_params` reads, in order
+    declared: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
+        self._servers, self._params = tuple(servers), dict(params)
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        return parse_params(cls.declared, fields)
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        return server_list_problem(servers)
+
+    @classmethod
+    def checked_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> dict[str, Any]:
+        """Keyword parameters checked like a scenario table, and the servers for them."""
+        fields = keyword_fields(f"algorithm {cls.name!r}", params)
+        checked = cls.parse_params(fields)
+        fields.finish()
+        problem = cls.check_servers(servers, checked)
+        if problem:
+            raise HarnessError(f"algorithm {cls.name!r}: servers must be {problem}")
+        return checked
+
+    @property
+    def servers(self) -> tuple[Server, ...]:
+        return self._servers
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @property
+    def form(self) -> str:
+        return self.name
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]:
+        return {self.name: cast(Algorithm, self)}
