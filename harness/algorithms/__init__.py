@@ -2,19 +2,26 @@
 
 `ALGORITHMS[name].build(servers, **params)` builds that algorithm for the
 servers (see `harness.algorithms.base` for the whole contract). The ring is
-the first algorithm; installed packages add theirs through the entry-point
-group `ring_harness.algorithms` (`harness.plugins`).
+one of them; `jump`, `maglev` and `rendezvous` route exactly like the
+libraries their modules name. Installed packages add theirs through the
+entry-point group `ring_harness.algorithms` (`harness.plugins`).
 """
 
 from __future__ import annotations
 
 from harness.algorithms.base import Algorithm
+from harness.algorithms.jump import JumpAlgorithm
+from harness.algorithms.maglev import MaglevAlgorithm
+from harness.algorithms.rendezvous import RendezvousAlgorithm
 from harness.algorithms.ring import RingAlgorithm
 from harness.errors import UnknownNameError
 from harness.plugins import Registry
 
+BUILT_IN: tuple[type[Algorithm], ...] = (
+    RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm)
+
 ALGORITHMS: dict[str, type[Algorithm]] = Registry(
-    "ring_harness.algorithms", {cls.name: cls for cls in (RingAlgorithm,)})
+    "ring_harness.algorithms", {cls.name: cls for cls in BUILT_IN})
 
 
 def get_algorithm(name: str) -> type[Algorithm]:
