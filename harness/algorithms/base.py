@@ -133,6 +133,18 @@ class Routing:
         return self.lookup_many(self.hash_keys(keys))
 
 
+def unweighted_problem(algorithm: str, servers: Sequence[Server]) -> str | None:
+    """What the servers of an algorithm without weights must be, if any weighs other than 1."""
+    problem = server_list_problem(servers)
+    if problem:
+        return problem
+    weighted = next((s for s in servers if s.weight != 1), None)
+    if weighted is not None:
+        return (f"all of weight 1, since {algorithm} has no weights (got weight "
+                f"{weighted.weight:g} for {weighted.name!r})")
+    return None
+
+
 class OneForm(Routing):
     """An algorithm with a single physical form, its parameters declared as `Param`s.
 

@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from harness import _cbindings
-from harness.algorithms.base import OneForm
-from harness.generator import Server, server_list_problem
+from harness.algorithms.base import OneForm, unweighted_problem
+from harness.generator import Server
 from harness.hashing import xxh64_many
 
 #: the paper's 64-bit linear congruential generator
@@ -74,14 +74,7 @@ class JumpAlgorithm(OneForm):
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        problem = server_list_problem(servers)
-        if problem:
-            return problem
-        weighted = next((s for s in servers if s.weight != 1), None)
-        if weighted is not None:
-            return (f"all of weight 1, since jump has no weights (got weight "
-                    f"{weighted.weight:g} for {weighted.name!r})")
-        return None
+        return unweighted_problem("jump", servers)
 
     @classmethod
     def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:

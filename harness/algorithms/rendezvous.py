@@ -3,9 +3,10 @@ Name-Based Mappings to Increase Hit Rates" (1998), exactly as pymemcache 4's
 `RendezvousHash` scores it.
 
 `ALGORITHMS["rendezvous"].build(servers)` takes no parameters and holds one
-small record per server. Server `name` scores key k as MurmurHash3_x86_32
-(seed 0) of `name + "-" + k` (UTF-8); the highest score wins and a tie goes
-to the greater name. For ASCII names and keys, `route([k])` is pymemcache's
+small record per server. It has no weights (pymemcache has none): servers
+must all weigh 1. Server `name` scores key k as MurmurHash3_x86_32 (seed 0)
+of `name + "-" + k` (UTF-8); the highest score wins and a tie goes to the
+greater name. For ASCII names and keys, `route([k])` is pymemcache's
 `RendezvousHash(names).get_node(k.decode())` (pymemcache hashes characters, not
 bytes, so it agrees only on ASCII; and it formats a `bytes` key as "b'k'").
 
@@ -34,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness import _cbindings
-from harness.algorithms.base import OneForm
+from harness.algorithms.base import OneForm, unweighted_problem
 from harness.generator import Server
 
 MASK32 = 0xFFFFFFFF
@@ -153,6 +154,10 @@ class RendezvousAlgorithm(OneForm):
             return pick(keys[key_hash])
 
         self.lookup: Callable[[int], int] = lookup
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        return unweighted_problem("rendezvous", servers)
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:

@@ -1,0 +1,109 @@
+"""jump: routes exactly like PyPI jump-consistent-hash, refuses what it cannot do."""
+
+from __future__ import annotations
+
+import jump
+import numpy as np
+import pytest
+import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.algorithms import ALGORITHMS
+from harness.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
+from harness.errors import HarnessError, ScenarioError
+from harness.generator import Server, numbered_servers
+from harness.runner import check_parity
+
+EDGES = np.array([0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1],
+                 dtype=np.uint64)
+KEYS = [f"key-{i}".encode() for i in range(2000)]
+
+
+def _random_hashes(count: int, seed: int) -> np.ndarray:
+    hashes = np.random.default_rng(seed).integers(0, 2**64, count, dtype=np.uint64,
+                                                  endpoint=False)
+    return np.concatenate([EDGES, hashes])
+
+
+@pytest.mark.parametrize("servers", [1, 2, 3, 10, 100, 1000, 65_535])
+def test_lookups_equal_jump_hash(servers: int) -> None:
+    """lookup_many and lookup give jump.hash(h, N) on random 64-bit hashes, 0 and 2**64-1."""
+    algorithm = ALGORITHMS["jump"].build(numbered_servers(servers))
+    hashes = _random_hashes(20_000, servers)
+    expected = [jump.hash(int(h), servers) for h in hashes]
+    assert algorithm.lookup_many(hashes).tolist() == expected
+    assert [algorithm.lookup(int(h)) for h in hashes[:3000]] == expected[:3000]
+    assert algorithm.reference_owners(hashes).tolist() == expected
+    assert algorithm.reference_lookup_many(hashes[:3000]) == expected[:3000]
+
+
+def test_route_hashes_keys_with_xxhash64_seed_0() -> None:
+    """route(keys) is jump.hash(xxHash64(key, seed 0), N)."""
+    algorithm = ALGORITHMS["jump"].build(numbered_servers(37))
+    expected = [jump.hash(xxhash.xxh64_intdigest(k, 0), 37) for k in KEYS]
+    assert algorithm.route(KEYS).tolist() == expected
+    assert algorithm.route(KEYS).dtype == np.uint16
+    assert algorithm.hash_keys(KEYS[:3]).dtype == np.uint64
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=st.integers(0, 2**64 - 1), buckets=st.integers(1, 2**16 - 1))
+def test_every_path_agrees_with_the_papers_loop(key: int, buckets: int) -> None:
+    """C batch, C scalar, vectorised and plain references answer alike for any key and N."""
+    expected = jump_reference(key, buckets)
+    assert expected == jump.hash(key, buckets)
+    algorithm = JumpAlgorithm.build(numbered_servers(buckets))
+    hashes = np.array([key], dtype=np.uint64)
+    assert algorithm.lookup(key) == expected
+    assert algorithm.lookup_many(hashes).tolist() == [expected]
+    assert jump_vectorised(hashes, buckets).tolist() == [expected]
+
+
+@settings(max_examples=25, deadline=None)
+@given(servers=st.integers(1, 300), seed=st.integers(0, 2**32 - 1))
+def test_growing_and_shrinking_at_the_end_moves_only_the_last_servers_keys(
+    servers: int, seed: int,
+) -> None:
+    """Adding server N+1 moves keys only to it; removing it moves back exactly those keys."""
+    hashes = _random_hashes(3000, seed)
+    fleet = numbered_servers(servers + 1)
+    before = JumpAlgorithm.build(fleet[:-1]).lookup_many(hashes)
+    after = JumpAlgorithm.build(fleet).lookup_many(hashes)
+    moved = before != after
+    assert set(after[moved].tolist()) <= {servers}
+    assert not (after[~moved] == servers).any()
+
+
+def test_parity_check_of_the_runner_passes() -> None:
+    """The runner's parity check (batch, scalar, both references) passes for jump."""
+    algorithm = JumpAlgorithm.build(numbered_servers(50))
+    hashes = algorithm.hash_keys(KEYS)
+    owners, _ = check_parity(algorithm, hashes, algorithm.forms(["numpy-aligned"]))
+    assert owners.tolist() == [jump.hash(int(h), 50) for h in hashes]
+
+
+def test_what_jump_refuses() -> None:
+    """Weights other than 1, unknown parameters and removing a middle server are refused."""
+    with pytest.raises(HarnessError, match=r"algorithm 'jump': servers must be all of weight 1, "
+                       r"since jump has no weights \(got weight 2 for 'b'\)"):
+        JumpAlgorithm.build([Server("a"), Server("b", 2)])
+    assert JumpAlgorithm.check_servers([Server("a", 0.5)], {}) is not None
+    with pytest.raises(ScenarioError, match="algorithm 'jump': unknown key 'points'"):
+        JumpAlgorithm.build(numbered_servers(2), points=3)
+    with pytest.raises(HarnessError, match="at least one server"):
+        JumpAlgorithm.build([])
+    fleet = numbered_servers(4)
+    assert JumpAlgorithm.removal_problem(fleet, fleet[-1].name) is None
+    assert "only the last server ('server-3')" in str(
+        JumpAlgorithm.removal_problem(fleet, fleet[1].name))
+
+
+def test_jump_holds_no_structure() -> None:
+    """No table: zero bytes and entries, 64-bit key hashes, one form."""
+    algorithm = JumpAlgorithm.build(numbered_servers(5))
+    assert (algorithm.nbytes, algorithm.entries, algorithm.key_bits) == (0, 0, 64)
+    assert algorithm.forms(["cffi-packed"]) == {"jump": algorithm}
+    assert algorithm.params == {}
+    assert ALGORITHMS["jump"].build(numbered_servers(5)).exact_shares() is None
+    assert JumpAlgorithm.estimated_entries(numbered_servers(5), {}) == 0
