@@ -4,6 +4,97 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- xxHash64, as the reference XXH64 computes it (little-endian reads) ---- */
+
+#define XXH_PRIME64_1 0x9E3779B185EBCA87ULL
+#define XXH_PRIME64_2 0xC2B2AE3D27D4EB4FULL
+#define XXH_PRIME64_3 0x165667B19E3779F9ULL
+#define XXH_PRIME64_4 0x85EBCA77C2B2AE63ULL
+#define XXH_PRIME64_5 0x27D4EB2F165667C5ULL
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t read_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint32_t read_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t xxh64_round(uint64_t acc, uint64_t input)
+{
+    acc += input * XXH_PRIME64_2;
+    acc = rotl64(acc, 31);
+    return acc * XXH_PRIME64_1;
+}
+
+static inline uint64_t xxh64_merge(uint64_t acc, uint64_t lane)
+{
+    acc ^= xxh64_round(0, lane);
+    return acc * XXH_PRIME64_1 + XXH_PRIME64_4;
+}
+
+uint64_t xxh64(const char *text, size_t length, uint64_t seed)
+{
+    const uint8_t *p = (const uint8_t *)text, *end = p + length;
+    uint64_t h;
+    if (length >= 32) {
+        uint64_t v1 = seed + XXH_PRIME64_1 + XXH_PRIME64_2, v2 = seed + XXH_PRIME64_2;
+        uint64_t v3 = seed, v4 = seed - XXH_PRIME64_1;
+        const uint8_t *limit = end - 32;
+        do {
+            v1 = xxh64_round(v1, read_le64(p));
+            v2 = xxh64_round(v2, read_le64(p + 8));
+            v3 = xxh64_round(v3, read_le64(p + 16));
+            v4 = xxh64_round(v4, read_le64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xxh64_merge(h, v1);
+        h = xxh64_merge(h, v2);
+        h = xxh64_merge(h, v3);
+        h = xxh64_merge(h, v4);
+    } else {
+        h = seed + XXH_PRIME64_5;
+    }
+    h += (uint64_t)length;
+    for (; p + 8 <= end; p += 8) {
+        h ^= xxh64_round(0, read_le64(p));
+        h = rotl64(h, 27) * XXH_PRIME64_1 + XXH_PRIME64_4;
+    }
+    if (p + 4 <= end) {
+        h ^= (uint64_t)read_le32(p) * XXH_PRIME64_1;
+        h = rotl64(h, 23) * XXH_PRIME64_2 + XXH_PRIME64_3;
+        p += 4;
+    }
+    for (; p < end; p++) {
+        h ^= (uint64_t)(*p) * XXH_PRIME64_5;
+        h = rotl64(h, 11) * XXH_PRIME64_1;
+    }
+    h ^= h >> 33;
+    h *= XXH_PRIME64_2;
+    h ^= h >> 29;
+    h *= XXH_PRIME64_3;
+    h ^= h >> 32;
+    return h;
+}
+
+void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
+                uint64_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = xxh64(data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), seed);
+}
+
 /* ---- jump: the paper's loop, in the paper's arithmetic (64-bit LCG, double division) ---- */
 
 uint16_t jump_bucket(uint64_t key, uint32_t buckets)

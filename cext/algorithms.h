@@ -10,6 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* xxHash64 (Yann Collet's XXH64) of `length` bytes with `seed`. */
+uint64_t xxh64(const char *data, size_t length, uint64_t seed);
+/* xxHash64 of many keys stored end to end (key i is data[offsets[i]:offsets[i + 1]]). */
+void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
+                uint64_t *out);
+
 /* Jump consistent hash (Lamping & Veach 2014): the bucket in [0, buckets). */
 uint16_t jump_bucket(uint64_t key, uint32_t buckets);
 void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);

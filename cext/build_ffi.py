@@ -54,6 +54,9 @@ int lru_replay(const uint16_t *, const uint32_t *, size_t, uint32_t, uint32_t, u
 
 # The algorithms beyond the ring (algorithms.h), declared exactly as in C.
 CDEF_ALGORITHMS = """
+uint64_t xxh64(const char *, size_t, uint64_t);
+void xxh64_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
+
 uint16_t jump_bucket(uint64_t, uint32_t);
 void jump_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 

@@ -10,7 +10,8 @@
  *
  * Jump and Maglev lookups are bound the same way (algorithms.c): for "jump" n
  * is the bucket count and there is no array; for "maglev" the entries are the
- * uint16 table and n its size.
+ * uint16 table and n its size. "jump-key" is jump called with the key itself
+ * (bytes), hashed here with xxHash64 seed 0: a whole route in one call.
  *
  * It holds a reference to the cffi objects that own the arrays, so the memory
  * it points into lives as long as it does. harness._cbindings is the only
@@ -26,11 +27,12 @@
 #include "ring.h"
 
 enum layout_kind {
-    KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV
+    KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
+    KIND_JUMP_KEY
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
-                                          "bucketed", "jump",   "maglev"};
+                                          "bucketed", "jump",   "maglev", "jump-key"};
 
 typedef struct {
     PyObject_HEAD
@@ -49,6 +51,13 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
         PyErr_SetString(PyExc_TypeError, "a ring lookup takes exactly one key hash");
         return NULL;
+    }
+    if (lookup->kind == KIND_JUMP_KEY) {
+        char *data;
+        Py_ssize_t length;
+        if (PyBytes_AsStringAndSize(args[0], &data, &length) < 0)
+            return NULL;
+        return PyLong_FromLong(jump_bucket(xxh64(data, (size_t)length, 0), (uint32_t)lookup->n));
     }
     PyObject *number = PyNumber_Index(args[0]); /* ints, and numpy's integer scalars */
     if (number == NULL)
@@ -112,7 +121,7 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP) ||
+    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP && kind != KIND_JUMP_KEY) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;

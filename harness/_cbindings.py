@@ -260,6 +260,19 @@ def lru_replay(
             f"for {n_servers} caches of {capacity} objects"
         )
     return missed.view(np.bool_)
+
+
+def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
+    """xxHash64 of many names, in one C call over a joined buffer."""
+    lengths = np.fromiter((len(n) for n in names), dtype=np.uint64, count=len(names))
+    offsets = np.zeros(len(names) + 1, dtype=np.uint64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(len(names), dtype=np.uint64)
+    lib.xxh64_many(b"".join(names), ffi.from_buffer("uint64_t[]", offsets), len(names), seed,
+                   ffi.from_buffer("uint64_t[]", out, require_writable=True))
+    return out
+
+
 def _u64_in(key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
     # uint64, C-contiguous input is read in place; anything else is converted once.
     return np.ascontiguousarray(key_hashes, dtype=np.uint64)
@@ -273,6 +286,8 @@ class CJump:
             raise HarnessError(f"jump routes to 1 to 65,536 buckets (got {buckets})")
         self.buckets = buckets
         self.lookup: Callable[[int], int] = ScalarLookup("jump", 0, buckets, 0, None)
+        #: one key (bytes) hashed with xxHash64 seed 0 and jumped, in one C call
+        self.route_one: Callable[[bytes], int] = ScalarLookup("jump-key", 0, buckets, 0, None)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         keys = _u64_in(key_hashes)

@@ -159,6 +159,7 @@ def xxh64(data: bytes, seed: int = 0) -> int:
 
 
 def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
-    """xxHash64 of each name, into a uint64 array."""
-    digest = xxhash.xxh64_intdigest
-    return np.fromiter((digest(name, seed) for name in names), dtype=np.uint64, count=len(names))
+    """xxHash64 of each name, into a uint64 array (computed in C; `xxh64` is the library's)."""
+    from harness import _cbindings  # the C extension is only needed for this batch path
+
+    return _cbindings.xxh64_many(names, seed)

@@ -13,6 +13,7 @@ from harness.algorithms import ALGORITHMS
 from harness.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
 from harness.errors import HarnessError, ScenarioError
 from harness.generator import Server, numbered_servers
+from harness.hashing import xxh64_many
 from harness.runner import check_parity
 
 EDGES = np.array([0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1],
@@ -30,7 +31,7 @@ def _random_hashes(count: int, seed: int) -> np.ndarray:
 def test_lookups_equal_jump_hash(servers: int) -> None:
     """lookup_many and lookup give jump.hash(h, N) on random 64-bit hashes, 0 and 2**64-1."""
     algorithm = ALGORITHMS["jump"].build(numbered_servers(servers))
-    hashes = _random_hashes(20_000, servers)
+    hashes = _random_hashes(20_003, servers)  # not a multiple of the C batch width
     expected = [jump.hash(int(h), servers) for h in hashes]
     assert algorithm.lookup_many(hashes).tolist() == expected
     assert [algorithm.lookup(int(h)) for h in hashes[:3000]] == expected[:3000]
@@ -45,6 +46,17 @@ def test_route_hashes_keys_with_xxhash64_seed_0() -> None:
     assert algorithm.route(KEYS).tolist() == expected
     assert algorithm.route(KEYS).dtype == np.uint16
     assert algorithm.hash_keys(KEYS[:3]).dtype == np.uint64
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=st.lists(st.binary(max_size=80), max_size=20), seed=st.integers(0, 2**64 - 1))
+def test_c_xxhash64_equals_the_xxhash_library(keys: list[bytes], seed: int) -> None:
+    """The C xxHash64 (batch hashing, route_one) equals PyPI xxhash for every length."""
+    expected = [xxhash.xxh64_intdigest(k, seed) for k in keys]
+    assert xxh64_many(keys, seed).tolist() == expected
+    algorithm = JumpAlgorithm.build(numbered_servers(9))
+    assert [algorithm.route_one(k) for k in keys] == [
+        jump.hash(xxhash.xxh64_intdigest(k), 9) for k in keys]
 
 
 @settings(max_examples=60, deadline=None)

@@ -15,7 +15,9 @@ What jump cannot do, refused before any work:
   taking one from the middle renumbers every later one (`removal_problem`).
 
 Fast paths: batch and scalar lookups in C (cext/algorithms.c), the scalar one
-through the vectorcall wrapper the ring's layouts use.
+through the vectorcall wrapper the ring's layouts use; `route_one(key)` hashes
+and jumps one key in a single C call (the whole route, as `jump.hash` users
+who hash their keys in Python pay for two calls).
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class JumpAlgorithm(OneForm):
         super().__init__(servers, params)
         self._jump = _cbindings.CJump(len(self._servers))
         self.lookup = self._jump.lookup
+        #: route([key])[0] for one key, hashed and jumped in one C call
+        self.route_one = self._jump.route_one
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
