@@ -202,6 +202,44 @@ void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64
         out[i] = table[keys[i] % table_size];
 }
 
+/* ---- multi-probe: go-mpchash's Multi.Hash over one sorted array of points ---- */
+
+uint16_t multiprobe_lookup(const uint64_t *points, const uint16_t *owner, size_t n,
+                           const uint64_t *seeds, size_t probes, uint64_t key)
+{
+    uint8_t bytes[8];
+    for (int i = 0; i < 8; i++)
+        bytes[i] = (uint8_t)(key >> (8 * i));
+    uint64_t best_distance = UINT64_MAX;
+    size_t best = 0;
+    for (size_t s = 0; s < probes; s++) {
+        uint64_t probe = xxh64((const char *)bytes, 8, seeds[s]);
+        size_t lo = 0, hi = n; /* first point > probe */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (points[mid] <= probe)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t at = lo == n ? 0 : lo;
+        uint64_t distance = points[at] - probe;
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = at;
+        }
+    }
+    return owner[best];
+}
+
+void multiprobe_lookup_many(const uint64_t *points, const uint16_t *owner, size_t n,
+                            const uint64_t *seeds, size_t probes, const uint64_t *keys,
+                            size_t count, uint16_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = multiprobe_lookup(points, owner, n, seeds, probes, keys[i]);
+}
+
 /* ---- MurmurHash3_x86_32 (Austin Appleby, public domain), and rendezvous over it ---- */
 
 #define MURMUR_C1 0xcc9e2d51u

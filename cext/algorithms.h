@@ -30,6 +30,17 @@ uint16_t maglev_lookup(const uint16_t *table, uint64_t table_size, uint64_t key)
 void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64_t *keys,
                         size_t count, uint16_t *out);
 
+/* Multi-probe consistent hashing with go-mpchash's rules: one point per server
+ * (`points`, sorted, owner[i] the server of points[i]); probe s of key hash h
+ * is xxHash64 of h's 8 little-endian bytes with seeds[s]; each probe's
+ * successor is the first point strictly greater, wrapping to points[0]; the
+ * smallest distance `point - probe` (mod 2**64) wins, an earlier probe a tie. */
+uint16_t multiprobe_lookup(const uint64_t *points, const uint16_t *owner, size_t n,
+                           const uint64_t *seeds, size_t probes, uint64_t key);
+void multiprobe_lookup_many(const uint64_t *points, const uint16_t *owner, size_t n,
+                            const uint64_t *seeds, size_t probes, const uint64_t *keys,
+                            size_t count, uint16_t *out);
+
 /* Standard MurmurHash3_x86_32. */
 uint32_t murmur3_32(const char *data, size_t length, uint32_t seed);
 

@@ -65,6 +65,11 @@ int maglev_fill(const uint64_t *, const uint64_t *, const double *, const uint16
 uint16_t maglev_lookup(const uint16_t *, uint64_t, uint64_t);
 void maglev_lookup_many(const uint16_t *, uint64_t, const uint64_t *, size_t, uint16_t *);
 
+uint16_t multiprobe_lookup(const uint64_t *, const uint16_t *, size_t, const uint64_t *, size_t,
+                           uint64_t);
+void multiprobe_lookup_many(const uint64_t *, const uint16_t *, size_t, const uint64_t *, size_t,
+                            const uint64_t *, size_t, uint16_t *);
+
 uint32_t murmur3_32(const char *, size_t, uint32_t);
 struct rendezvous_node {
     uint32_t state; uint32_t prefix_len; uint32_t rank; uint8_t tail_len; uint8_t tail[3];

@@ -333,6 +333,44 @@ class CMaglevTable:
         return out
 
 
+class CMultiProbe:
+    """Multi-probe lookups over sorted points (one per server) and probe seeds (algorithms.c).
+
+    Points, owners and seeds come from `ffi.new` (malloc), so allocator profilers see them.
+    """
+
+    def __init__(self, points: npt.NDArray[np.uint64], owners: npt.NDArray[np.uint16],
+                 seeds: Sequence[int]) -> None:
+        if not 0 < len(points) == len(owners) <= 2**16:
+            raise HarnessError(f"multi-probe takes 1 to 65,536 points, one owner each "
+                               f"(got {len(points)} and {len(owners)})")
+        if not seeds:
+            raise HarnessError("multi-probe needs at least one probe seed")
+        self.entries, self.probes = len(points), len(seeds)
+        self._points = ffi.new("uint64_t[]", [int(p) for p in points])
+        self._owners = ffi.new("uint16_t[]", [int(o) for o in owners])
+        self._seeds = ffi.new("uint64_t[]", list(seeds))
+        one, arrays = lib.multiprobe_lookup, (self._points, self._owners, self.entries,
+                                              self._seeds, self.probes)
+
+        def lookup(key_hash: int) -> int:
+            return int(one(*arrays, key_hash))
+
+        self.lookup: Callable[[int], int] = lookup
+
+    @property
+    def nbytes(self) -> int:
+        return int(ffi.sizeof(self._points) + ffi.sizeof(self._owners))
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        keys = _u64_in(key_hashes)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.multiprobe_lookup_many(self._points, self._owners, self.entries, self._seeds,
+                                   self.probes, ffi.from_buffer("uint64_t[]", keys), len(keys),
+                                   _u16_out(out))
+        return out
+
+
 def murmur3_32(data: bytes, seed: int = 0) -> int:
     """Standard MurmurHash3_x86_32 of `data`."""
     return int(lib.murmur3_32(data, len(data), seed))
