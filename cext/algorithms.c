@@ -204,25 +204,39 @@ void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64
 
 /* ---- multi-probe: go-mpchash's Multi.Hash over one sorted array of points ---- */
 
+/* xxh64() of the 8 little-endian bytes of `value`: XXH64's path for an input
+ * of one 8-byte lane, without going through memory. */
+static inline uint64_t xxh64_of_u64(uint64_t value, uint64_t seed)
+{
+    uint64_t h = seed + XXH_PRIME64_5 + 8;
+    h ^= xxh64_round(0, value);
+    h = rotl64(h, 27) * XXH_PRIME64_1 + XXH_PRIME64_4;
+    h ^= h >> 33;
+    h *= XXH_PRIME64_2;
+    h ^= h >> 29;
+    h *= XXH_PRIME64_3;
+    h ^= h >> 32;
+    return h;
+}
+
 uint16_t multiprobe_lookup(const uint64_t *points, const uint16_t *owner, size_t n,
                            const uint64_t *seeds, size_t probes, uint64_t key)
 {
-    uint8_t bytes[8];
-    for (int i = 0; i < 8; i++)
-        bytes[i] = (uint8_t)(key >> (8 * i));
     uint64_t best_distance = UINT64_MAX;
     size_t best = 0;
     for (size_t s = 0; s < probes; s++) {
-        uint64_t probe = xxh64((const char *)bytes, 8, seeds[s]);
-        size_t lo = 0, hi = n; /* first point > probe */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (points[mid] <= probe)
-                lo = mid + 1;
-            else
-                hi = mid;
+        uint64_t probe = xxh64_of_u64(key, seeds[s]);
+        /* First point > probe, by a branchless halving (probes are random, so a
+         * branch per step would be mispredicted half the time). */
+        const uint64_t *base = points;
+        size_t len = n;
+        while (len > 1) {
+            size_t half = len / 2;
+            base = base[half - 1] <= probe ? base + half : base;
+            len -= half;
         }
-        size_t at = lo == n ? 0 : lo;
+        size_t at = (size_t)(base - points) + (*base <= probe);
+        at = at == n ? 0 : at;
         uint64_t distance = points[at] - probe;
         if (distance < best_distance) {
             best_distance = distance;

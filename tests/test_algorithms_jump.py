@@ -112,10 +112,10 @@ def test_what_jump_refuses() -> None:
 
 
 def test_jump_holds_no_structure() -> None:
-    """No table: zero bytes and entries, 64-bit key hashes, one form."""
+    """No table: zero bytes for its 5 buckets (entries), 64-bit key hashes, one form."""
     algorithm = JumpAlgorithm.build(numbered_servers(5))
-    assert (algorithm.nbytes, algorithm.entries, algorithm.key_bits) == (0, 0, 64)
+    assert (algorithm.nbytes, algorithm.entries, algorithm.key_bits) == (0, 5, 64)
     assert algorithm.forms(["cffi-packed"]) == {"jump": algorithm}
     assert algorithm.params == {}
     assert ALGORITHMS["jump"].build(numbered_servers(5)).exact_shares() is None
-    assert JumpAlgorithm.estimated_entries(numbered_servers(5), {}) == 0
+    assert JumpAlgorithm.estimated_entries(numbered_servers(5), {}) == 5

@@ -90,7 +90,7 @@ class JumpAlgorithm(OneForm):
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return 0
+        return len(servers)
 
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
@@ -106,7 +106,8 @@ class JumpAlgorithm(OneForm):
 
     @property
     def entries(self) -> int:
-        return 0
+        # The buckets: one per server, none of them stored.
+        return len(self._servers)
 
     @property
     def entry_size(self) -> int:
