@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import guavahash
 import jump
 import numpy as np
 import pytest
@@ -37,6 +38,16 @@ def test_lookups_equal_jump_hash(servers: int) -> None:
     assert [algorithm.lookup(int(h)) for h in hashes[:3000]] == expected[:3000]
     assert algorithm.reference_owners(hashes).tolist() == expected
     assert algorithm.reference_lookup_many(hashes[:3000]) == expected[:3000]
+
+
+def test_lookups_equal_guavas_consistent_hash() -> None:
+    """Guava's consistentHash (PyPI guavahash, signed 64-bit keys) gives the same buckets."""
+    hashes = _random_hashes(20_003, 7)
+    for servers in (1, 5, 1000):
+        algorithm = JumpAlgorithm.build(numbered_servers(servers))
+        signed = [int(h) - 2**64 if h >= 2**63 else int(h) for h in hashes]
+        assert algorithm.lookup_many(hashes).tolist() == [
+            guavahash.guava(h, servers) for h in signed]
 
 
 def test_route_hashes_keys_with_xxhash64_seed_0() -> None:

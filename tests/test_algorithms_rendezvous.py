@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from clandestined import RendezvousHash as ClandestinedRendezvousHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pymemcache.client.murmur3 import murmur3_32 as pymemcache_murmur3
@@ -64,6 +65,15 @@ def test_scores_are_standard_murmur3_of_prefix_and_key(prefix: bytes, key: bytes
 def test_murmur3_equals_pymemcaches_on_ascii(text: str) -> None:
     """Our MurmurHash3 is pymemcache's on ASCII text (pymemcache hashes characters)."""
     assert murmur3_32(text.encode()) == pymemcache_murmur3(text)
+
+
+def test_route_equals_clandestined_find_node() -> None:
+    """clandestined (the same scheme, in C) picks the same servers."""
+    fleet = numbered_servers(50)
+    names = [s.name for s in fleet]
+    clandestined = ClandestinedRendezvousHash(list(names))
+    expected = [names.index(clandestined.find_node(k.decode())) for k in ASCII_KEYS]
+    assert RendezvousAlgorithm.build(fleet).route(ASCII_KEYS).tolist() == expected
 
 
 def test_a_tie_goes_to_the_greater_name() -> None:
