@@ -362,6 +362,14 @@ class CMultiProbe:
     def nbytes(self) -> int:
         return int(ffi.sizeof(self._points) + ffi.sizeof(self._owners))
 
+    def points(self) -> npt.NDArray[np.uint64]:
+        """The sorted points (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._points), dtype=np.uint64)
+
+    def owners(self) -> npt.NDArray[np.uint16]:
+        """The server of each point (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._owners), dtype=np.uint16)
+
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         keys = _u64_in(key_hashes)
         out = np.empty(len(keys), dtype=np.uint16)
@@ -409,7 +417,8 @@ class CRendezvousNodes:
         keys = _u64_in(indexes)
         if len(keys) and int(keys.max()) >= len(offsets) - 1:
             raise HarnessError(f"key index {int(keys.max())} is not in the key table "
-                               f"({len(offsets) - 1} keys)")
+                               f"({len(offsets) - 1} keys): rendezvous lookups take the "
+                               "indexes hash_keys gave in this process")
         if len(offsets) and int(offsets[-1]) > len(data):
             raise HarnessError("key table offsets point past its data")
         out = np.empty(len(keys), dtype=np.uint16)

@@ -112,10 +112,11 @@ class MaglevAlgorithm(OneForm):
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
         self.table_size: int = params["table_size"]
-        self._hosts = Hosts(self._servers, self.table_size)
+        # Only the table is kept: what the memory figures count is what routing needs.
+        hosts = Hosts(self._servers, self.table_size)
         self._table = _cbindings.CMaglevTable(
-            self._hosts.offsets, self._hosts.skips, self._hosts.weights, self._hosts.owners,
-            self._hosts.max_weight, self.table_size)
+            hosts.offsets, hosts.skips, hosts.weights, hosts.owners, hosts.max_weight,
+            self.table_size)
         self.lookup = self._table.lookup
 
     @classmethod
@@ -162,7 +163,7 @@ class MaglevAlgorithm(OneForm):
 
     @cached_property
     def _reference_table(self) -> list[int]:
-        return fill_reference(self._hosts, self.table_size)
+        return fill_reference(Hosts(self._servers, self.table_size), self.table_size)
 
     def reference_owners(
         self, key_hashes: npt.NDArray[np.unsignedinteger]

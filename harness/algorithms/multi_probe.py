@@ -91,9 +91,9 @@ class MultiProbeAlgorithm(OneForm):
         # Sorted by point, and among equal points the later server last: it is kept.
         order = np.lexsort((np.arange(len(points)), points))
         last_of_equal = np.append(points[order][1:] != points[order][:-1], True)
-        self.points = points[order][last_of_equal]
-        self.owners = order[last_of_equal].astype(np.uint16)
-        self._probe = _cbindings.CMultiProbe(self.points, self.owners, self.seeds)
+        # The C arrays are the only copy kept: the memory figures count what routing needs.
+        self._probe = _cbindings.CMultiProbe(points[order][last_of_equal],
+                                             order[last_of_equal].astype(np.uint16), self.seeds)
         self.lookup = self._probe.lookup
 
     @classmethod
@@ -113,12 +113,22 @@ class MultiProbeAlgorithm(OneForm):
         return cls(servers, cls.checked_params(servers, params))
 
     @property
+    def points(self) -> npt.NDArray[np.uint64]:
+        """The servers' points, sorted."""
+        return self._probe.points()
+
+    @property
+    def owners(self) -> npt.NDArray[np.uint16]:
+        """The server (index) of each point."""
+        return self._probe.owners()
+
+    @property
     def key_bits(self) -> int:
         return 64
 
     @property
     def entries(self) -> int:
-        return len(self.points)
+        return self._probe.entries
 
     @property
     def entry_size(self) -> int:
@@ -138,12 +148,13 @@ class MultiProbeAlgorithm(OneForm):
         self, key_hashes: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.uint16]:
         keys = np.asarray(key_hashes, dtype=np.uint64)
+        points = self.points
         best = np.full(len(keys), np.iinfo(np.uint64).max, dtype=np.uint64)
         at = np.zeros(len(keys), dtype=np.int64)
         for seed in self.seeds:
             probe = probe_hashes(keys, seed)
-            successor = np.searchsorted(self.points, probe, side="right") % len(self.points)
-            distance = self.points[successor] - probe
+            successor = np.searchsorted(points, probe, side="right") % len(points)
+            distance = points[successor] - probe
             nearer = distance < best
             best[nearer], at[nearer] = distance[nearer], successor[nearer]
         return np.take(self.owners, at)

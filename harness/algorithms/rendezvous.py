@@ -142,18 +142,26 @@ class RendezvousAlgorithm(OneForm):
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
-        self._prefixes = [f"{s.name}-".encode() for s in self._servers]
-        by_name = sorted(range(len(self._servers)), key=lambda i: self._servers[i].name)
-        self._ranks = [0] * len(self._servers)
-        for rank, i in enumerate(by_name):
-            self._ranks[i] = rank
-        self._nodes = _cbindings.CRendezvousNodes(self._prefixes, self._ranks)
+        # Only the C records are kept: the memory figures count what routing needs.
+        self._nodes = _cbindings.CRendezvousNodes(self._prefixes(), self._ranks())
         keys, pick = KEYS.keys, self._nodes.pick
 
         def lookup(key_hash: int) -> int:
             return pick(keys[key_hash])
 
         self.lookup: Callable[[int], int] = lookup
+
+    def _prefixes(self) -> list[bytes]:
+        """What each server's scores hash before the key: its name and "-"."""
+        return [f"{s.name}-".encode() for s in self._servers]
+
+    def _ranks(self) -> list[int]:
+        """Each server's place in name order (a tie goes to the greater name)."""
+        by_name = sorted(range(len(self._servers)), key=lambda i: self._servers[i].name)
+        ranks = [0] * len(self._servers)
+        for rank, i in enumerate(by_name):
+            ranks[i] = rank
+        return ranks
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
@@ -209,7 +217,7 @@ class RendezvousAlgorithm(OneForm):
                 len(where), int(length))
             best = np.full(len(where), -1, dtype=np.int64)
             best_rank = np.full(len(where), -1, dtype=np.int64)
-            for server, (prefix, rank) in enumerate(zip(self._prefixes, self._ranks,
+            for server, (prefix, rank) in enumerate(zip(self._prefixes(), self._ranks(),
                                                         strict=True)):
                 head = np.broadcast_to(np.frombuffer(prefix, dtype=np.uint8),
                                        (len(where), len(prefix)))
@@ -220,10 +228,10 @@ class RendezvousAlgorithm(OneForm):
         return owners
 
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        owners = []
+        owners, prefixes = [], self._prefixes()
         for key in KEYS.lookup_keys(np.asarray(key_hashes)):
             scores = [(murmur3_32(prefix + key), s.name)
-                      for prefix, s in zip(self._prefixes, self._servers, strict=True)]
+                      for prefix, s in zip(prefixes, self._servers, strict=True)]
             owners.append(scores.index(max(scores)))
         return owners
 
