@@ -110,43 +110,49 @@ uint16_t jump_bucket(uint64_t key, uint32_t buckets)
 
 /* Keys are jumped JUMP_LANES at a time: one key's steps form a chain of
  * dependent double divisions, so interleaving independent keys keeps the
- * divider busy instead of waiting on each result. */
+ * divider busy instead of waiting on each result. A lane whose key has landed
+ * takes the next key at once, so no lane waits for the slowest of a group. */
 #define JUMP_LANES 8
 
 void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
 {
-    size_t i = 0;
-    for (; i + JUMP_LANES <= count; i += JUMP_LANES) {
-        uint64_t key[JUMP_LANES];
-        int64_t b[JUMP_LANES], j[JUMP_LANES];
-        for (int l = 0; l < JUMP_LANES; l++) {
-            key[l] = keys[i + l];
-            b[l] = -1;
-            j[l] = 0;
-        }
-        int jumping = 1;
-        while (jumping) {
-            jumping = 0;
-            /* Every lane steps; a lane already out of range keeps its values. */
-            for (int l = 0; l < JUMP_LANES; l++) {
-                int live = j[l] < (int64_t)buckets;
-                /* A finished lane steps from its answer (< buckets) so that the
-                 * product stays far inside int64. */
-                int64_t from = live ? j[l] : b[l];
-                uint64_t stepped = key[l] * 2862933555777941757ULL + 1;
-                int64_t next = (int64_t)((double)(from + 1) *
-                                         ((double)(1LL << 31) / (double)((stepped >> 33) + 1)));
-                b[l] = from;
-                key[l] = live ? stepped : key[l];
-                j[l] = live ? next : j[l];
-                jumping |= live;
-            }
-        }
-        for (int l = 0; l < JUMP_LANES; l++)
-            out[i + l] = (uint16_t)b[l];
+    if (count < JUMP_LANES) {
+        for (size_t i = 0; i < count; i++)
+            out[i] = jump_bucket(keys[i], buckets);
+        return;
     }
-    for (; i < count; i++)
-        out[i] = jump_bucket(keys[i], buckets);
+    uint64_t key[JUMP_LANES];
+    int64_t b[JUMP_LANES], j[JUMP_LANES];
+    size_t which[JUMP_LANES], next = JUMP_LANES, busy = JUMP_LANES;
+    for (int l = 0; l < JUMP_LANES; l++) {
+        key[l] = keys[l];
+        b[l] = -1;
+        j[l] = 0;
+        which[l] = (size_t)l;
+    }
+    while (busy) {
+        for (int l = 0; l < JUMP_LANES; l++) {
+            if (j[l] >= (int64_t)buckets) {
+                if (which[l] == SIZE_MAX)
+                    continue; /* idle: no keys left */
+                out[which[l]] = (uint16_t)b[l];
+                if (next < count) {
+                    key[l] = keys[next];
+                    b[l] = -1;
+                    j[l] = 0;
+                    which[l] = next++;
+                } else {
+                    which[l] = SIZE_MAX;
+                    busy--;
+                    continue;
+                }
+            }
+            b[l] = j[l];
+            key[l] = key[l] * 2862933555777941757ULL + 1;
+            j[l] = (int64_t)((double)(b[l] + 1) *
+                             ((double)(1LL << 31) / (double)((key[l] >> 33) + 1)));
+        }
+    }
 }
 
 /* ---- Maglev: Envoy's OriginalMaglevTable::constructImplementationInternals ----
