@@ -40,6 +40,14 @@ def test_lookups_equal_jump_hash(servers: int) -> None:
     assert algorithm.reference_lookup_many(hashes[:3000]) == expected[:3000]
 
 
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 15, 16, 17, 100])
+def test_batches_of_every_size_around_the_c_lane_count(count: int) -> None:
+    """The C batch answers right for batches shorter, equal and longer than its 8 lanes."""
+    algorithm = JumpAlgorithm.build(numbered_servers(1000))
+    hashes = _random_hashes(count, count)[len(EDGES):]
+    assert algorithm.lookup_many(hashes).tolist() == [jump.hash(int(h), 1000) for h in hashes]
+
+
 def test_lookups_equal_guavas_consistent_hash() -> None:
     """Guava's consistentHash (PyPI guavahash, signed 64-bit keys) gives the same buckets."""
     hashes = _random_hashes(20_003, 7)
