@@ -15,8 +15,9 @@ Byte orders are part of each definition, since they decide where points land:
 - crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
 
 Outside the ring's hashes: `xxh64` / `xxh64_many`, xxHash64 with a seed (the
-integer digest), as Envoy hashes Maglev hosts and keys; jump and maglev
-route keys with it (seed 0).
+integer digest), as Envoy hashes Maglev hosts and keys; jump, maglev and
+multi-probe hash keys with it (seed 0). The batch form runs in C and is
+tested against the xxhash library, which `xxh64` calls.
 """
 
 from __future__ import annotations
