@@ -274,8 +274,8 @@ def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
 
 
 def _u64_in(key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
-    # uint64, C-contiguous input is read in place; anything else is converted once.
-    return np.ascontiguousarray(key_hashes, dtype=np.uint64)
+    # uint64, C-contiguous and aligned input is read in place; anything else is copied once.
+    return _c_input(key_hashes, np.uint64)
 
 
 class CJump:
