@@ -11,6 +11,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from harness.algorithms import ALGORITHMS
+from harness.generator import numbered_servers
 from harness.hashing import fmix32, fnv1a32, hash_many
 from harness.layouts import LAYOUTS
 from harness.ring import Ring, reference_owners
@@ -87,3 +89,16 @@ def test_empty_c_layout_is_refused_before_any_lookup(name: str) -> None:
     dtype = np.uint32 if LAYOUTS[name].hash_bits == 32 else np.uint64
     with pytest.raises(ValueError, match="at least one entry"):
         LAYOUTS[name].build(np.array([], dtype=dtype), np.array([], dtype=np.uint16))
+
+
+@pytest.mark.parametrize("name", ["jump", "maglev", "multi-probe", "rendezvous"])
+def test_algorithms_take_misaligned_and_strided_key_hashes(name: str) -> None:
+    """The algorithms' C batch paths read misaligned, strided and signed key hashes right."""
+    algorithm = ALGORITHMS[name].build(numbered_servers(7))
+    hashes = algorithm.hash_keys([f"key-{i}".encode() for i in range(40)])
+    expected = algorithm.reference_owners(hashes)
+    np.testing.assert_array_equal(algorithm.lookup_many(misaligned(hashes)), expected)
+    np.testing.assert_array_equal(algorithm.lookup_many(np.repeat(hashes, 2)[::2]), expected)
+    np.testing.assert_array_equal(algorithm.lookup_many(hashes[:0]), expected[:0])
+    if int(hashes.max()) < 2**63:
+        np.testing.assert_array_equal(algorithm.lookup_many(hashes.astype(np.int64)), expected)
