@@ -360,14 +360,96 @@ uint32_t rendezvous_score(const struct rendezvous_node *node, const char *text, 
                          node->prefix_len + (uint32_t)length);
 }
 
+/* A key's share of every score, worked out once per key. A node's prefix ends
+ * `tail_len` (0 to 3) bytes into a block, so the key's blocks after the first
+ * one depend only on tail_len: for each of the four, the key's whole blocks are
+ * mixed (mix_k1) here, and each node only chains them into its own state. */
+#define PREPARED_MAX_BLOCKS 64 /* keys up to 256 bytes; longer ones are scored plainly */
+
+struct prepared_alignment {
+    uint32_t head;  /* the key's first 4 - t bytes, placed after the node's t bytes */
+    uint32_t tail;  /* mix_k1 of the last 1 to 3 bytes, if any */
+    uint32_t has_tail;
+    size_t blocks;
+    uint32_t mixed[PREPARED_MAX_BLOCKS];
+};
+
+static int prepare_key(struct prepared_alignment at[4], const uint8_t *key, size_t length)
+{
+    if (length / 4 > PREPARED_MAX_BLOCKS)
+        return 0;
+    for (size_t t = 0; t < 4; t++) {
+        size_t start = t ? 4 - t : 0;
+        struct prepared_alignment *a = &at[t];
+        a->head = 0;
+        if (t) {
+            if (length < start) { /* the key ends inside the node's open block */
+                a->blocks = SIZE_MAX;
+                continue;
+            }
+            for (size_t j = 0; j < start; j++)
+                a->head |= (uint32_t)key[j] << (8 * (t + j));
+        }
+        size_t rest = length - start;
+        a->blocks = rest / 4;
+        for (size_t b = 0; b < a->blocks; b++)
+            a->mixed[b] = mix_k1(load_le32(key + start + 4 * b));
+        size_t tail_len = rest - 4 * a->blocks;
+        const uint8_t *tail = key + start + 4 * a->blocks;
+        uint32_t k1 = 0;
+        if (tail_len >= 3)
+            k1 ^= (uint32_t)tail[2] << 16;
+        if (tail_len >= 2)
+            k1 ^= (uint32_t)tail[1] << 8;
+        if (tail_len >= 1)
+            k1 ^= tail[0];
+        a->has_tail = tail_len > 0;
+        a->tail = a->has_tail ? mix_k1(k1) : 0;
+    }
+    return 1;
+}
+
+static inline uint32_t score_prepared(const struct rendezvous_node *node,
+                                      const struct prepared_alignment at[4], const char *key,
+                                      size_t length)
+{
+    const struct prepared_alignment *a = &at[node->tail_len];
+    if (a->blocks == SIZE_MAX)
+        return rendezvous_score(node, key, length);
+    uint32_t h1 = node->state;
+    if (node->tail_len) {
+        uint32_t head = a->head;
+        for (int i = 0; i < node->tail_len; i++)
+            head |= (uint32_t)node->tail[i] << (8 * i);
+        h1 = mix_block(h1, head);
+    }
+    for (size_t b = 0; b < a->blocks; b++) {
+        h1 ^= a->mixed[b];
+        h1 = rotl32(h1, 13);
+        h1 = h1 * 5 + 0xe6546b64u;
+    }
+    if (a->has_tail)
+        h1 ^= a->tail;
+    h1 ^= node->prefix_len + (uint32_t)length;
+    h1 ^= h1 >> 16;
+    h1 *= 0x85ebca6bu;
+    h1 ^= h1 >> 13;
+    h1 *= 0xc2b2ae35u;
+    h1 ^= h1 >> 16;
+    return h1;
+}
+
 uint16_t rendezvous_pick(const struct rendezvous_node *nodes, size_t count, const char *key,
                          size_t length)
 {
+    struct prepared_alignment at[4];
+    int prepared = prepare_key(at, (const uint8_t *)key, length);
     size_t winner = 0;
-    uint32_t best = rendezvous_score(&nodes[0], key, length);
-    for (size_t i = 1; i < count; i++) {
-        uint32_t score = rendezvous_score(&nodes[i], key, length);
-        if (score > best || (score == best && nodes[i].rank > nodes[winner].rank)) {
+    uint32_t best = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t score = prepared ? score_prepared(&nodes[i], at, key, length)
+                                  : rendezvous_score(&nodes[i], key, length);
+        if (i == 0 || score > best || (score == best && nodes[i].rank > nodes[winner].rank)) {
             best = score;
             winner = i;
         }

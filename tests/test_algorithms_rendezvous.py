@@ -60,6 +60,29 @@ def test_scores_are_standard_murmur3_of_prefix_and_key(prefix: bytes, key: bytes
     assert murmur3_32_rows(rows).tolist() == [expected]
 
 
+@settings(max_examples=150, deadline=None)
+@given(prefixes=st.lists(st.binary(max_size=11), min_size=1, max_size=9),
+       keys=st.lists(st.binary(max_size=300), min_size=1, max_size=6))
+def test_picks_are_the_highest_standard_murmur3_score(
+    prefixes: list[bytes], keys: list[bytes],
+) -> None:
+    """The C picks (each key's blocks mixed once for all nodes) are the highest MurmurHash3
+    of prefix + key, a tie to the greater rank, for prefixes ending at every block offset
+    and keys of every length (the longest scored without the shortcut)."""
+    ranks = list(range(len(prefixes)))[::-1]
+    nodes = _cbindings.CRendezvousNodes(prefixes, ranks)
+    data = b"".join(keys)
+    offsets = np.cumsum([0, *map(len, keys)]).astype(np.uint64)
+    expected = []
+    for key in keys:
+        scores = [(murmur3_32(prefix + key), rank) for prefix, rank in zip(prefixes, ranks,
+                                                                           strict=True)]
+        expected.append(scores.index(max(scores)))
+    assert [nodes.pick(k) for k in keys] == expected
+    indexes = np.arange(len(keys), dtype=np.uint64)
+    assert nodes.pick_many(data, offsets, indexes).tolist() == expected
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=st.text(st.characters(max_codepoint=127), max_size=30))
 def test_murmur3_equals_pymemcaches_on_ascii(text: str) -> None:
