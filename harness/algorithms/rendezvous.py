@@ -22,8 +22,10 @@ a server is added or removed. The key table is the workload's, not the
 algorithm's: `nbytes` counts only the per-server records.
 
 Fast paths in C (cext/algorithms.c): each server's prefix `name + "-"` is
-hashed once up to its last whole 4-byte block, so a score hashes only the key
-and at most 3 prefix bytes. The references hash the whole string.
+hashed once up to its last whole 4-byte block, and each key's blocks are mixed
+once for each of the (at most four) places a prefix can end inside a block, so
+scoring a key against one more server costs one chain step per key block. The
+references hash the whole string.
 """
 
 from __future__ import annotations
