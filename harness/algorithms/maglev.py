@@ -56,7 +56,8 @@ def is_prime(n: int) -> bool:
 
 
 def _prime_check(value: int) -> str | None:
-    return None if is_prime(value) else "a prime number (Maglev's permutations need it)"
+    return None if is_prime(value) else (
+        "a prime number, so that each maglev permutation visits every slot")
 
 
 TABLE_SIZE = Param("table_size", "int", DEFAULT_TABLE_SIZE,
