@@ -120,6 +120,8 @@ class KeyTable:
                 self._offsets.append(len(self._data))
                 self._arrays = None
             out[k] = i
+        # Made now, with the keys, so that lookups allocate nothing for the table.
+        self.arrays()
         return out
 
     def arrays(self) -> tuple[bytes, npt.NDArray[np.uint64]]:
