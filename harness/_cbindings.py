@@ -313,7 +313,8 @@ class CMaglevTable:
             ffi.new("double[]", list(weights)), ffi.new("uint16_t[]", list(owners)),
             len(owners), max_weight, table_size, self._table)
         if status != 0:
-            raise MemoryError(f"maglev: no memory to fill a table of {table_size:,} slots")
+            raise HarnessError(f"maglev: could not allocate the work arrays for a table of "
+                               f"{table_size:,} slots")
         self.lookup: Callable[[int], int] = ScalarLookup(
             "maglev", _address(self._table), table_size, 0, self._table)
 
