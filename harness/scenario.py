@@ -435,6 +435,13 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             raise ScenarioError(f"{top.file}: servers must be {problem} for "
                                 f"{recipe.algorithm} {recipe.label}")
         for i, op in enumerate(scenario.operations):
+            # An algorithm that cannot measure a removal says why (jump: not the last).
+            removal = getattr(algorithm, "removal_problem", None)
+            if op.kind == "remove" and removal is not None:
+                reason = removal(on_ring, op.server)
+                if reason:
+                    raise ScenarioError(f"{top.file}: operations[{i}].server must be a server "
+                                        f"{recipe.algorithm} can remove: {reason}")
             problem = algorithm.check_servers(servers_after(on_ring, op), recipe.params)
             if problem:
                 raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "

@@ -188,3 +188,13 @@ def test_algorithm_table(text: str, message: str, write_scenario: Callable[[str]
     """[algorithm] names a registered algorithm; the ring keeps its parameters in [generator]."""
     assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "out")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_jump_refuses_removing_a_middle_server(write_scenario: Callable[[str], Path],
+                                               capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    """jump renumbers buckets after a removed one: only the last can be removed."""
+    text = ('[algorithm]\nname = "jump"\n[servers]\ncount = 5\n'
+            '[[operations]]\nkind = "remove"\nserver = "server-2"\n')
+    assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "o")]) == 2
+    assert "jump can remove only the last server ('server-4')" in capsys.readouterr().err
