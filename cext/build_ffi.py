@@ -40,6 +40,18 @@ void ring_bucketed_lookup_many(const uint32_t *, const struct ring_bucket_entry 
 void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
 """
 
+# Point generation (generate.h) and the lean ring (lean.h).
+CDEF_GENERATE = """
+int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
+                         const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
+int ring_generate_nginx(const uint32_t *, const uint64_t *, size_t, void *, uint16_t *, int);
+
+size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int);
+size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
+void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
+void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
+"""
+
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
 # packed=True or cffi would assume the padded size and only complain at first use.
 CDEF_ALIGNED = """
@@ -58,13 +70,16 @@ ffibuilder.cdef(
     "".join(FUNCTIONS.format(kind=kind, hash=hash) for kind, hash in STRUCT_KINDS.items())
 )
 ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "generate.h"\n#include "lean.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/generate.c", "cext/lean.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/generate.h", "cext/lean.h"],
+    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why).
+    libraries=["crypto", "z", "pthread"],
     extra_compile_args=["-O2", "-std=c99"],
 )
 

@@ -44,9 +44,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from harness import _cbindings
 from harness.constructions.servers import require_servers
 from harness.errors import HarnessError
-from harness.generator import Server
+from harness.generator import Server, generation_threads
 from harness.hashing import hash_many
 from harness.ring import Ring
 
@@ -92,6 +93,16 @@ class NginxConstruction:
     name = "nginx"
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
+        """The chains computed in C from each server's base CRC (cext/generate.c)."""
+        require_servers(self.name, servers)
+        counts = [POINTS_PER_WEIGHT * _integer_weight(server) for server in servers]
+        bases = [zlib.crc32(host + b"\0" + port)
+                 for host, port in (split_host_port(server.name) for server in servers)]
+        words, _ = _cbindings.generate_nginx(bases, counts, generation_threads())
+        return Ring.from_owned_points(words, None, bits=32, servers=tuple(s.name for s in servers))
+
+    def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
+        """`build_ring` in Python (`server_points`), which the C chains are tested against."""
         require_servers(self.name, servers)
         counts = [POINTS_PER_WEIGHT * _integer_weight(server) for server in servers]
         positions = np.array(
