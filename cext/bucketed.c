@@ -5,6 +5,14 @@
  * cache misses of a whole block are in flight at once instead of one after
  * another; 32 keys cover the ~10 to 20 misses a core can keep outstanding. */
 #define LOOKUP_BLOCK 32
+/* Entries a batch lookup compares around its guess, counting those below the key
+ * with no branch per entry: the branchy search from the guess mispredicted a few
+ * times per key. 16 entries (64 bytes, one or two cache lines) hold the answer of
+ * about 88% of keys at 10M entries (~150 a bucket; the answer is a median 3 and a
+ * 99th percentile 14 entries from the guess); the others fall back to the search.
+ * Measured at 10M entries against one random access: 6x before, about 4.5x after;
+ * a 32-entry window (three lines to prefetch) measured slower than the search. */
+#define WINDOW 16
 
 size_t ring_bucket_entry_size(void) { return sizeof(struct ring_bucket_entry); }
 size_t ring_bucket_entry_idx_offset(void) { return offsetof(struct ring_bucket_entry, idx); }
@@ -92,10 +100,45 @@ uint16_t ring_bucketed_lookup(const uint32_t *offsets, const struct ring_bucket_
     return entries[resolve(offsets, entries, lo, hi, guess_index(lo, hi, (uint16_t)key), key)].idx;
 }
 
+/* First entry of the window: centred on the guess, inside the bucket when the bucket
+ * has at least WINDOW entries, else the bucket's first entry. */
+static inline size_t window_start(size_t lo, size_t hi, size_t guess)
+{
+    if (hi - lo <= WINDOW)
+        return lo;
+    size_t start = guess > lo + WINDOW / 2 ? guess - WINDOW / 2 : lo;
+    return start + WINDOW > hi ? hi - WINDOW : start;
+}
+
+/* Index of the owning entry, counting the window's entries below the key with no
+ * branch per entry: exact when the window starts the bucket or begins below the key,
+ * and ends the bucket or ends at or above the key; otherwise (about one key in eight
+ * on a hash ring, more in skewed buckets) the search from the guess decides. */
+static inline size_t resolve_in_window(const uint32_t *offsets,
+                                       const struct ring_bucket_entry *entries, size_t lo,
+                                       size_t hi, size_t guess, size_t start, uint32_t key)
+{
+    uint16_t key_low = (uint16_t)key;
+    size_t length = hi - lo < WINDOW ? hi - lo : WINDOW;
+    size_t below = 0;
+    if (length == WINDOW) {
+        for (size_t j = 0; j < WINDOW; j++) /* a constant trip count the compiler unrolls */
+            below += entries[start + j].low < key_low;
+    } else {
+        for (size_t j = 0; j < length; j++)
+            below += entries[start + j].low < key_low;
+    }
+    if ((start == lo || below > 0) && (start + length == hi || below < length)) {
+        size_t i = start + below;
+        return i == offsets[RING_BUCKETS] ? 0 : i;
+    }
+    return resolve(offsets, entries, lo, hi, guess, key);
+}
+
 void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
                                const uint32_t *keys, size_t m, uint16_t *out)
 {
-    size_t lo[LOOKUP_BLOCK], hi[LOOKUP_BLOCK], guess[LOOKUP_BLOCK];
+    size_t lo[LOOKUP_BLOCK], hi[LOOKUP_BLOCK], guess[LOOKUP_BLOCK], start_of[LOOKUP_BLOCK];
     for (size_t start = 0; start < m; start += LOOKUP_BLOCK) {
         size_t count = m - start < LOOKUP_BLOCK ? m - start : LOOKUP_BLOCK;
         const uint32_t *block = keys + start;
@@ -106,10 +149,14 @@ void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket
             lo[k] = offsets[b];
             hi[k] = offsets[b + 1];
             guess[k] = guess_index(lo[k], hi[k], (uint16_t)block[k]);
-            /* guess may be n (one past the end): prefetch never faults. */
-            __builtin_prefetch(&entries[guess[k]]);
+            start_of[k] = window_start(lo[k], hi[k], guess[k]);
+            /* The window's first and last cache lines (it may reach one past the end
+             * of the entries for an empty last bucket: prefetch never faults). */
+            __builtin_prefetch(&entries[start_of[k]]);
+            __builtin_prefetch(&entries[start_of[k] + WINDOW - 1]);
         }
         for (size_t k = 0; k < count; k++)
-            out[start + k] = entries[resolve(offsets, entries, lo[k], hi[k], guess[k], block[k])].idx;
+            out[start + k] = entries[resolve_in_window(offsets, entries, lo[k], hi[k], guess[k],
+                                                       start_of[k], block[k])].idx;
     }
 }

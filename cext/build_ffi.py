@@ -40,7 +40,8 @@ void ring_bucketed_lookup_many(const uint32_t *, const struct ring_bucket_entry 
 void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
 """
 
-# Point generation (generate.h) and the lean ring (lean.h).
+# Point generation (generate.h), the lean ring (lean.h) and the random-access
+# reference of batch lookups (random_access.h).
 CDEF_GENERATE = """
 int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
                          const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
@@ -50,6 +51,8 @@ size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int);
 size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
 void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
 void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
+
+void ring_random_reads(const uint32_t *, size_t, const uint32_t *, size_t, uint16_t *);
 """
 
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
@@ -73,11 +76,14 @@ ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"\n#include "generate.h"\n#include "lean.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "generate.h"\n#include "lean.h"\n'
+    '#include "random_access.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c", "cext/generate.c", "cext/lean.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/generate.c", "cext/lean.c",
+             "cext/random_access.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h", "cext/generate.h", "cext/lean.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/generate.h", "cext/lean.h",
+             "cext/random_access.h"],
     # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why).
     libraries=["crypto", "z", "pthread"],
     extra_compile_args=["-O2", "-std=c99"],

@@ -12,9 +12,7 @@
 #define OWNER_BITS 16
 #define DIGIT_BITS 8
 #define DIGITS (1u << DIGIT_BITS)
-/* The 64-bit sort partitions on this many top bits (two digits), then sorts buckets. */
-#define TOP_BITS (2 * DIGIT_BITS)
-/* Below this many keys insertion sort beats the radix sort's 256-slot histograms. */
+/* Below this many points insertion sort beats another radix pass's 256-slot histogram. */
 #define INSERTION_SORT_MAX 48
 
 size_t ring_split_packed32(const uint64_t *words, size_t n, int keep_highest,
@@ -34,57 +32,48 @@ size_t ring_split_packed32(const uint64_t *words, size_t n, int keep_highest,
     return kept;
 }
 
-static void insertion_sort_keys(uint64_t *keys, size_t n)
+/* Digit `level` of the 80-bit key (position, owner), most significant first:
+ * levels 0..7 are the position's bytes, 8 and 9 the owner's. */
+static inline unsigned digit64(const uint64_t *positions, const uint16_t *owners, size_t i,
+                               int level)
+{
+    if (level < 8)
+        return (unsigned)(positions[i] >> (56 - 8 * level)) & (DIGITS - 1);
+    return (unsigned)(owners[i] >> (8 * (9 - level))) & (DIGITS - 1);
+}
+
+static void insertion_sort_pairs(uint64_t *positions, uint16_t *owners, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        uint64_t key = keys[i];
+        uint64_t p = positions[i];
+        uint16_t o = owners[i];
         size_t j = i;
-        while (j > 0 && keys[j - 1] > key) {
-            keys[j] = keys[j - 1];
+        while (j > 0 && (positions[j - 1] > p || (positions[j - 1] == p && owners[j - 1] > o))) {
+            positions[j] = positions[j - 1];
+            owners[j] = owners[j - 1];
             j--;
         }
-        keys[j] = key;
+        positions[j] = p;
+        owners[j] = o;
     }
 }
 
-/* LSD radix sort of 64-bit keys; `spare` has room for n keys. Passes whose digit is
- * the same for every key are skipped. The result ends in `keys`. */
-static void radix_sort_keys(uint64_t *keys, uint64_t *spare, size_t n)
+/* MSD radix sort in place (American flag sort): count the digit, then carry each
+ * displaced point to its digit's next free slot, then sort each part on the next
+ * digit; parts of a few points are finished by insertion sort. 256 write heads a
+ * pass stay in cache (one pass on 16 bits, 65,536 heads, missed it on every point).
+ * Recursion depth is at most the 10 digits of the key. */
+static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int level)
 {
-    size_t count[DIGITS];
-    uint64_t *from = keys, *to = spare;
-    for (int shift = 0; shift < 64; shift += DIGIT_BITS) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++)
-            count[(from[i] >> shift) & (DIGITS - 1)]++;
-        if (count[(from[0] >> shift) & (DIGITS - 1)] == n)
-            continue;
-        size_t start = 0;
-        for (unsigned d = 0; d < DIGITS; d++) {
-            size_t c = count[d];
-            count[d] = start;
-            start += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            to[count[(from[i] >> shift) & (DIGITS - 1)]++] = from[i];
-        uint64_t *swap = from;
-        from = to;
-        to = swap;
+    if (n <= INSERTION_SORT_MAX || level == 10) {
+        if (n > 1)
+            insertion_sort_pairs(positions, owners, n);
+        return;
     }
-    if (from != keys)
-        memcpy(keys, from, n * sizeof *keys);
-}
-
-/* American flag sort on one 8-bit digit of the position, in place: each displaced
- * point is carried to its digit's next free slot. ends[d] = end of digit d's part.
- * 256 write heads stay in cache; one pass on 16 bits (65,536 heads) missed it. */
-static void flag_partition64(uint64_t *positions, uint16_t *owners, size_t n, int shift,
-                             size_t *ends)
-{
-    size_t next[DIGITS];
-    memset(ends, 0, DIGITS * sizeof *ends);
+    size_t next[DIGITS], ends[DIGITS];
+    memset(ends, 0, sizeof ends);
     for (size_t i = 0; i < n; i++)
-        ends[(positions[i] >> shift) & (DIGITS - 1)]++;
+        ends[digit64(positions, owners, i, level)]++;
     size_t start = 0;
     for (unsigned d = 0; d < DIGITS; d++) {
         next[d] = start;
@@ -96,7 +85,7 @@ static void flag_partition64(uint64_t *positions, uint16_t *owners, size_t n, in
             size_t i = next[b];
             uint64_t p = positions[i];
             uint16_t o = owners[i];
-            unsigned d = (unsigned)(p >> shift) & (DIGITS - 1);
+            unsigned d = digit64(positions, owners, i, level);
             while (d != b) {
                 size_t j = next[d]++;
                 uint64_t p2 = positions[j];
@@ -105,61 +94,23 @@ static void flag_partition64(uint64_t *positions, uint16_t *owners, size_t n, in
                 owners[j] = o;
                 p = p2;
                 o = o2;
-                d = (unsigned)(p >> shift) & (DIGITS - 1);
+                d = digit64(&p, &o, 0, level);
             }
             positions[i] = p;
             owners[i] = o;
             next[b]++;
         }
     }
-}
-
-/* Sort one bucket (all points share the top 16 bits) through keys (rest << 16 | owner). */
-static void sort_bucket64(uint64_t *positions, uint16_t *owners, size_t n, uint64_t *keys)
-{
-    const uint64_t rest_mask = ((uint64_t)1 << (64 - TOP_BITS)) - 1;
-    for (size_t i = 0; i < n; i++)
-        keys[i] = (positions[i] & rest_mask) << OWNER_BITS | owners[i];
-    if (n <= INSERTION_SORT_MAX)
-        insertion_sort_keys(keys, n);
-    else
-        radix_sort_keys(keys, keys + n, n);
-    const uint64_t top = positions[0] & ~rest_mask;
-    for (size_t i = 0; i < n; i++) {
-        positions[i] = top | keys[i] >> OWNER_BITS;
-        owners[i] = (uint16_t)keys[i];
+    size_t begin = 0;
+    for (unsigned b = 0; b < DIGITS; b++) {
+        flag_sort64(positions + begin, owners + begin, ends[b] - begin, level + 1);
+        begin = ends[b];
     }
 }
 
 size_t ring_sort_dedupe64(uint64_t *positions, uint16_t *owners, size_t n, int keep_highest)
 {
-    size_t top_ends[DIGITS], leaf_ends[DIGITS];
-    uint64_t *keys = NULL;
-    size_t capacity = 0;
-    flag_partition64(positions, owners, n, 64 - DIGIT_BITS, top_ends);
-    size_t top_begin = 0;
-    for (unsigned t = 0; t < DIGITS; t++) {
-        uint64_t *pos = positions + top_begin;
-        uint16_t *own = owners + top_begin;
-        flag_partition64(pos, own, top_ends[t] - top_begin, 64 - TOP_BITS, leaf_ends);
-        size_t begin = 0;
-        for (unsigned b = 0; b < DIGITS; b++) {
-            size_t size = leaf_ends[b] - begin;
-            if (size > 1) {
-                if (2 * size > capacity) {
-                    free(keys);
-                    capacity = 4 * size;
-                    keys = malloc(capacity * sizeof *keys);
-                    if (!keys)
-                        return (size_t)-1;
-                }
-                sort_bucket64(pos + begin, own + begin, size, keys);
-            }
-            begin = leaf_ends[b];
-        }
-        top_begin = top_ends[t];
-    }
-    free(keys);
+    flag_sort64(positions, owners, n, 0);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         int keep = keep_highest ? i + 1 == n || positions[i + 1] != positions[i]

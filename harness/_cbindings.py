@@ -381,3 +381,13 @@ def arc_sums(
         ffi.from_buffer("double[]", out, require_writable=True),
     )
     return out
+
+
+def random_reads(array: npt.NDArray[np.uint32], key_hashes: npt.NDArray[np.uint32]) -> Any:
+    """One independent read of `array` per key, at index (key * len) >> 32
+    (random_access.h); returns the values read, as uint16."""
+    keys = np.ascontiguousarray(key_hashes, dtype=np.uint32)
+    out = np.empty(len(keys), dtype=np.uint16)
+    lib.ring_random_reads(_u32_buffer(array), len(array), _u32_buffer(keys), len(keys),
+                          _u16_out(out))
+    return out
