@@ -47,7 +47,7 @@ int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const ui
                          const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
 int ring_generate_nginx(const uint32_t *, const uint64_t *, size_t, void *, uint16_t *, int);
 
-size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int);
+size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int, int);
 size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
 void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
 void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);

@@ -6,12 +6,15 @@
  */
 #include "lean.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define OWNER_BITS 16
 #define DIGIT_BITS 8
 #define DIGITS (1u << DIGIT_BITS)
+/* The 64-bit sort's threads: its top-digit parts split into at most this many groups. */
+#define MAX_SORT_THREADS 64
 /* Below this many points insertion sort beats another radix pass's 256-slot histogram. */
 #define INSERTION_SORT_MAX 48
 
@@ -58,20 +61,12 @@ static void insertion_sort_pairs(uint64_t *positions, uint16_t *owners, size_t n
     }
 }
 
-/* MSD radix sort in place (American flag sort): count the digit, then carry each
- * displaced point to its digit's next free slot, then sort each part on the next
- * digit; parts of a few points are finished by insertion sort. 256 write heads a
- * pass stay in cache (one pass on 16 bits, 65,536 heads, missed it on every point).
- * Recursion depth is at most the 10 digits of the key. */
-static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int level)
+/* Count digit `level` over n points: ends[d] = end of digit d's part once partitioned;
+ * next[d] = its start. */
+static void digit_counts(const uint64_t *positions, const uint16_t *owners, size_t n, int level,
+                         size_t *next, size_t *ends)
 {
-    if (n <= INSERTION_SORT_MAX || level == 10) {
-        if (n > 1)
-            insertion_sort_pairs(positions, owners, n);
-        return;
-    }
-    size_t next[DIGITS], ends[DIGITS];
-    memset(ends, 0, sizeof ends);
+    memset(ends, 0, DIGITS * sizeof *ends);
     for (size_t i = 0; i < n; i++)
         ends[digit64(positions, owners, i, level)]++;
     size_t start = 0;
@@ -80,6 +75,16 @@ static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int lev
         start += ends[d];
         ends[d] = start;
     }
+}
+
+/* American flag sort's pass: carry each displaced point to its digit's next free slot.
+ * 256 write heads a pass stay in cache (one pass on 16 bits, 65,536 heads, missed it
+ * on every point). */
+static void flag_partition64(uint64_t *positions, uint16_t *owners, size_t n, int level,
+                             size_t *ends)
+{
+    size_t next[DIGITS];
+    digit_counts(positions, owners, n, level, next, ends);
     for (unsigned b = 0; b < DIGITS; b++) {
         while (next[b] < ends[b]) {
             size_t i = next[b];
@@ -101,6 +106,20 @@ static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int lev
             next[b]++;
         }
     }
+}
+
+/* MSD radix sort in place: partition on a digit, then sort each part on the next;
+ * parts of a few points are finished by insertion sort. Recursion depth is at most
+ * the 10 digits of the key. */
+static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int level)
+{
+    if (n <= INSERTION_SORT_MAX || level == 10) {
+        if (n > 1)
+            insertion_sort_pairs(positions, owners, n);
+        return;
+    }
+    size_t ends[DIGITS];
+    flag_partition64(positions, owners, n, level, ends);
     size_t begin = 0;
     for (unsigned b = 0; b < DIGITS; b++) {
         flag_sort64(positions + begin, owners + begin, ends[b] - begin, level + 1);
@@ -108,9 +127,61 @@ static void flag_sort64(uint64_t *positions, uint16_t *owners, size_t n, int lev
     }
 }
 
-size_t ring_sort_dedupe64(uint64_t *positions, uint16_t *owners, size_t n, int keep_highest)
+/* The parts of the first digit, sorted on the next digits by one thread each. After
+ * the first pass the 256 parts share nothing, so they split over cores with no
+ * locking; the first pass itself stays on one thread. */
+struct sort_parts {
+    uint64_t *positions;
+    uint16_t *owners;
+    const size_t *ends;
+    unsigned first, last; /* parts [first, last) */
+};
+
+static void *sort_parts64(void *arg)
 {
-    flag_sort64(positions, owners, n, 0);
+    struct sort_parts *job = arg;
+    for (unsigned b = job->first; b < job->last; b++) {
+        size_t begin = b ? job->ends[b - 1] : 0;
+        flag_sort64(job->positions + begin, job->owners + begin, job->ends[b] - begin, 1);
+    }
+    return NULL;
+}
+
+size_t ring_sort_dedupe64(uint64_t *positions, uint16_t *owners, size_t n, int keep_highest,
+                          int threads)
+{
+    size_t ends[DIGITS];
+    if (n <= INSERTION_SORT_MAX) {
+        flag_sort64(positions, owners, n, 0);
+    } else {
+        /* One pass on the top digit here; its 256 parts are then independent. */
+        flag_partition64(positions, owners, n, 0, ends);
+        struct sort_parts jobs[MAX_SORT_THREADS];
+        pthread_t ids[MAX_SORT_THREADS];
+        int started[MAX_SORT_THREADS] = {0};
+        if (threads < 1)
+            threads = 1;
+        if (threads > MAX_SORT_THREADS)
+            threads = MAX_SORT_THREADS;
+        unsigned part = 0;
+        for (int t = 0; t < threads; t++) {
+            /* thread t's parts end where the points reach (t+1)/threads of n */
+            size_t target = n / (size_t)threads * (size_t)(t + 1);
+            jobs[t] = (struct sort_parts){positions, owners, ends, part, part};
+            while (part < DIGITS && (t == threads - 1 || ends[part] <= target))
+                part++;
+            jobs[t].last = part;
+        }
+        for (int t = 1; t < threads; t++)
+            started[t] = pthread_create(&ids[t], NULL, sort_parts64, &jobs[t]) == 0;
+        sort_parts64(&jobs[0]);
+        for (int t = 1; t < threads; t++) {
+            if (started[t])
+                pthread_join(ids[t], NULL);
+            else
+                sort_parts64(&jobs[t]); /* no thread to be had: sort them here */
+        }
+    }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         int keep = keep_highest ? i + 1 == n || positions[i + 1] != positions[i]

@@ -232,8 +232,6 @@ GENERATED_HASHES = {
 }
 #: libketama's kind: each MD5 digest read as four little-endian 32-bit points
 _MD5_KETAMA = 5
-#: what the C functions of lean.h return when they cannot allocate, (size_t)-1
-_SIZE_MAX = 2 ** (8 * ffi.sizeof("size_t")) - 1
 _GENERATION_ERRORS = {
     -1: "out of memory",
     -2: "OpenSSL's libcrypto failed to hash (is BLAKE2b/MD5 available?)",
@@ -348,10 +346,11 @@ def split_packed(
 
 
 def sort_dedupe64(
-    positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.uint16], keep_highest: bool
+    positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.uint16], keep_highest: bool,
+    threads: int = 1,
 ) -> int:
-    """Sort 64-bit (position, owner) pairs in place and keep one point per position
-    (lean.h); returns how many points lead both arrays afterwards."""
+    """Sort 64-bit (position, owner) pairs in place on `threads` threads and keep one
+    point per position (lean.h); returns how many points lead both arrays afterwards."""
     if not (positions.flags.c_contiguous and owners.flags.c_contiguous):
         raise HarnessError("sort_dedupe64 sorts in place: positions and owners must be contiguous")
     kept = lib.ring_sort_dedupe64(
@@ -359,9 +358,8 @@ def sort_dedupe64(
         _u16_out(owners),
         len(positions),
         int(keep_highest),
+        threads,
     )
-    if kept == _SIZE_MAX:
-        raise HarnessError(f"out of memory sorting {len(positions)} points")
     return int(kept)
 
 

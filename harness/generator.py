@@ -17,7 +17,6 @@ Both give the same positions and owners; tests compare them.
 
 from __future__ import annotations
 
-import os
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ import numpy.typing as npt
 from harness import _cbindings
 from harness.errors import HarnessError
 from harness.hashing import get_hash
+from harness.machine import usable_cores
 from harness.ring import MAX_SERVERS, Ring, sort_points_reference
 
 DEFAULT_POINT_NAME = "{server}:{j}"
@@ -52,7 +52,7 @@ _LITERAL, _SERVER, _J = 0, 1, 2
 
 def generation_threads() -> int:
     """Threads for point generation: every core this process may run on."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    return usable_cores()
 
 
 def parse_template(point_name: str) -> tuple[bytes, list[tuple[int, int, int]]] | None:

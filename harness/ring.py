@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from harness import _cbindings
 from harness.errors import HarnessError
+from harness.machine import usable_cores
 
 MAX_SERVERS = 2**16 - 1  # owners are uint16 server indexes
 
@@ -113,7 +114,7 @@ class Ring:
                        collisions=points - kept, servers=servers)
         if owners is None or len(owners) != points:
             raise HarnessError("a 64-bit ring needs one owner per position")
-        kept = _cbindings.sort_dedupe64(positions, owners, keep_highest)
+        kept = _cbindings.sort_dedupe64(positions, owners, keep_highest, usable_cores())
         return cls(positions=_shrunk(positions, kept), owners=_shrunk(owners, kept),
                    bits=bits, collisions=points - kept, servers=servers)
 

@@ -80,6 +80,20 @@ def test_generation_does_not_depend_on_threads(threads: int) -> None:
     np.testing.assert_array_equal(one, many)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_64_bit_sort_does_not_depend_on_threads(threads: int) -> None:
+    """The top digit's 256 parts are sorted by several threads; the ring is the same."""
+    rng = np.random.default_rng(3)
+    positions = rng.integers(0, 2**64, 5000, dtype=np.uint64, endpoint=False)
+    positions[::7] = positions[0]  # a long run of equal positions
+    owners = rng.integers(0, 300, 5000).astype(np.uint16)
+    expected_positions, expected_owners, dropped = sort_points_reference(positions, owners)
+    kept = _cbindings.sort_dedupe64(positions, owners, False, threads)
+    np.testing.assert_array_equal(positions[:kept], expected_positions)
+    np.testing.assert_array_equal(owners[:kept], expected_owners)
+    assert len(positions) - kept == dropped
+
+
 POINTS = st.integers(1, 200).flatmap(
     lambda n: st.tuples(st.lists(st.integers(0, 40), min_size=n, max_size=n),
                         st.lists(st.integers(0, 9), min_size=n, max_size=n))

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from harness.machine import usable_cores
 
 T = TypeVar("T")
 Band = tuple[float, float]
@@ -109,8 +110,7 @@ def in_parallel(tasks: Sequence[Callable[[], T]], workers: int | None = None) ->
     core) the tasks run here, one after another.
     """
     global _TASKS
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    workers = min(workers or cores, len(tasks))
+    workers = min(workers or usable_cores(), len(tasks))
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [task() for task in tasks]
     _TASKS = tasks
