@@ -102,13 +102,14 @@ class Ring:
         for 32-bit rings packed uint64 words (position << 16 | owner) and no owners, for
         64-bit rings uint64 positions and uint16 owners. They are sorted in place, so a
         32-bit ring peaks at 14 bytes per point (8 of words, 6 of result) and a 64-bit one
-        at 10 plus the C sort's scratch of one 16-bit bucket."""
+        at 10 (cext/lean.c)."""
         keep_highest = collision_winner == "highest"
         points = len(positions)
         if bits == 32:
+            if owners is not None:
+                raise HarnessError("a 32-bit ring takes packed words: owners must be None")
             positions.sort()  # in place; numpy sorts uint64 without a second buffer
             kept_positions, kept_owners, kept = _cbindings.split_packed(positions, keep_highest)
-            del positions  # the caller's reference is the last one: the words go now
             return cls(positions=_shrunk(kept_positions, kept),
                        owners=_shrunk(kept_owners, kept), bits=32,
                        collisions=points - kept, servers=servers)

@@ -10,7 +10,8 @@ mean over servers, so equal weights reduce to plain shares.
 - `cv_theory`: a server holding k_i of K points owns a Beta(k_i, K-k_i) share,
   whose relative std is sqrt((K-k_i) / (k_i (K+1))); the CV over servers is
   the root mean square of that. For N equal servers with k points each this is
-  sqrt((N-1) / (N k + 1)), the formula of seed 000.
+  sqrt((N-1) / (N k + 1)), the formula of "Consistent Hashing from Scratch, and
+  Why Cloudflare Deleted 90% of It".
 - `cv_floor`: cv_theory with the Poisson noise of counting M keys added in
   quadrature: server i expects M k_i / K keys, relative variance K / (M k_i);
   for equal servers sqrt(cv_theory**2 + N/M).
