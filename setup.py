@@ -1,7 +1,8 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
-- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/algorithms.c)
-  behind cffi, `harness._ring_c`.
+- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/algorithms.c,
+  cext/generate.c, cext/lean.c, ...) behind cffi, `harness._ring_c`; it links OpenSSL's
+  libcrypto and zlib.
 - `harness._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
 

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what the integration tests need from the system: real peers our
-# constructions are checked against, and a browser for the HTML pages.
-# Idempotent and quiet: installs only what is not on PATH already. Python
-# packages (uhashring, selenium) come with the `test` extra.
+# Installs what the build and the integration tests need from the system: the C
+# libraries the point generator links (cext/generate.c: OpenSSL's libcrypto for BLAKE2b
+# and MD5, zlib for CRC-32, headers included; the machine image ships them, this makes
+# sure), real peers our constructions are checked against, and a browser for the HTML
+# pages. Idempotent and quiet: installs only what is missing. Python packages
+# (uhashring, selenium, ...) come with the `test` extra.
 set -euo pipefail
 
-# Debian packages the tests need: nginx (a real peer of our nginx ring; the tests start
-# their own, the packaged service need not run) and chromium with its driver (the HTML
-# pages are tested in a real headless browser).
+# nginx: a real peer of our nginx ring (the tests start their own, the packaged service
+# need not run); chromium and its driver: the HTML pages are tested in a real browser.
 missing=()
+[ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)

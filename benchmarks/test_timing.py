@@ -1,4 +1,5 @@
-"""Timings: build, scalar lookup and batch lookup of every layout, each paired with a reference.
+"""Timings: build, scalar lookup and batch lookup of every layout, each paired with a reference,
+and the one-random-access floor of a batch lookup, paired with the batch reference.
 
 Every timed round of a layout is preceded by one round of the operation's
 reference computation (harness.benchgate.references), timed in pytest-benchmark's
@@ -19,6 +20,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from harness.benchgate import references
 from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize
 from harness.layouts import Layout
+from harness.metrics.random_access import RandomAccess
 
 WorkloadFor = Callable[[int, RingSize], Workload]
 FitsBudget = Callable[[str, RingSize], bool]
@@ -134,4 +136,25 @@ def test_batch_lookup(
         lambda: lookup_many(keys),
         references.batch_reference(work.ring.positions, keys),
         f"batch/{layout_name}/{ring_size.label}",
+    )
+
+
+def test_random_access(
+    benchmark: BenchmarkFixture,
+    plan: BenchPlan,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+) -> None:
+    """Time one independent random read per key into an array of the ring's size: the
+    memory floor of a batch lookup (harness.metrics.random_access). A layout's batch
+    ratio divided by this one says how many times that floor it costs."""
+    work = workload_for(32, ring_size)
+    floor = RandomAccess(work.ring.entries)
+    keys = work.batch_keys
+    run_paired(
+        benchmark,
+        plan,
+        lambda: floor.lookup_many(keys),
+        references.batch_reference(work.ring.positions, keys),
+        f"batch/random-access/{ring_size.label}",
     )

@@ -81,6 +81,21 @@ void rendezvous_pick_many(const struct rendezvous_node *, size_t, const char *,
                           const uint64_t *, const uint64_t *, size_t, uint16_t *);
 """
 
+# Point generation (generate.h), the lean ring (lean.h) and the random-access
+# reference of batch lookups (random_access.h).
+CDEF_GENERATE = """
+int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
+                         const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
+int ring_generate_nginx(const uint32_t *, const uint64_t *, size_t, void *, uint16_t *, int);
+
+size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int, int);
+size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
+void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
+void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
+
+void ring_random_reads(const uint32_t *, size_t, const uint32_t *, size_t, uint16_t *);
+"""
+
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
 # packed=True or cffi would assume the padded size and only complain at first use.
 CDEF_ALIGNED = """
@@ -100,13 +115,19 @@ ffibuilder.cdef(
 )
 ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_ALGORITHMS)
+ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"\n'
+    '#include "generate.h"\n#include "lean.h"\n#include "random_access.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c",
+             "cext/generate.c", "cext/lean.c", "cext/random_access.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h",
+             "cext/generate.h", "cext/lean.h", "cext/random_access.h"],
+    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why).
+    libraries=["crypto", "z", "pthread"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
     extra_link_args=EXTRA_LINK_ARGS,
 )

@@ -427,3 +427,171 @@ class CRendezvousNodes:
             self._nodes, self.count, data, ffi.from_buffer("uint64_t[]", offsets),
             ffi.from_buffer("uint64_t[]", keys), len(keys), _u16_out(out))
         return out
+
+#: C hash kinds of generate.h, by the hash names of harness.hashing
+GENERATED_HASHES = {
+    "blake2b-32": 0,
+    "blake2b-64": 1,
+    "md5-32": 2,
+    "fnv1a-fmix32": 3,
+    "crc32": 4,
+}
+#: libketama's kind: each MD5 digest read as four little-endian 32-bit points
+_MD5_KETAMA = 5
+_GENERATION_ERRORS = {
+    -1: "out of memory",
+    -2: "OpenSSL's libcrypto failed to hash (is BLAKE2b/MD5 available?)",
+    -3: "bad argument",
+    -4: "could not start a thread",
+}
+
+#: Points as the C generators write them: sorted-ready packed words (32-bit rings),
+#: or positions and owners (64-bit rings).
+Points = tuple[npt.NDArray[np.unsignedinteger], npt.NDArray[np.uint16] | None]
+
+
+def _check_generation(status: int) -> None:
+    if status != 0:
+        raise HarnessError(f"point generation in C: {_GENERATION_ERRORS.get(status, status)}")
+
+
+def _point_arrays(total: int, bits: int) -> Points:
+    """Packed uint64 words (position << 16 | owner) for 32-bit rings; for 64-bit rings,
+    positions and owners."""
+    if bits == 32:
+        return np.empty(total, dtype=np.uint64), None
+    return np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint16)
+
+
+def _owners_out(owners: npt.NDArray[np.uint16] | None) -> Any:
+    return ffi.NULL if owners is None else _u16_out(owners)
+
+
+def generate_points(
+    hash_name: str,
+    literals: bytes,
+    segments: Sequence[tuple[int, int, int]],
+    names: Sequence[bytes],
+    counts: Sequence[int],
+    threads: int,
+    points_per_name: int = 1,
+) -> Points:
+    """Every point in server order, named and hashed in C (generate.h).
+
+    `segments` are (kind, start, length) with kind 0 = literals[start:start+length],
+    1 = the server's name, 2 = the point number j. `points_per_name` 4 is libketama's
+    reading of an MD5 digest (hash_name "md5-32" only). Returns packed words for
+    32-bit hashes, positions and owners for blake2b-64 (see `Points`).
+    """
+    if points_per_name == 4 and hash_name == "md5-32":
+        kind = _MD5_KETAMA
+    elif points_per_name == 1:
+        kind = GENERATED_HASHES[hash_name]
+    else:
+        raise HarnessError(f"no C generator for {points_per_name} points per {hash_name} name")
+    count_array = np.asarray(counts, dtype=np.uint64)
+    positions, owners = _point_arrays(
+        int(count_array.sum()) * points_per_name, 64 if hash_name == "blake2b-64" else 32
+    )
+    name_offsets = np.zeros(len(names) + 1, dtype=np.uint64)
+    np.cumsum([len(n) for n in names], out=name_offsets[1:])
+    segment_array = np.asarray(segments, dtype=np.int64).reshape(-1)
+    _check_generation(
+        lib.ring_generate_points(
+            kind,
+            # from_buffer needs at least one byte to point at
+            ffi.from_buffer("uint8_t[]", literals or b"\0"),
+            ffi.from_buffer("int64_t[]", segment_array),
+            len(segments),
+            ffi.from_buffer("uint8_t[]", b"".join(names) or b"\0"),
+            ffi.from_buffer("uint64_t[]", name_offsets),
+            ffi.from_buffer("uint64_t[]", count_array),
+            len(count_array),
+            ffi.from_buffer(positions, require_writable=True),
+            _owners_out(owners),
+            threads,
+        )
+    )
+    return positions, owners
+
+
+def generate_nginx(bases: Sequence[int], counts: Sequence[int], threads: int) -> Points:
+    """nginx's CRC-32 chains (generate.h), one per server from its base CRC, in server
+    order, as packed words."""
+    base_array = np.asarray(bases, dtype=np.uint32)
+    count_array = np.asarray(counts, dtype=np.uint64)
+    words, owners = _point_arrays(int(count_array.sum()), 32)
+    _check_generation(
+        lib.ring_generate_nginx(
+            _u32_buffer(base_array),
+            ffi.from_buffer("uint64_t[]", count_array),
+            len(count_array),
+            ffi.from_buffer(words, require_writable=True),
+            _owners_out(owners),
+            threads,
+        )
+    )
+    return words, owners
+
+
+def split_packed(
+    words: npt.NDArray[np.uint64], keep_highest: bool
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint16], int]:
+    """Sorted packed words of a 32-bit ring -> unique positions and their owners (lean.h):
+    arrays as long as `words` whose first `kept` slots are filled, and `kept`."""
+    positions = np.empty(len(words), dtype=np.uint32)
+    owners = np.empty(len(words), dtype=np.uint16)
+    kept = lib.ring_split_packed32(
+        ffi.from_buffer("uint64_t[]", words),
+        len(words),
+        int(keep_highest),
+        ffi.from_buffer("uint32_t[]", positions, require_writable=True),
+        _u16_out(owners),
+    )
+    return positions, owners, int(kept)
+
+
+def sort_dedupe64(
+    positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.uint16], keep_highest: bool,
+    threads: int = 1,
+) -> int:
+    """Sort 64-bit (position, owner) pairs in place on `threads` threads and keep one
+    point per position (lean.h); returns how many points lead both arrays afterwards."""
+    if not (positions.flags.c_contiguous and owners.flags.c_contiguous):
+        raise HarnessError("sort_dedupe64 sorts in place: positions and owners must be contiguous")
+    kept = lib.ring_sort_dedupe64(
+        ffi.from_buffer("uint64_t[]", positions, require_writable=True),
+        _u16_out(owners),
+        len(positions),
+        int(keep_highest),
+        threads,
+    )
+    return int(kept)
+
+
+def arc_sums(
+    positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16], servers: int
+) -> npt.NDArray[np.float64]:
+    """Per-server sums of the arcs ending at its points, in hash units (lean.h)."""
+    bits = positions.dtype.itemsize * 8
+    positions = np.ascontiguousarray(positions)
+    owners = np.ascontiguousarray(owners, dtype=np.uint16)
+    size = max(servers, int(owners.max()) + 1 if len(owners) else 0)
+    out = np.zeros(size, dtype=np.float64)
+    getattr(lib, f"ring_arc_sums{bits}")(
+        ffi.from_buffer(f"uint{bits}_t[]", positions),
+        ffi.from_buffer("uint16_t[]", owners),
+        len(positions),
+        ffi.from_buffer("double[]", out, require_writable=True),
+    )
+    return out
+
+
+def random_reads(array: npt.NDArray[np.uint32], key_hashes: npt.NDArray[np.uint32]) -> Any:
+    """One independent read of `array` per key, at index (key * len) >> 32
+    (random_access.h); returns the values read, as uint16."""
+    keys = np.ascontiguousarray(key_hashes, dtype=np.uint32)
+    out = np.empty(len(keys), dtype=np.uint16)
+    lib.ring_random_reads(_u32_buffer(array), len(array), _u32_buffer(keys), len(keys),
+                          _u16_out(out))
+    return out

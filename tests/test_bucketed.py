@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.generator import generate_ring, numbered_servers
 from harness.layouts import get_layout
 from harness.ring import Ring, reference_lookup_many, reference_owners
 
@@ -119,3 +121,24 @@ def test_every_low_of_one_bucket_taken() -> None:
     layout = get_layout("bucketed").build(positions, owners)
     np.testing.assert_array_equal(layout.lookup_many(positions), owners)
     assert layout.lookup(int(positions[-1]) + 1) == owners[0]
+
+
+@pytest.mark.slow
+def test_windowed_batch_on_a_large_ring_with_skewed_buckets() -> None:
+    """Rings of 2**21 entries and more take the windowed batch path: it routes like the
+    reference on uniform buckets, a crowded bucket, an emptied one, and at every edge."""
+    uniform = generate_ring(numbered_servers(1000), 2200, "fnv1a-fmix32")
+    rng = np.random.default_rng(11)
+    crowded = (5 << 16) + np.sort(rng.choice(2**16, 20_000, replace=False))  # bucket 5
+    clustered = (9 << 16) + np.arange(3000) * 3  # bucket 9, its low third only
+    positions = np.concatenate([uniform.positions[uniform.positions >> 16 != 7],  # bucket 7 empty
+                                crowded, clustered]).astype(np.uint32)
+    owners = rng.integers(0, 1000, len(positions)).astype(np.uint16)
+    ring = Ring.from_points(positions, owners)
+    assert ring.entries >= 2 * 16 * BUCKET
+    sample = ring.positions[:: max(1, ring.entries // 200_000)].astype(np.int64)
+    keys = np.concatenate([rng.integers(0, 2**32, 500_000), sample - 1, sample, sample + 1,
+                           np.arange(5 << 16, 10 << 16, 7), [0, 2**32 - 1]])
+    keys = keys[(keys >= 0) & (keys < 2**32)].astype(np.uint32)
+    layout = get_layout("bucketed").build(ring.positions, ring.owners)
+    np.testing.assert_array_equal(layout.lookup_many(keys), reference_owners(ring, keys))

@@ -35,10 +35,11 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from harness import _cbindings
 from harness.constructions.base import FixedConstruction
 from harness.constructions.servers import require_servers
 from harness.errors import HarnessError
-from harness.generator import Server
+from harness.generator import Server, generation_threads, parse_template
 from harness.ring import Ring
 
 DIGESTS_PER_SERVER = 40  # libketama's constant: 160 points per server at equal weights
@@ -76,6 +77,22 @@ class LibketamaConstruction(FixedConstruction):
         return [POINTS_PER_DIGEST * count for count in digest_counts(servers)]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
+        """The digests of the names "<name>-<i>" computed in C (cext/generate.c)."""
+        require_servers(self.name, servers)
+        template = parse_template("{server}-{j}")
+        assert template is not None  # fields and literal text only
+        literals, segments = template
+        words, _ = _cbindings.generate_points(
+            "md5-32", literals, segments, [server.name.encode() for server in servers],
+            digest_counts(servers), generation_threads(), points_per_name=POINTS_PER_DIGEST,
+        )
+        return Ring.from_owned_points(
+            words, None, bits=32, servers=tuple(s.name for s in servers),
+            collision_winner="highest",
+        )
+
+    def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
+        """`build_ring` in Python (hashlib), which the C digests are tested against."""
         require_servers(self.name, servers)
         counts = digest_counts(servers)
         raw = b"".join(

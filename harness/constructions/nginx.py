@@ -44,10 +44,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from harness import _cbindings
 from harness.constructions.base import FixedConstruction
 from harness.constructions.servers import require_servers
 from harness.errors import HarnessError
-from harness.generator import Server
+from harness.generator import Server, generation_threads
 from harness.hashing import hash_many
 from harness.ring import Ring
 
@@ -98,6 +99,19 @@ class NginxConstruction(FixedConstruction):
         return [POINTS_PER_WEIGHT * int(server.weight) for server in servers]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
+        """The chains computed in C from each server's base CRC (cext/generate.c)."""
+        require_servers(self.name, servers)
+        problem = self.check_servers(servers)
+        if problem:
+            raise HarnessError(f"nginx: servers must have {problem}")
+        counts = self.point_counts(servers)
+        bases = [zlib.crc32(host + b"\0" + port)
+                 for host, port in (split_host_port(server.name) for server in servers)]
+        words, _ = _cbindings.generate_nginx(bases, counts, generation_threads())
+        return Ring.from_owned_points(words, None, bits=32, servers=tuple(s.name for s in servers))
+
+    def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
+        """`build_ring` in Python (`server_points`), which the C chains are tested against."""
         require_servers(self.name, servers)
         problem = self.check_servers(servers)
         if problem:

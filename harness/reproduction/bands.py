@@ -13,11 +13,16 @@ saving) get a band of the published value's rounding.
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from harness.machine import usable_cores
+
+T = TypeVar("T")
 Band = tuple[float, float]
 Samples = npt.NDArray[np.float64]
 #: central coverage of simulated bands: +-3 standard deviations of a normal statistic
@@ -85,3 +90,32 @@ def simulated_band(points: Sequence[int], statistic: Callable[[Samples], Samples
     """Band of `statistic` over simulated rings: of the shares, or of key counts if `keys`."""
     shares = simulated_shares(points, trials)
     return quantile_band(statistic(shares if keys is None else simulated_counts(shares, keys)))
+
+
+#: the tasks of the running `in_parallel` call, inherited by its forked workers
+_TASKS: Sequence[Callable[[], Any]] = ()
+
+
+def _run_task(index: int) -> Any:
+    return _TASKS[index]()
+
+
+def in_parallel(tasks: Sequence[Callable[[], T]], workers: int | None = None) -> list[T]:
+    """[task() for task in tasks], spread over forked processes (default: every core).
+
+    Each simulated band draws from its own generator seeded with SIMULATION_SEED, so
+    the bands are the same whichever process computes them. The tasks themselves
+    (closures) are never pickled: forked workers inherit them and receive indexes;
+    only the results travel back, so they must pickle. Without fork (or with one
+    core) the tasks run here, one after another.
+    """
+    global _TASKS
+    workers = min(workers or usable_cores(), len(tasks))
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task() for task in tasks]
+    _TASKS = tasks
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_run_task, range(len(tasks)), chunksize=1)
+    finally:
+        _TASKS = ()

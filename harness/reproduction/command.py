@@ -7,11 +7,13 @@ OUT/REPRODUCTION.md and OUT/REPRODUCTION.html, replaced together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from harness import html, markdown
 from harness.atomic import write_together
-from harness.reproduction.checks import Check, evaluate
+from harness.reproduction.bands import Band, in_parallel
+from harness.reproduction.checks import Check, Figure, evaluate
 from harness.reproduction.figures import FIGURES
 from harness.reproduction.plots import PLOTS
 from harness.reproduction.reading import SCENARIO_DIR, Results
@@ -46,11 +48,27 @@ def load_results(out: Path) -> Results:
 
 
 def write_report(out: Path) -> list[Check]:
-    """Evaluate every figure, draw the plots, write REPRODUCTION.md; return the checks."""
+    """Evaluate every figure, draw the plots, write REPRODUCTION.md; return the checks.
+
+    The figures' simulated bands and the plots are independent: they run on every core.
+    """
     results = load_results(out)
-    checks = [evaluate(figure, results) for figure in FIGURES]
-    for name, plot in PLOTS.items():
-        plot(results, out / "reproduce" / name)
+
+    def band_of(figure: Figure) -> Callable[[], tuple[float, Band]]:
+        def task() -> tuple[float, Band]:
+            check = evaluate(figure, results)  # a Check holds closures: send its numbers
+            return check.ours, check.band
+        return task
+
+    def draw(plot: Callable[[Results, Path], None], path: Path) -> Callable[[], None]:
+        return lambda: plot(results, path)
+
+    tasks: list[Callable[[], tuple[float, Band] | None]] = [band_of(f) for f in FIGURES]
+    tasks += [draw(plot, out / "reproduce" / name) for name, plot in PLOTS.items()]
+    checks = []
+    for figure, outcome in zip(FIGURES, in_parallel(tasks), strict=False):
+        assert outcome is not None  # the first len(FIGURES) tasks are the figures
+        checks.append(Check(figure, *outcome))
     report = reproduction_report(results, checks, list(PLOTS))
     write_together({out / "REPRODUCTION.md": markdown.report(report),
                     out / "REPRODUCTION.html": html.report(report)})
