@@ -15,14 +15,18 @@ import numpy as np
 
 from harness.algorithms import get_algorithm
 from harness.errors import ScenarioError
+from harness.generator import parse_template
 from harness.layouts import LAYOUTS
 from harness.machine import available_memory_bytes
 from harness.metrics.movement import servers_after
 from harness.scenario import Scenario
 from harness.workload import KeysSpec
 
-#: bytes per point while generating: the encoded name (~60 B object + text), hash, owner, sort
-GENERATION_BYTES_PER_POINT = 110
+#: bytes per point while generating a ring in C: packed 64-bit words sorted in place, then
+#: split into positions and owners (14 B measured at the peak; tests/test_lean_memory.py)
+GENERATION_BYTES_PER_POINT = 16
+#: the same through Python (a template C does not format): each encoded name beside its hash
+PYTHON_GENERATION_BYTES_PER_POINT = 110
 #: bytes per key: the encoded name while hashing, its hash, owner and reference copies
 BYTES_PER_KEY = 100
 SMALL, LARGE = 2**12, 2**16
@@ -66,7 +70,11 @@ def estimate(scenario: Scenario) -> tuple[int, str]:
         points = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
         layouts = sum(fixed + per_entry * points
                       for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
-        ring = max(ring, GENERATION_BYTES_PER_POINT * points, layouts + 6 * points)
+        template = recipe.params.get("point_name")
+        per_point = (PYTHON_GENERATION_BYTES_PER_POINT
+                     if template is not None and parse_template(template) is None
+                     else GENERATION_BYTES_PER_POINT)
+        ring = max(ring, per_point * points, layouts + 6 * points)
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights)")

@@ -9,7 +9,7 @@ from harness.metrics.memory import Memory
 from harness.metrics.registry import METRICS
 from harness.metrics.throughput import Throughput, timing_cell
 from harness.model import Result, Run
-from harness.tables import Cell, Report, Section, Table, count, number, pct, text
+from harness.tables import Cell, Report, Section, Table, count, kib, number, pct, text
 
 
 def metadata(result: Result) -> str:
@@ -25,6 +25,7 @@ def result_report(result: Result) -> Report:
     sections: list[Section] = [section for metric in METRICS
                                for section in metric.sections(result)]
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
+    sections.append(resources_section(result))
     sections.append(parity_section(result))
     return Report(result.name, [str(result.scenario["description"]), metadata(result)],
                   sections, metadata=metadata_pairs(result))
@@ -45,6 +46,20 @@ def metadata_pairs(result: Result) -> list[tuple[str, str]]:
         ("versions", versions),
         ("result format", str(result.format_version)),
     ]
+
+
+def resources_section(result: Result) -> Section:
+    """What each sweep point cost this machine: wall time, and the process's peak resident
+    set once it was done (a running maximum: the sweep runs in order)."""
+    rows = [[text(run.label), count(run.ring.points) if run.ring else text(""),
+             number(run.wall_s, 2) if run.wall_s is not None else text(""),
+             kib(run.peak_rss_bytes) if run.peak_rss_bytes is not None else text("")]
+            for run in result.runs]
+    return Section("Resources", tables=[Table.of(
+        ["run", "points", "wall s", "peak RSS so far"], rows,
+        notes=["Peak RSS is the harness process's high-water mark after the run (children "
+               "measuring memory are not included); runs of a sweep go in order, so a "
+               "larger ring after a smaller one shows its own peak."])])
 
 
 def parity_section(result: Result) -> Section:

@@ -65,6 +65,7 @@ def test_result_records_every_layout_with_metrics(
             assert isinstance(memory, Memory) and memory.tracemalloc_bytes is not None
             assert memory.lookup_peak_bytes >= 0 and memory.rss_before_bytes > 0
             assert timing.batch_ns.min <= timing.batch_ns.median
+            assert timing.random_access_ns is not None and timing.random_access_ns.median > 0
         assert run.parity.ok and run.parity.keys == 5000
         assert run.wall_s is not None and run.peak_rss_bytes is not None
 

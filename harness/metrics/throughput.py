@@ -120,6 +120,28 @@ class Throughput:
     scalar_ns: Timing
     #: None for peers, which have no batch lookup
     batch_ns: Timing | None = None
+    #: one independent random read per key into an array of as many entries, timed in the
+    #: same rounds (harness.metrics.random_access): the memory floor of a batch lookup
+    random_access_ns: Timing | None = None
+
+
+#: the name the floor is timed under, among the forms
+FLOOR = "(one random access)"
+
+
+class _Floor:
+    """The random-access reference with the two calls the timing loop makes."""
+
+    def __init__(self, entries: int) -> None:
+        from harness.metrics.random_access import RandomAccess
+
+        self._reads = RandomAccess(max(1, entries))
+
+    def lookup(self, key_hash: int) -> int:
+        return int(self._reads.lookup_many(np.array([key_hash], dtype=np.uint64))[0])
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
+        return self._reads.lookup_many(key_hashes)
 
 
 def timing_cell(timing: Timing) -> Cell:
@@ -144,13 +166,17 @@ class ThroughputMetric:
 
     def measure(self, context: RunContext) -> dict[str, Throughput]:
         context.stage(f"{context.label}: timing lookups")
+        entries = max((form.entries for form in context.forms.values()), default=1)
+        timed: dict[str, Lookups] = {**context.forms, FLOOR: _Floor(entries)}
         timings = measure_throughput(
-            context.forms, context.key_hashes, context.settings.repeats,
+            timed, context.key_hashes, context.settings.repeats,
             context.settings.scalar_keys, lambda: context.advance(1),
             peers={name: peer.lookup_key for name, peer in context.peers.items()},
             key_names=context.key_names,
         )
-        return {name: Throughput(t["scalar_ns"], t.get("batch_ns"))
+        floor = timings.pop(FLOOR)["batch_ns"]
+        return {name: Throughput(t["scalar_ns"], t.get("batch_ns"),
+                                 floor if name in context.forms else None)
                 for name, t in timings.items()}
 
     def sections(self, result: Result) -> list[Section]:
@@ -165,8 +191,15 @@ class ThroughputMetric:
             rows = [[text(name), timing_cell(t.scalar_ns),
                      ratio(t.scalar_ns.median, base.scalar_ns.median),
                      timing_cell(t.batch_ns),
-                     ratio(t.batch_ns.median, base.batch_ns.median if base.batch_ns else 0)]
+                     ratio(t.batch_ns.median, base.batch_ns.median if base.batch_ns else 0),
+                     ratio(t.batch_ns.median, t.random_access_ns.median)
+                     if t.random_access_ns is not None else text("")]
                     for name, t in timed if t.batch_ns is not None]
+            floor = next((t.random_access_ns for _, t in timed
+                          if t.random_access_ns is not None), None)
+            notes = [f"One random access (the memory floor of a batch lookup: one independent "
+                     f"4-byte read per key into an array of the ring's size), timed in the "
+                     f"same rounds: {timing_cell(floor).text} ns per key."] if floor else []
             entries = run.ring.entries if run.ring else run.subjects[0].entries
             bars = [{"layout": name, "path": path, "ns": timing.median,
                      "label": f"{timing.median:,.1f} ns "
@@ -181,6 +214,7 @@ class ThroughputMetric:
                 label="label")
             sections.append(Section(f"Lookup time ({run.label}, {entries:,} entries)", tables=[
                 Table.of(["layout", "scalar_ns median (min-max)", f"vs {base_name}",
-                          "batch_ns median (min-max)", f"vs {base_name}"], rows)],
+                          "batch_ns median (min-max)", f"vs {base_name}",
+                          "batch / one random access"], rows, notes=notes).trimmed()],
                 charts=[chart]))
         return sections
