@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from harness.algorithms import ALGORITHMS, get_algorithm
-from harness.algorithms.ring import RingAlgorithm, layouts_for
+from harness.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
 from harness.constructions import CONSTRUCTIONS
 from harness.errors import ScenarioError
 from harness.generator import Server
@@ -146,8 +146,10 @@ class Scenario:
             return [Recipe(self.algorithm.name, self.algorithm.params,
                            cls.label_for(self.algorithm.params))]
         recipes = []
+        # With no layout to measure, the ring is routed by the reference on its own arrays.
+        base = self.measure.base_layout if self.measure.layouts else NO_LAYOUT
         for params in self.generator.sweep:
-            full = {**params, "layout": self.measure.base_layout}
+            full = {**params, "layout": base}
             recipes.append(Recipe("ring", full, RingAlgorithm.label_for(full)))
         return recipes
 
