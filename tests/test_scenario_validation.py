@@ -164,7 +164,8 @@ def test_ring_only_metrics_need_no_layout(write_scenario: Callable[[str], Path])
         '[measure]\nlayouts = []\nmetrics = ["balance", "collisions"]'
     ))
     assert scenario.measure.layouts == ()
-    assert scenario.recipes()[0].params["layout"] == "numpy-aligned-64"
+    # No layout to measure: the ring is routed by the reference on its own arrays.
+    assert scenario.recipes()[0].params["layout"] == "none"
 
 
 def test_construction_point_counts_set_the_estimate(write_scenario: Callable[[str], Path]) -> None:
