@@ -148,7 +148,7 @@ def run_recipe(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
             settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
-            build=lambda fleet, params: get_algorithm(recipe.algorithm).build(fleet, **params),
+            build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
             estimated_entries=lambda fleet: algorithm_class.estimated_entries(
                 fleet, recipe.params),
             capabilities=scenario.ring_capabilities(), options=scenario.measure.options,
@@ -166,6 +166,13 @@ def run_recipe(
     run.wall_s = round(time.perf_counter() - started, 3)
     run.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return run
+
+
+def _build_recipe(default: str, servers: Sequence[Server], params: dict[str, Any]) -> Algorithm:
+    """An algorithm from parameters that may name another one (`algorithm = "maglev"`)."""
+    name = params.get("algorithm", default)
+    return get_algorithm(name).build(servers, **{k: v for k, v in params.items()
+                                                 if k != "algorithm"})
 
 
 def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | None:

@@ -450,11 +450,23 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                                     f"{problem} (got {op.kind} {op.server!r})")
     migration = scenario.measure.options.get("migration")
     if migration is not None:
+        target = migration.to.get("algorithm", None)
+        if target is not None and target not in ALGORITHMS:
+            raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
+                                f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
         for recipe in scenario.recipes():
-            merged = {**recipe.params, **migration.to}
+            other = target is not None and target != recipe.algorithm
+            merged = ({k: v for k, v in migration.to.items() if k != "algorithm"} if other
+                      else {**recipe.params, **{k: v for k, v in migration.to.items()
+                                                 if k != "algorithm"}})
             fields = Fields(top.file, "migration.to", merged)
-            get_algorithm(recipe.algorithm).parse_params(fields)
+            algorithm = get_algorithm(target if other else recipe.algorithm)
+            checked = algorithm.parse_params(fields)
             fields.finish()
+            problem = algorithm.check_servers(scenario.ring_servers(), checked)
+            if problem:
+                raise ScenarioError(f"{top.file}: migration.to needs servers that are "
+                                    f"{problem}")
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import ScenarioError
 from harness.metrics.migration import Migration
 from harness.metrics.process import ProcessCost, eligibility_sets
 from harness.runner import run_scenario
@@ -125,7 +126,6 @@ def test_moved_fraction_follows_the_subset_formula(
 def test_bad_migration_target_is_refused(to: str, message: str,
                                          write_scenario: Callable[[str], Path]) -> None:
     """The new recipe is checked by the ring itself, before any work."""
-    from harness.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=message):
         load_scenario(write_scenario(MIGRATION.format(to=to)))
@@ -144,3 +144,20 @@ def test_a_process_migrates_ring_by_ring(write_scenario: Callable[[str], Path]) 
     assert whole.moved_fraction == pytest.approx(migration.moved_fraction)
     assert migration.rings[-1].moved_fraction == 0.0  # one server: nothing can move
     assert all(r.bytes_after < r.bytes_before for r in migration.rings)
+
+
+def test_migration_to_another_algorithm(write_scenario: Callable[[str], Path]) -> None:
+    """`to = { algorithm = "maglev" }`: the ring's keys move to Maglev's owners; about
+    (1 - 1/N) of them, since the two place keys independently."""
+    text = MIGRATION.format(to=20).replace('to = { points_per_weight = 20 }',
+                                           'to = { algorithm = "maglev", table_size = 4099 }')
+    (run,) = run_scenario(load_scenario(write_scenario(text)), show_progress=False).runs
+    migration = run.figure("migration")
+    assert isinstance(migration, Migration)
+    assert migration.formula_moved_fraction is None
+    assert migration.moved_fraction == pytest.approx(1 - 1 / 40, abs=0.02)
+    assert migration.to_label == "maglev M=4,099"
+    with pytest.raises(ScenarioError, match=r"migration\.to\.algorithm must be one of"):
+        load_scenario(write_scenario(text.replace('"maglev"', '"nope"')))
+    with pytest.raises(ScenarioError, match=r"migration\.to\.table_size must be a prime"):
+        load_scenario(write_scenario(text.replace("4099", "4096")))

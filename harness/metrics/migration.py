@@ -111,6 +111,14 @@ class Migration:
     rings: list[RingMigration] | None = None
 
 
+def target_params(old: Algorithm, to: dict[str, Any]) -> dict[str, Any]:
+    """The new recipe: the old one's parameters with `to` over them, or, when `to` names
+    another algorithm, that algorithm with only the parameters `to` gives."""
+    if "algorithm" in to and to["algorithm"] != type(old).name:
+        return dict(to)
+    return {**old.params, **{k: v for k, v in to.items() if k != "algorithm"}}
+
+
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
     same = all(old.get(k) == new.get(k) for k in ("construction", "hash", "point_name"))
     if not same or old.get("construction") != "points":
@@ -185,7 +193,7 @@ class MigrationMetric:
             return None
         old: Algorithm = context.algorithm
         context.stage(f"{context.label}: migration, building the new recipe")
-        new_params = {**old.params, **options.to}
+        new_params = target_params(old, options.to)
         new = context.build(context.servers, new_params)
         names = [f"object-{i}".encode() for i in range(options.universe)]
         owner_old = old.reference_owners(old.hash_keys(names))
@@ -224,7 +232,9 @@ class MigrationMetric:
         rings = self._process_rings(context, new_params, stream, options.universe)
         context.advance(1)
         return Migration(
-            to=dict(options.to), to_label=type(new).label_for(new.params),
+            to=dict(options.to),
+            to_label=(type(new).label_for(new.params) if type(new) is type(old)
+                      else f"{type(new).name} {type(new).label_for(new.params)}"),
             servers=n, objects=options.universe,
             moved_fraction=float(moved.mean()),
             moved_requests_fraction=float(moved[stream].mean()),
