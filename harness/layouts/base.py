@@ -13,6 +13,10 @@ class Layout(Protocol):
 
     `build` takes the ring's sorted unique positions and their owners; lookups
     follow the ring convention (first position >= key hash, wrapping).
+
+    A layout whose work is done in C may also name its C functions as a class
+    attribute `c_functions` (a `harness.callgrind.CFunctions`): the counts metric
+    then counts only those; without it, it counts the whole Python call.
     """
 
     #: registry name, e.g. "numpy-packed"
