@@ -22,6 +22,7 @@ prefetcher and no timing: they count misses, not their cost.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import shutil
@@ -35,27 +36,18 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.layouts.base import CFunctions
 
 #: simulated caches, as valgrind's size,associativity,line-size: 32 KiB 8-way L1s and an
 #: 8 MiB 16-way last level, 64-byte lines (a common desktop and server core)
 GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
 #: the phases a probe can count, in the order it runs them
 PHASES = ("build", "batch", "scalar")
+#: where probes find layouts by name
+DEFAULT_REGISTRY = "harness.layouts:LAYOUTS"
 INSTALL_HINT = ("install valgrind (Debian/Ubuntu: apt-get install valgrind), then reinstall "
                 "ring-harness (pip install -e .) so that harness._counted is built with "
                 "valgrind's header")
-
-
-@dataclass(frozen=True)
-class CFunctions:
-    """The C functions a layout's calls spend their time in, by callgrind symbol name."""
-
-    build: str
-    scalar: str
-    batch: str
-
-    def of(self, phase: str) -> str:
-        return str(getattr(self, phase))
 
 
 def geometry_text() -> str:
@@ -126,14 +118,19 @@ def callgrind_command(out_file: Path, toggles: Sequence[str]) -> list[str]:
 
 
 def count_layout(layout_name: str, ring_file: Path, phases: Sequence[str],
-                 scalar_keys: int, c_functions: CFunctions | None) -> dict[str, Events]:
-    """Run one probe under callgrind in a fresh process; the events of each phase."""
+                 scalar_keys: int, c_functions: CFunctions | None,
+                 registry: str = DEFAULT_REGISTRY) -> dict[str, Events]:
+    """Run one probe under callgrind in a fresh process; the events of each phase.
+
+    The child finds the layout by name in `registry` (module:attribute, importable in
+    the child), so that the gate's tests can count layouts with an injected regression."""
     workdir = ring_file.parent
     out_file = workdir / f"callgrind-{layout_name}.out"
     toggles = [c_functions.of(p) for p in phases] if c_functions else []
     spec = workdir / f"callgrind-{layout_name}.json"
     spec.write_text(json.dumps({"layout": layout_name, "ring_file": str(ring_file),
-                                "phases": list(phases), "scalar_keys": scalar_keys}))
+                                "phases": list(phases), "scalar_keys": scalar_keys,
+                                "registry": registry}))
     completed = subprocess.run(
         [*callgrind_command(out_file, toggles), sys.executable, "-m", "harness.callgrind",
          str(spec)],
@@ -155,12 +152,13 @@ def count_layout(layout_name: str, ring_file: Path, phases: Sequence[str],
         spec.unlink()
 
 
-def probe(layout_name: str, ring_file: Path, phases: Sequence[str], scalar_keys: int) -> None:
+def probe(layout_name: str, ring_file: Path, phases: Sequence[str], scalar_keys: int,
+          registry: str) -> None:
     """The child: build, start instrumenting, then warm up and count each phase."""
     from harness._counted import counted, instrument
-    from harness.layouts import get_layout
 
-    layout_class = get_layout(layout_name)
+    module, _, attribute = registry.partition(":")
+    layout_class = getattr(importlib.import_module(module), attribute)[layout_name]
     with np.load(ring_file) as data:
         positions, owners, keys = data["positions"], data["owners"], data["keys"]
     layout = layout_class.build(positions, owners)
@@ -185,5 +183,5 @@ def probe(layout_name: str, ring_file: Path, phases: Sequence[str], scalar_keys:
 if __name__ == "__main__":
     arguments = json.loads(Path(sys.argv[1]).read_text())
     probe(arguments["layout"], Path(arguments["ring_file"]), arguments["phases"],
-          arguments["scalar_keys"])
+          arguments["scalar_keys"], arguments["registry"])
 

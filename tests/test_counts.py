@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import callgrind
 from harness.callgrind import count_layout, parse_totals, valgrind_problem
 from harness.errors import HarnessError, ScenarioError
 from harness.layouts import LAYOUTS
@@ -33,14 +32,14 @@ def test_totals_read_with_trailing_zeros_left_out() -> None:
 
 def test_output_without_instruction_events_is_refused() -> None:
     """A file with no Ir event (not callgrind's, or cut short) is an error naming the file."""
-    with pytest.raises(HarnessError, match="out.3: no callgrind events line"):
+    with pytest.raises(HarnessError, match=r"out\.3: no callgrind events line"):
         parse_totals("totals: 5\n", "out.3")
 
 
 def test_counts_refused_at_validation_without_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
     """With no valgrind on PATH, a scenario asking for counts is refused before any work,
     with the way to install it."""
-    monkeypatch.setattr(callgrind.shutil, "which", lambda _name: None)
+    monkeypatch.setattr("harness.callgrind.shutil.which", lambda _name: None)
     document = {"servers": {"count": 3}, "measure": {"metrics": ["throughput", "counts"]}}
     with pytest.raises(ScenarioError) as error:
         parse_scenario(document, "scenarios/x.toml")

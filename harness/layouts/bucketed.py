@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness._cbindings import BUCKET_ENTRY, CBucketedRing
-from harness.callgrind import CFunctions
+from harness.layouts.base import CFunctions
 
 
 class BucketedLayout:

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness._cbindings import CEntryArray
-from harness.callgrind import CFunctions
+from harness.layouts.base import CFunctions
 
 
 class CffiStructLayout:

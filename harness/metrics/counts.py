@@ -25,13 +25,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness.callgrind import (
-    CFunctions,
-    count_layout,
-    geometry_text,
-    valgrind_problem,
-    valgrind_version,
-)
+from harness.callgrind import count_layout, geometry_text, valgrind_problem, valgrind_version
+from harness.layouts.base import CFunctions
 from harness.tables import Cell, Section, Table, number, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
