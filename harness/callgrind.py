@@ -22,9 +22,11 @@ prefetcher and no timing: they count misses, not their cost.
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -45,6 +47,8 @@ GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
 PHASES = ("build", "batch", "scalar")
 #: where probes find layouts by name
 DEFAULT_REGISTRY = "harness.layouts:LAYOUTS"
+#: a probe's files, in the folder of its ring file (its working directory)
+SPEC_NAME, OUT_NAME = "callgrind-probe.json", "callgrind.out"
 INSTALL_HINT = ("install valgrind (Debian/Ubuntu: apt-get install valgrind), then reinstall "
                 "ring-harness (pip install -e .) so that harness._counted is built with "
                 "valgrind's header")
@@ -59,6 +63,8 @@ def valgrind_problem() -> str | None:
     """Why callgrind cannot count here, or None."""
     if shutil.which("valgrind") is None:
         return f"valgrind is not on PATH: {INSTALL_HINT}"
+    if shutil.which("setarch") is None:
+        return "setarch (util-linux) is not on PATH: it runs each count at fixed addresses"
     from harness import _counted
 
     if not _counted.CALLGRIND:
@@ -125,17 +131,28 @@ def count_layout(layout_name: str, ring_file: Path, phases: Sequence[str],
     The child finds the layout by name in `registry` (module:attribute, importable in
     the child), so that the gate's tests can count layouts with an injected regression."""
     workdir = ring_file.parent
-    out_file = workdir / f"callgrind-{layout_name}.out"
-    toggles = [c_functions.of(p) for p in phases] if c_functions else []
-    spec = workdir / f"callgrind-{layout_name}.json"
-    spec.write_text(json.dumps({"layout": layout_name, "ring_file": str(ring_file),
+    # Each probe sees the same process every time, so that its memory addresses, and so
+    # the cache sets its data falls in, repeat: address randomization off (setarch -R), a
+    # fixed environment, one thread, and fixed file names relative to its working directory. (With
+    # randomized addresses, L1 misses moved by up to 4% between unchanged runs.)
+    out_file, spec = workdir / OUT_NAME, workdir / SPEC_NAME
+    # Sorted: callgrind 3.19 mismatches --toggle-collect names that are prefixes of each
+    # other (ring_bucketed_lookup, ring_bucketed_lookup_many) unless the shorter comes
+    # first; and a phase that counts nothing is refused below, whatever the cause.
+    toggles = sorted({c_functions.of(p) for p in phases}) if c_functions else []
+    spec.write_text(json.dumps({"layout": layout_name, "ring_file": ring_file.name,
                                 "phases": list(phases), "scalar_keys": scalar_keys,
                                 "registry": registry}))
+    # One thread: numpy's BLAS would start a pool of threads at import, and when they run
+    # depends on real time, while callgrind simulates one cache for all of them.
+    environment = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONHASHSEED": "0",
+                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    if "PYTHONPATH" in os.environ:  # where a registry of the gate's tests is found
+        environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
     completed = subprocess.run(
-        [*callgrind_command(out_file, toggles), sys.executable, "-m", "harness.callgrind",
-         str(spec)],
-        capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(workdir)},
+        ["setarch", platform.machine(), "-R", *callgrind_command(Path(OUT_NAME), toggles),
+         sys.executable, "-m", "harness.callgrind", SPEC_NAME],
+        capture_output=True, text=True, check=False, cwd=workdir, env=environment,
     )
     # One dump per phase, in order (and a last one at exit, of nothing measured).
     dumps = [Path(f"{out_file}.{n}") for n in range(1, len(phases) + 1)]
@@ -144,10 +161,16 @@ def count_layout(layout_name: str, ring_file: Path, phases: Sequence[str],
             raise HarnessError(
                 f"callgrind run of {layout_name} failed (exit {completed.returncode}): "
                 f"{completed.stderr.strip()[-2000:]}")
-        return {phase: parse_totals(dump.read_text(), str(dump))
-                for phase, dump in zip(phases, dumps, strict=True)}
+        events = {phase: parse_totals(dump.read_text(), str(dump))
+                  for phase, dump in zip(phases, dumps, strict=True)}
+        for phase, counted in events.items():
+            if counted.instructions == 0:
+                function = c_functions.of(phase) if c_functions else "the whole call"
+                raise HarnessError(f"callgrind counted no instruction in {function} "
+                                   f"({layout_name}, {phase})")
+        return events
     finally:
-        for leftover in workdir.glob(f"{out_file.name}*"):
+        for leftover in workdir.glob(f"{OUT_NAME}*"):
             leftover.unlink()
         spec.unlink()
 
@@ -159,7 +182,7 @@ def probe(layout_name: str, ring_file: Path, phases: Sequence[str], scalar_keys:
 
     module, _, attribute = registry.partition(":")
     layout_class = getattr(importlib.import_module(module), attribute)[layout_name]
-    with np.load(ring_file) as data:
+    with np.load(ring_file) as data:  # relative to the working directory
         positions, owners, keys = data["positions"], data["owners"], data["keys"]
     layout = layout_class.build(positions, owners)
     scalar = keys[:scalar_keys].tolist()
@@ -174,6 +197,10 @@ def probe(layout_name: str, ring_file: Path, phases: Sequence[str], scalar_keys:
         "batch": lambda: lookup_many(keys),
         "scalar": scalar_loop,
     }
+    # A collection landing in one measured call would be counted as that layout's work,
+    # and when one lands depends on allocations made at start-up, which vary a little.
+    gc.collect()
+    gc.disable()
     instrument()
     for phase in phases:
         work[phase]()
