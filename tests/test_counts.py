@@ -84,3 +84,22 @@ def test_c_layout_counted_alike_twice_and_scalar_matches_batch(tmp_path: Path) -
     whole = count_layout("numpy-aligned", ring, ("scalar",), 500, None)["scalar"]
     assert whole.per(500)["instructions_per_key"] > 10 * scalar
     assert list(tmp_path.iterdir()) == [ring]
+
+
+@pytest.mark.parametrize(("baseline", "current", "regressed"), [
+    (191.0, 210.1, True),     # 1.10x instructions per key
+    (191.0, 194.0, False),    # +1.6%: within the tolerance
+    (5.8, 5.95, True),        # +2.6% misses per key
+    (0.003, 0.006, False),    # doubled, but three thousandths of a miss per key
+    (191.0, 150.0, False),    # fewer
+])
+def test_count_figures_regress_past_two_percent(baseline: float, current: float,
+                                                regressed: bool) -> None:
+    """A count regresses when it grows by more than 2% and by more than 0.01 per key."""
+    from harness.benchgate.decide import FigureVerdict
+
+    verdict = FigureVerdict("counts/batch/cffi-packed/16k/instructions_per_key", baseline,
+                            current)
+    assert verdict.regressed is regressed
+    miss = FigureVerdict("counts/batch/cffi-packed/16k/l1_misses_per_key", baseline, current)
+    assert miss.regressed is regressed
