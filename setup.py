@@ -5,6 +5,7 @@
   libcrypto and zlib.
 - `harness._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
+- `harness._counted`: one marker function that callgrind counts by (cext/counted.c).
 
 RING_HARNESS_EXTRA_CFLAGS and RING_HARNESS_EXTRA_LDFLAGS add compiler and linker flags
 to both (cext/build_ffi.py reads them too); such a build gets its own build directory,
@@ -34,7 +35,13 @@ setup(
             include_dirs=["cext"],
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,
-        )
+        ),
+        Extension(
+            "harness._counted",
+            sources=["cext/counted.c"],
+            extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
+            extra_link_args=EXTRA_LINK_ARGS,
+        ),
     ],
     options=OPTIONS,
 )

@@ -2,9 +2,11 @@
 # Installs what the build and the integration tests need from the system: the C
 # libraries the point generator links (cext/generate.c: OpenSSL's libcrypto for BLAKE2b
 # and MD5, zlib for CRC-32, headers included; the machine image ships them, this makes
-# sure), real peers our constructions are checked against, and a browser for the HTML
-# pages. Idempotent and quiet: installs only what is missing. Python packages
-# (uhashring, selenium, ...) come with the `test` extra.
+# sure), valgrind (the counts metric and tox -e bench-counts; its header must be there
+# when the package is built, so this runs before any pip install), real peers our
+# constructions are checked against, and a browser for the HTML pages. Idempotent and
+# quiet: installs only what is missing. Python packages (uhashring, selenium, ...) come
+# with the `test` extra.
 set -euo pipefail
 
 # nginx: a real peer of our nginx ring (the tests start their own, the packaged service
@@ -15,6 +17,7 @@ missing=()
 command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq

@@ -9,14 +9,21 @@ Options:
 Deterministic figures (bytes, collisions, cv_arcs, routing digests) are not
 timings, so pytest-benchmark has no place for them: the figure tests record
 them here and `pytest_benchmark_update_json` adds them to the JSON report.
+
+A counts plan (`--bench-mode=counts`) runs test_counts.py alone, and a timing
+plan everything else. A counts run times nothing, and pytest-benchmark writes
+no report without timings, so this conftest writes its `--benchmark-json`
+file itself, in the same shape, with an empty list of timings.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +31,7 @@ import pytest
 
 from harness.benchgate.allocator import pin_malloc_thresholds
 from harness.benchgate.plan import BIG_RING_BUDGET_BYTES, BenchPlan, RingSize, get_plan
+from harness.callgrind import valgrind_version
 from harness.errors import HarnessError
 from harness.generator import generate_ring, numbered_servers
 from harness.layouts import Layout
@@ -33,6 +41,8 @@ from harness.ring import Ring
 HASH_FOR_BITS = {32: "fnv1a-fmix32", 64: "blake2b-64"}
 
 FIGURES = pytest.StashKey[dict[str, object]]()
+#: the suite module that a counts plan runs (and a timing plan leaves out)
+COUNTS_MODULE = "test_counts.py"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,14 +82,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("bits", sorted({cls.hash_bits for cls in registry.values()}))
 
 
-def pytest_benchmark_update_json(
-    config: pytest.Config, benchmarks: object, output_json: dict[str, object]
-) -> None:
-    output_json["ring_bench"] = {
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    counting = get_plan(config.getoption("bench_mode")).measures == "counts"
+    keep = [item for item in items if (item.path.name == COUNTS_MODULE) == counting]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
+def _ring_bench(config: pytest.Config) -> dict[str, object]:
+    section: dict[str, object] = {
         "mode": config.getoption("bench_mode"),
         "layouts": config.getoption("bench_layouts"),
         "figures": config.stash[FIGURES],
     }
+    if get_plan(config.getoption("bench_mode")).measures == "counts":
+        # Counts depend on the simulator's version too; the gate adds it to the environment.
+        section["environment"] = {"valgrind": valgrind_version()}
+    return section
+
+
+def pytest_benchmark_update_json(
+    config: pytest.Config, benchmarks: object, output_json: dict[str, object]
+) -> None:
+    output_json["ring_bench"] = _ring_bench(config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    report: Path | None = config.getoption("benchmark_json", None)
+    if report is None or get_plan(config.getoption("bench_mode")).measures != "counts":
+        return
+    from pytest_benchmark.plugin import pytest_benchmark_generate_machine_info
+
+    machine_info = pytest_benchmark_generate_machine_info()  # type: ignore[no-untyped-call]  # pytest-benchmark ships no types
+    report.write_text(json.dumps({"machine_info": machine_info, "benchmarks": [],
+                                  "ring_bench": _ring_bench(config)}, indent=1))
 
 
 @pytest.fixture(scope="session")

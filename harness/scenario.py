@@ -25,7 +25,13 @@ from harness.generator import Server
 from harness.layouts import LAYOUTS
 from harness.metrics.context import Operation, Settings
 from harness.metrics.movement import servers_after
-from harness.metrics.registry import DEFAULT_METRICS, METRIC_NAMES, TABLE_METRICS, get_metric
+from harness.metrics.registry import (
+    DEFAULT_METRICS,
+    METRIC_NAMES,
+    TABLE_METRICS,
+    get_metric,
+    unavailable,
+)
 from harness.model import relative_path
 from harness.params import template_check
 from harness.peers import PEERS
@@ -373,6 +379,9 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
                 "layouts", f"layouts that store {bits}-bit hashes ({', '.join(fitting)})", name
             )
     metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
+    for name in metrics:
+        if problem := unavailable(name):
+            raise table.error("metrics", f"metrics that can run here ({name}: {problem})", name)
     # Some metrics are measured on the algorithm itself and need no layout: this is how
     # rings too large for a layout are measured.
     on_forms = [m for m in metrics if "forms" in get_metric(m).needs]

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.benchgate.cli import main
+from harness.benchgate.plan import PLANS
 from harness.benchgate.results import minimum_samples, smallest_p_value
 from tests.test_benchgate_baseline import MACHINE, REFERENCE_SECONDS, write_results
 
@@ -65,7 +66,7 @@ def test_mode_outside_the_suites_plans_is_refused_and_nothing_written(
     before = files_under(tmp_path)
     status, err = gate(results, baseline_dir, capsys)
     assert status == 2
-    assert "mode must be one of the suite's modes (full, short, smoke)" in err
+    assert f"mode must be one of the suite's modes ({', '.join(PLANS)})" in err
     assert files_under(tmp_path) == before
 
 

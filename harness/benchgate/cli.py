@@ -30,6 +30,7 @@ from harness.benchgate.baseline import (
 from harness.benchgate.decide import (
     ALPHA,
     BUILD_SLOWDOWN_THRESHOLD,
+    COUNT_TOLERANCE,
     SLOWDOWN_THRESHOLD,
     FigureVerdict,
     TimingVerdict,
@@ -38,6 +39,7 @@ from harness.benchgate.decide import (
     judge_timings,
     unmatched,
 )
+from harness.benchgate.plan import get_plan
 from harness.benchgate.results import UnusableDataError, minimum_samples, read_run
 from harness.errors import HarnessError
 
@@ -75,7 +77,7 @@ def timing_table(verdicts: Sequence[TimingVerdict]) -> str:
 
 def figure_table(verdicts: Sequence[FigureVerdict]) -> str:
     rows = [
-        (v.figure, v.baseline, v.current, "REGRESSION" if v.regressed else "improved")
+        (v.figure, v.baseline, v.current, v.verdict)
         for v in verdicts
     ]
     return str(
@@ -132,8 +134,9 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
             file=sys.stderr,
         )
     timings = judge_timings(run, baseline) if same_environment else []
+    counting = get_plan(run.mode).measures == "counts"
     # (In another environment a run with nothing comparable re-baselines, as announced.)
-    if same_environment and not timings:
+    if same_environment and not timings and not counting:
         raise _nothing_to_judge(path, "timing")
     if same_environment and not comparable_figures(run, baseline):
         raise _nothing_to_judge(path, "figure")
@@ -147,6 +150,9 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
             f"and one-sided Mann-Whitney p < {ALPHA}"
         )
         print(timing_table(timings))
+    if counting:
+        print(f"Counts (callgrind): a figure regresses when it grows by more than "
+              f"{COUNT_TOLERANCE:.0%}")
     if changed_figures:
         print("\nDeterministic figures that changed:")
         print(figure_table(changed_figures))

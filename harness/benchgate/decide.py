@@ -12,15 +12,18 @@ reference time) against the baseline's. A regression needs both
   memory-bandwidth contention do not hit a layout and its reference equally).
 
 Figures are deterministic: memory and balance figures where higher is worse
-regress when they grow at all; the set of layouts that agreed regresses when
+regress when they grow at all; callgrind's counts (instructions and simulated
+misses per key or entry, counts plans) when they grow by more than
+COUNT_TOLERANCE and by more than COUNT_FLOOR; the set of layouts that agreed regresses when
 a layout drops out of it (a newly registered layout joining it is not a
 regression); the others (entries, routing digest) regress when they change.
 Floats get a relative tolerance of FLOAT_TOLERANCE, for summation order
 across numpy builds, not for noise.
 
 Which parts of a baseline recorded elsewhere still apply (`comparable_figures`):
-timings only on the same environment (Python, architecture, CPU model and
-count); routing digests, entries, collisions and cv_arcs everywhere (they
+timings and counts only on the same environment (Python, architecture, CPU model
+and count, and valgrind for counts: numpy picks its SIMD code by CPU); routing
+digests, entries, collisions and cv_arcs everywhere (they
 depend on the hashes and the plan alone); sizes (and so which layouts fit the
 big ring's budget) wherever Python and the architecture match, whatever the CPU.
 """
@@ -57,6 +60,18 @@ HIGHER_IS_WORSE = frozenset({"entry_size", "nbytes", "bytes_per_entry", "collisi
 PLATFORM_FIGURES = frozenset({"entry_size", "nbytes", "bytes_per_entry", "parity_layouts"})
 #: environment entries that sizes depend on (the CPU model and count do not change them)
 PLATFORM = ("python", "machine")
+#: callgrind's figures (harness.callgrind), per key of a lookup or per entry of a build
+COUNT_FIGURES = frozenset(
+    f"{event}_per_{unit}" for event in ("instructions", "l1_misses", "ll_misses")
+    for unit in ("key", "entry"))
+#: growth of a count that is a regression. Instructions in a C function repeat exactly
+#: run after run; whole Python calls and misses move by well under 0.5% (the interpreter
+#: seeds its random modules from the OS at start, which shifts a few heap objects), so
+#: more than 2% is a change of the code or its build
+COUNT_TOLERANCE = 0.02
+#: ... and by more than this much per key or entry: a figure of a few thousandths is a
+#: handful of misses in the whole run, where one more is already several percent
+COUNT_FLOOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -82,10 +97,21 @@ class FigureVerdict:
     current: Figure
 
     @property
+    def verdict(self) -> str:
+        if self.regressed:
+            return "REGRESSION"
+        grew = (_is_number(self.baseline) and _is_number(self.current)
+                and float(self.current) > float(self.baseline))
+        return f"grew, within {COUNT_TOLERANCE:.0%}" if grew else "improved"
+
+    @property
     def regressed(self) -> bool:
         if _same(self.baseline, self.current):
             return False
         name = self.figure.rsplit("/", 1)[-1]
+        if name in COUNT_FIGURES and _is_number(self.baseline) and _is_number(self.current):
+            growth = float(self.current) - float(self.baseline)
+            return growth > COUNT_FLOOR and growth > float(self.baseline) * COUNT_TOLERANCE
         if name == "parity_layouts":
             return not set(str(self.baseline).split(",")) <= set(str(self.current).split(","))
         if name in HIGHER_IS_WORSE and _is_number(self.baseline) and _is_number(self.current):
@@ -129,8 +155,11 @@ def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
 def comparable_figures(current: BenchRun, baseline: BenchRun) -> set[str]:
     """The figures present in both runs that mean the same in both environments."""
     shared = current.figures.keys() & baseline.figures.keys()
-    if all(current.environment.get(k) == baseline.environment.get(k) for k in PLATFORM):
+    if current.environment == baseline.environment:
         return set(shared)
+    shared = {figure for figure in shared if figure.rsplit("/", 1)[-1] not in COUNT_FIGURES}
+    if all(current.environment.get(k) == baseline.environment.get(k) for k in PLATFORM):
+        return shared
     return {figure for figure in shared if figure.rsplit("/", 1)[-1] not in PLATFORM_FIGURES}
 
 

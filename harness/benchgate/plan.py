@@ -2,6 +2,9 @@
 
 Modes are named presets, so a baseline recorded in one mode is only ever
 compared with a run of the same mode (the figures and ratios depend on them).
+A plan either times the suite (`measures = "time"`: pytest-benchmark rounds,
+compared as ratios) or counts it (`"counts"`: each layout's builds and lookups
+run once under callgrind, compared as exact instruction and miss counts).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class BenchPlan:
     parity_keys: int = 100_000
     #: seed of the key workload, so routing digests are reproducible
     seed: int = 20260501
+    #: "time" (timings and deterministic figures) or "counts" (callgrind's counts only)
+    measures: str = "time"
 
     @property
     def rounds(self) -> int:
@@ -78,6 +83,31 @@ PLANS: dict[str, BenchPlan] = {
             warmup_rounds=3,
             scalar_keys=200,
             batch_keys=4_000,
+        ),
+        # The suite's builds and lookups on the short plan's rings, counted under callgrind;
+        # one counted pass each, since counts do not vary. More keys than the timed rounds:
+        # start-up moves a few heap objects (and a few tens of misses) from run to run, which
+        # over 200 scalar keys moved a whole-call miss figure by 1.5%; over 2,000, by far less.
+        BenchPlan(
+            "counts",
+            (SMALL, BIG_SHORT),
+            samples=1,
+            rounds_per_sample=1,
+            warmup_rounds=0,
+            scalar_keys=2_000,
+            batch_keys=20_000,
+            measures="counts",
+        ),
+        # For the gate's own tests of the counts mode: the small ring only.
+        BenchPlan(
+            "counts-smoke",
+            (SMALL,),
+            samples=1,
+            rounds_per_sample=1,
+            warmup_rounds=0,
+            scalar_keys=2_000,
+            batch_keys=20_000,
+            measures="counts",
         ),
         # For the gate's own tests: the small ring only, a few seconds per run.
         BenchPlan(

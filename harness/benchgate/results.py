@@ -5,7 +5,8 @@
   round (pytest-benchmark's `stats.data`, `extra_info.reference_seconds`).
   The fastest round is the one the scheduler did not interrupt (plan.py);
 - `figures`: the deterministic figures the suite recorded;
-- `environment`: what must match for timings to be comparable at all.
+- `environment`: what must match for timings to be comparable at all (a counts
+  run adds the valgrind version it was counted with).
 
 Everything is checked on the way in: a file the gate cannot judge (no timings,
 no figures, NaN, times that are not positive, too few samples, a mode the suite
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.benchgate.plan import PLANS
+from harness.benchgate.plan import PLANS, get_plan
 from harness.errors import HarnessError
 from harness.safe_read import read_regular_file
 
@@ -183,7 +184,9 @@ def read_run(path: Path, min_samples: int) -> BenchRun:
         )
     mode = check_mode(suite.get("mode"), f"{path}: ring_bench.mode")
     benchmarks = document.get("benchmarks")
-    if not isinstance(benchmarks, list) or not benchmarks:
+    # A counts plan times nothing: its figures are all there is.
+    timed = get_plan(mode).measures == "time"
+    if not isinstance(benchmarks, list) or (timed and not benchmarks):
         raise UnusableDataError(
             f"{path}: benchmarks must be a non-empty list of timings (got {_short(benchmarks)})"
         )
@@ -194,9 +197,13 @@ def read_run(path: Path, min_samples: int) -> BenchRun:
             raise UnusableDataError(f"{path}: benchmark {benchmark} appears twice")
         ratios[benchmark] = samples
     machine_info = document.get("machine_info", {})
+    environment = environment_of(machine_info if isinstance(machine_info, dict) else {})
+    extra = suite.get("environment", {})
+    if isinstance(extra, dict):
+        environment.update({str(key): str(value) for key, value in extra.items()})
     return BenchRun(
         mode=mode,
-        environment=environment_of(machine_info if isinstance(machine_info, dict) else {}),
+        environment=environment,
         ratios=ratios,
         figures=check_figures(suite.get("figures"), f"{path}: ring_bench.figures"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar, Protocol, Self
 
 import numpy as np
@@ -13,6 +14,10 @@ class Layout(Protocol):
 
     `build` takes the ring's sorted unique positions and their owners; lookups
     follow the ring convention (first position >= key hash, wrapping).
+
+    A layout whose work is done in C may also name its C functions as a class
+    attribute `c_functions` (a `CFunctions`): the counts metric
+    then counts only those; without it, it counts the whole Python call.
     """
 
     #: registry name, e.g. "numpy-packed"
@@ -47,3 +52,16 @@ class Layout(Protocol):
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         """Owner of each key hash in a uint32 (or uint64) array."""
         ...
+
+
+@dataclass(frozen=True)
+class CFunctions:
+    """The C functions a layout's calls spend their time in, by symbol name: what the
+    counts metric (harness.callgrind) counts instead of the whole Python call."""
+
+    build: str
+    scalar: str
+    batch: str
+
+    def of(self, phase: str) -> str:
+        return str(getattr(self, phase))

@@ -18,11 +18,16 @@ import numpy as np
 import numpy.typing as npt
 
 from harness._cbindings import BUCKET_ENTRY, CBucketedRing
+from harness.layouts.base import CFunctions
 
 
 class BucketedLayout:
     name: ClassVar[str] = "bucketed"
     hash_bits: ClassVar[int] = 32
+    #: what the counts metric counts (bucketed.c)
+    c_functions: ClassVar[CFunctions] = CFunctions(
+        build="ring_bucketed_build", scalar="ring_bucketed_lookup",
+        batch="ring_bucketed_lookup_many")
 
     def __init__(self, ring: CBucketedRing) -> None:
         self._ring = ring

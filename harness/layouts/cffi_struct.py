@@ -13,12 +13,21 @@ import numpy as np
 import numpy.typing as npt
 
 from harness._cbindings import CEntryArray
+from harness.layouts.base import CFunctions
 
 
 class CffiStructLayout:
     name: ClassVar[str]
     hash_bits: ClassVar[int] = 32
     struct_kind: ClassVar[str]
+    #: what the counts metric counts (ring.c, one set per struct kind)
+    c_functions: ClassVar[CFunctions]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.c_functions = CFunctions(build=f"ring_fill_{cls.struct_kind}",
+                                     scalar=f"ring_lookup_{cls.struct_kind}",
+                                     batch=f"ring_lookup_many_{cls.struct_kind}")
 
     def __init__(self, array: CEntryArray) -> None:
         self._array = array

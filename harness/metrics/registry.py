@@ -5,7 +5,8 @@ it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
 tables it contributes to reports). Adding a metric is one module plus one
-line below.
+line below. A metric that cannot run on every machine also has `check()`,
+returning why not (or None); scenario validation asks it before any work.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from harness.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.context import RunContext, RunPlan, Scope
+from harness.metrics.counts import CountsMetric
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration import MigrationMetric
@@ -56,13 +58,16 @@ METRICS: list[Metric] = [
     MigrationMetric(),
     MemoryMetric(),
     ThroughputMetric(),
+    CountsMetric(),
 ]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration")
-#: metrics on by default in a scenario
-DEFAULT_METRICS: tuple[str, ...] = tuple(n for n in METRIC_NAMES if n not in TABLE_METRICS)
+#: metrics on by default in a scenario: all but those and counts (it needs valgrind, and
+#: adds about ten seconds of CPU per layout)
+DEFAULT_METRICS: tuple[str, ...] = tuple(
+    name for name in METRIC_NAMES if name not in (*TABLE_METRICS, "counts"))
 
 
 def get_metric(name: str) -> Metric:
@@ -70,6 +75,12 @@ def get_metric(name: str) -> Metric:
         return BY_NAME[name]
     except KeyError:
         raise UnknownNameError("metric", name, list(BY_NAME)) from None
+
+
+def unavailable(name: str) -> str | None:
+    """Why the named metric cannot run on this machine (its `check()`), or None."""
+    check = getattr(get_metric(name), "check", None)
+    return check() if check is not None else None
 
 
 def record_type(name: str) -> Any:

@@ -1,0 +1,57 @@
+"""Counts: each layout's build, batch lookup and scalar lookup under callgrind (counts plans).
+
+One fresh process per layout and ring (harness.callgrind) counts the same
+operations the timing tests time, on the same rings and keys: instructions
+and simulated L1 and last-level data misses, per key for lookups and per
+entry for builds. They repeat exactly, so the gate compares them with a 2%
+tolerance (harness.benchgate.decide) instead of a statistical test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Workload
+
+from harness.benchgate.plan import BenchPlan, RingSize
+from harness.callgrind import count_layout
+from harness.layouts import Layout
+from harness.layouts.base import CFunctions
+
+WorkloadFor = Callable[[int, RingSize], Workload]
+FitsBudget = Callable[[str, RingSize], bool]
+
+
+def test_counts(
+    pytestconfig: pytest.Config,
+    plan: BenchPlan,
+    registry: Mapping[str, type[Layout]],
+    layout_name: str,
+    ring_size: RingSize,
+    workload_for: WorkloadFor,
+    fits_budget: FitsBudget,
+    figures: dict[str, object],
+    tmp_path: Path,
+) -> None:
+    """Record instructions and D1/LL misses of the layout's build (per entry) and of its
+    batch and scalar lookups (per key)."""
+    if not fits_budget(layout_name, ring_size):
+        pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
+    cls = registry[layout_name]
+    work = workload_for(cls.hash_bits, ring_size)
+    ring_file = tmp_path / "ring.npz"
+    np.savez(ring_file, positions=work.ring.positions, owners=work.ring.owners,
+             keys=work.batch_keys)
+    functions: CFunctions | None = getattr(cls, "c_functions", None)
+    events = count_layout(layout_name, ring_file, ("build", "batch", "scalar"),
+                          len(work.scalar_keys), functions,
+                          registry=pytestconfig.getoption("bench_layouts"))
+    per = {"build": (work.ring.entries, "entry"), "batch": (len(work.batch_keys), "key"),
+           "scalar": (len(work.scalar_keys), "key")}
+    for phase, (count, unit) in per.items():
+        for figure, value in events[phase].per(count).items():
+            name = figure.replace("_per_key", f"_per_{unit}")
+            figures[f"counts/{phase}/{layout_name}/{ring_size.label}/{name}"] = value

@@ -1,0 +1,149 @@
+"""Counts: instructions and simulated cache misses per key, batch and scalar (callgrind).
+
+Each layout of the ring is counted in a fresh process under valgrind's
+callgrind with a fixed cache geometry (harness.callgrind): the same figures on
+any machine, run after run, with no hardware counters needed. Opt in with
+`metrics = [..., "counts"]`; it needs valgrind, and validation refuses it
+without.
+
+- `instructions_per_key`: instructions executed per key looked up.
+- `l1_misses_per_key`: simulated L1 data-cache misses (reads and writes) per key.
+- `ll_misses_per_key`: simulated last-level data misses per key: the ones that
+  go to memory.
+- `counted`: "C function NAME" for layouts with C lookups (only the search is
+  counted, not the Python or cffi call around it), "whole call" for the others.
+
+Batch: one `lookup_many` of the workload's keys. Scalar: a loop of `lookup(h)`
+over the first `scalar_keys` of them. Each is counted after one warm-up pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from harness.callgrind import count_layout, geometry_text, valgrind_problem, valgrind_version
+from harness.layouts.base import CFunctions
+from harness.tables import Cell, Section, Table, number, text
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.model import Result
+
+
+@dataclass
+class PathCounts:
+    """One lookup path's figures per key."""
+
+    keys: int
+    instructions_per_key: float
+    l1_misses_per_key: float
+    ll_misses_per_key: float
+    #: "C function ring_lookup_many_packed", or "whole call"
+    counted: str
+
+
+@dataclass
+class Counts:
+    batch: PathCounts
+    scalar: PathCounts
+    #: the simulated caches, as callgrind's options
+    cache_geometry: str
+    valgrind: str
+
+
+def _path(events: Any, keys: int, counted: str) -> PathCounts:
+    return PathCounts(keys=keys, counted=counted, **events.per(keys))
+
+
+class CountsMetric:
+    """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
+
+    name: ClassVar[str] = "counts"
+    scope: ClassVar[Scope] = "subject"
+    needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
+    record_type: ClassVar[Any] = Counts
+
+    def check(self) -> str | None:
+        """Why this metric cannot run on this machine, or None (asked at validation)."""
+        return valgrind_problem()
+
+    def steps(self, plan: RunPlan) -> int:
+        return plan.forms
+
+    def measure(self, context: RunContext) -> dict[str, Counts]:
+        from harness.ring_access import ring_of
+
+        ring = ring_of(context.algorithm)
+        if ring is None:
+            return {}
+        ring_file = Path(context.workdir) / "counts-ring.npz"
+        np.savez(ring_file, positions=ring.positions, owners=ring.owners,
+                 keys=context.key_hashes)
+        keys = len(context.key_hashes)
+        scalar_keys = min(context.settings.scalar_keys, keys)
+        measured = {}
+        for name, form in context.forms.items():
+            context.stage(f"{context.label}: counting {name} under callgrind (fresh process)")
+            layout = getattr(form, "layout", form)
+            functions: CFunctions | None = getattr(type(layout), "c_functions", None)
+            events = count_layout(type(layout).name, ring_file, ("batch", "scalar"),
+                                  scalar_keys, functions)
+            measured[name] = Counts(
+                batch=_path(events["batch"], keys,
+                            f"C function {functions.batch}" if functions else "whole call"),
+                scalar=_path(events["scalar"], scalar_keys,
+                             f"C function {functions.scalar}" if functions else "whole call"),
+                cache_geometry=geometry_text(), valgrind=valgrind_version())
+            context.advance(1)
+        ring_file.unlink()
+        return measured
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            counted = [(s, c) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                       if (c := s.figure(self.name)) is not None]
+            if not counted:
+                continue
+            rows = []
+            for subject, c in counted:
+                timing = subject.figure("throughput")
+                rows.append([
+                    text(subject.name), text(_short(c.batch.counted)),
+                    number(c.batch.instructions_per_key, 1),
+                    number(c.batch.l1_misses_per_key, 2), number(c.batch.ll_misses_per_key, 2),
+                    _ns(timing.batch_ns if timing else None),
+                    number(c.scalar.instructions_per_key, 1),
+                    number(c.scalar.l1_misses_per_key, 2),
+                    number(c.scalar.ll_misses_per_key, 2),
+                    _ns(timing.scalar_ns if timing else None)])
+            entries = run.ring.entries if run.ring else counted[0][0].entries
+            geometry = counted[0][1].cache_geometry
+            sections.append(Section(
+                f"Instructions and simulated cache misses per key ({run.label}, "
+                f"{entries:,} entries)",
+                paragraphs=[
+                    "Counted by valgrind's callgrind (the same figures on any machine): "
+                    "instructions, L1 data misses and last-level data misses per key, "
+                    f"with simulated caches {geometry}. \"C\" rows count only the layout's "
+                    "C search function; \"whole call\" rows count everything the Python "
+                    "call does. Simulated caches have no prefetcher and no timing: misses "
+                    "are counted, not what they cost. Timings (median ns per key) are "
+                    "beside them where measured."],
+                tables=[Table.of(
+                    ["layout", "counted", "batch instr/key", "batch L1 miss/key",
+                     "batch LL miss/key", "batch ns", "scalar instr/key",
+                     "scalar L1 miss/key", "scalar LL miss/key", "scalar ns"], rows)]))
+        return sections
+
+
+def _short(counted: str) -> str:
+    return "C" if counted.startswith("C function") else counted
+
+
+def _ns(timing: Any) -> Cell:
+    return Cell("") if timing is None else number(timing.median, 1)

@@ -1,0 +1,105 @@
+"""The counts metric: callgrind's output read right, refused without valgrind, and repeatable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.callgrind import count_layout, parse_totals, valgrind_problem
+from harness.errors import HarnessError, ScenarioError
+from harness.layouts import LAYOUTS
+from harness.scenario import parse_scenario
+
+needs_valgrind = pytest.mark.skipif(valgrind_problem() is not None,
+                                    reason=f"counts cannot run here: {valgrind_problem()}")
+
+CACHE_SIM_OUTPUT = """# callgrind format
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+fn=(1) ring_lookup_many_packed
+0 3821070 373783 20002 2 116640 624
+totals: 3821070 373783 20002 2 116640 624
+"""
+
+
+def test_totals_read_with_trailing_zeros_left_out() -> None:
+    """callgrind leaves trailing zero events out of `totals:`; they read as 0."""
+    events = parse_totals(CACHE_SIM_OUTPUT, "x")
+    assert (events.instructions, events.d1_misses, events.ll_misses) == (3821070, 117264, 0)
+    assert events.per(20_000)["instructions_per_key"] == pytest.approx(191.0535)
+
+
+def test_output_without_instruction_events_is_refused() -> None:
+    """A file with no Ir event (not callgrind's, or cut short) is an error naming the file."""
+    with pytest.raises(HarnessError, match=r"out\.3: no callgrind events line"):
+        parse_totals("totals: 5\n", "out.3")
+
+
+def test_counts_refused_at_validation_without_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no valgrind on PATH, a scenario asking for counts is refused before any work,
+    with the way to install it."""
+    monkeypatch.setattr("harness.callgrind.shutil.which", lambda _name: None)
+    document = {"servers": {"count": 3}, "measure": {"metrics": ["throughput", "counts"]}}
+    with pytest.raises(ScenarioError) as error:
+        parse_scenario(document, "scenarios/x.toml")
+    message = str(error.value)
+    assert message.startswith("scenarios/x.toml: measure.metrics must be metrics that can run")
+    assert "valgrind is not on PATH" in message
+    assert "apt-get install valgrind" in message
+    assert "(got 'counts'" in message
+
+
+def test_counts_not_on_by_default() -> None:
+    """A scenario without a metrics list does not ask for valgrind."""
+    scenario = parse_scenario({"servers": {"count": 3}}, "x.toml")
+    assert "counts" not in scenario.measure.metrics
+
+
+def _ring_file(directory: Path) -> Path:
+    rng = np.random.default_rng(7)
+    positions = np.unique(rng.integers(0, 2**32, 20_000, dtype=np.uint32))
+    owners = (np.arange(len(positions)) % 50).astype(np.uint16)
+    keys = rng.integers(0, 2**32, 4_000, dtype=np.uint32)
+    path = directory / "ring.npz"
+    np.savez(path, positions=positions, owners=owners, keys=keys)
+    return path
+
+
+@needs_valgrind
+def test_c_layout_counted_alike_twice_and_scalar_matches_batch(tmp_path: Path) -> None:
+    """Two fresh callgrind runs give identical counts; the scalar and batch C searches
+    execute about the same instructions per key (same binary search), far fewer than the
+    whole Python call of a numpy layout."""
+    ring = _ring_file(tmp_path)
+    layout = LAYOUTS["cffi-packed"]
+    functions = layout.c_functions  # type: ignore[attr-defined]  # C layouts only
+    first = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
+    second = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
+    assert first == second
+    batch = first["batch"].per(4_000)["instructions_per_key"]
+    scalar = first["scalar"].per(500)["instructions_per_key"]
+    assert 0.8 < scalar / batch < 1.2
+    assert first["build"].instructions > 0
+    whole = count_layout("numpy-aligned", ring, ("scalar",), 500, None)["scalar"]
+    assert whole.per(500)["instructions_per_key"] > 10 * scalar
+    assert list(tmp_path.iterdir()) == [ring]
+
+
+@pytest.mark.parametrize(("baseline", "current", "regressed"), [
+    (191.0, 210.1, True),     # 1.10x instructions per key
+    (191.0, 194.0, False),    # +1.6%: within the tolerance
+    (5.8, 5.95, True),        # +2.6% misses per key
+    (0.003, 0.006, False),    # doubled, but three thousandths of a miss per key
+    (191.0, 150.0, False),    # fewer
+])
+def test_count_figures_regress_past_two_percent(baseline: float, current: float,
+                                                regressed: bool) -> None:
+    """A count regresses when it grows by more than 2% and by more than 0.01 per key."""
+    from harness.benchgate.decide import FigureVerdict
+
+    verdict = FigureVerdict("counts/batch/cffi-packed/16k/instructions_per_key", baseline,
+                            current)
+    assert verdict.regressed is regressed
+    miss = FigureVerdict("counts/batch/cffi-packed/16k/l1_misses_per_key", baseline, current)
+    assert miss.regressed is regressed
