@@ -72,7 +72,9 @@ def check_repeated(now: dict[str, object], then: dict[str, object]) -> float:
     for name, value in now.items():
         before = then[name]
         assert isinstance(value, float) and isinstance(before, float), name
-        if name.endswith("instructions_per_key") and "/numpy-" not in name:
+        # Instructions inside a C search repeat exactly; a whole Python call (numpy-*,
+        # tuples) carries a little interpreter start-up noise, within the tolerance.
+        if name.endswith("instructions_per_key") and ("/cffi-" in name or "/bucketed/" in name):
             assert value == before, name
         else:
             assert abs(value - before) <= max(REPEAT_TOLERANCE * before, COUNT_FLOOR / 5), (
