@@ -41,11 +41,16 @@ def test_counts(
     if not fits_budget(layout_name, ring_size):
         pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
     cls = registry[layout_name]
+    functions: CFunctions | None = getattr(cls, "c_functions", None)
+    if functions is None:
+        # A whole Python call's misses depend on where the interpreter's heap lands, which
+        # moves with the checkout's path and environment (15% seen between two clones): the
+        # counts metric reports them, the gate judges only searches counted in C.
+        pytest.skip(f"{layout_name} is counted over a whole Python call: not gated")
     work = workload_for(cls.hash_bits, ring_size)
     ring_file = tmp_path / "ring.npz"
     np.savez(ring_file, positions=work.ring.positions, owners=work.ring.owners,
              keys=work.batch_keys)
-    functions: CFunctions | None = getattr(cls, "c_functions", None)
     events = count_layout(layout_name, ring_file, ("build", "batch", "scalar"),
                           len(work.scalar_keys), functions,
                           registry=pytestconfig.getoption("bench_layouts"))
