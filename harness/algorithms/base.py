@@ -120,6 +120,19 @@ class Algorithm(Protocol):
         ...
 
 
+def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
+                     params: dict[str, Any]) -> dict[str, Any]:
+    """Keyword parameters of `build` checked like a scenario table (declared, in range, none
+    unknown), and the servers checked for them: the one path every algorithm's build takes."""
+    fields = keyword_fields(f"algorithm {algorithm.name!r}", params)
+    checked = algorithm.parse_params(fields)
+    fields.finish()
+    problem = algorithm.check_servers(servers, checked)
+    if problem:
+        raise HarnessError(f"algorithm {algorithm.name!r}: servers must be {problem}")
+    return checked
+
+
 class Routing:
     """What follows from `hash_keys` and `lookup_many`, shared by the algorithms."""
 
@@ -170,13 +183,7 @@ class OneForm(Routing):
     @classmethod
     def checked_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> dict[str, Any]:
         """Keyword parameters checked like a scenario table, and the servers for them."""
-        fields = keyword_fields(f"algorithm {cls.name!r}", params)
-        checked = cls.parse_params(fields)
-        fields.finish()
-        problem = cls.check_servers(servers, checked)
-        if problem:
-            raise HarnessError(f"algorithm {cls.name!r}: servers must be {problem}")
-        return checked
+        return checked_keywords(cast("type[Algorithm]", cls), servers, params)
 
     @property
     def servers(self) -> tuple[Server, ...]:

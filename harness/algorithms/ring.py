@@ -19,13 +19,12 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.algorithms.base import Algorithm, Routing
+from harness.algorithms.base import Algorithm, Routing, checked_keywords
 from harness.constructions import CONSTRUCTIONS, Construction, get_construction
-from harness.errors import HarnessError
 from harness.generator import Server, server_list_problem
 from harness.layouts import LAYOUTS, Layout
 from harness.metrics.balance import arc_shares
-from harness.params import keyword_fields, parse_params
+from harness.params import parse_params
 from harness.ring import Ring, reference_lookup_many, reference_owners
 from harness.toml_fields import Fields
 
@@ -115,12 +114,7 @@ class RingAlgorithm(Routing):
 
     @classmethod
     def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        fields = keyword_fields(f"algorithm {cls.name!r}", params)
-        checked = cls.parse_params(fields)
-        fields.finish()
-        problem = cls.check_servers(servers, checked)
-        if problem:
-            raise HarnessError(f"algorithm {cls.name!r}: servers must be {problem}")
+        checked = checked_keywords(cls, servers, params)
         construction = cls._construction(checked)
         ring = construction.build_ring(servers)
         layout: Layout | ReferenceForm = (
