@@ -12,6 +12,8 @@
  * is the bucket count and there is no array; for "maglev" the entries are the
  * uint16 table and n its size. "jump-key" is jump called with the key itself
  * (bytes), hashed here with xxHash64 seed 0: a whole route in one call.
+ * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
+ * plain lower bound over bare sorted positions, reached by the same call.
  *
  * It holds a reference to the cffi objects that own the arrays, so the memory
  * it points into lives as long as it does. harness._cbindings is the only
@@ -28,11 +30,32 @@
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
-                                          "bucketed", "jump",   "maglev", "jump-key"};
+                                          "bucketed", "jump",   "maglev", "jump-key",
+                                          "search32", "search64"};
+
+/* The reference a C scalar lookup is timed against (harness.benchgate.references): a
+ * plain lower bound over a sorted array of bare positions, called the same way. It is
+ * deliberately its own copy, not ring.c's search: a change to a layout's code must not
+ * change its reference. Returns the index of the first position >= key (n if none). */
+#define REFERENCE_LOWER_BOUND(NAME, HASH)                                           \
+    static size_t NAME(const HASH *positions, size_t n, HASH key)                   \
+    {                                                                               \
+        size_t lo = 0, hi = n;                                                      \
+        while (lo < hi) {                                                           \
+            size_t mid = lo + (hi - lo) / 2;                                        \
+            if (positions[mid] < key)                                               \
+                lo = mid + 1;                                                       \
+            else                                                                    \
+                hi = mid;                                                           \
+        }                                                                           \
+        return lo;                                                                  \
+    }
+REFERENCE_LOWER_BOUND(reference_lower_bound32, uint32_t)
+REFERENCE_LOWER_BOUND(reference_lower_bound64, uint64_t)
 
 typedef struct {
     PyObject_HEAD
@@ -67,11 +90,16 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     if (key == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
-               lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV;
+               lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
+               lookup->kind == KIND_SEARCH64;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
     }
+    if (lookup->kind == KIND_SEARCH32)
+        return PyLong_FromSize_t(reference_lower_bound32(lookup->entries, lookup->n, (uint32_t)key));
+    if (lookup->kind == KIND_SEARCH64)
+        return PyLong_FromSize_t(reference_lower_bound64(lookup->entries, lookup->n, (uint64_t)key));
     uint16_t owner = 0;
     switch (lookup->kind) {
     case KIND_ALIGNED:

@@ -587,6 +587,20 @@ def arc_sums(
     return out
 
 
+def search_reference(positions: npt.NDArray[np.unsignedinteger]) -> Callable[[int], int]:
+    """A plain lower bound over the sorted `positions` (32 or 64 bits), called exactly like
+    a C layout's scalar lookup; returns the index of the first position >= the key. The
+    timing gate's reference for scalar lookups that run in C (cext/scalar.c)."""
+    bits = positions.dtype.itemsize * 8
+    if bits not in (32, 64) or len(positions) < 1:
+        raise HarnessError(f"a search reference needs 32- or 64-bit positions (got {bits} bits, "
+                           f"{len(positions)} of them)")
+    array = _c_input(positions, np.uint32 if bits == 32 else np.uint64)
+    lookup: Callable[[int], int] = ScalarLookup(f"search{bits}", array.ctypes.data, len(array),
+                                                0, array)
+    return lookup
+
+
 def random_reads(array: npt.NDArray[np.uint32], key_hashes: npt.NDArray[np.uint32]) -> Any:
     """One independent read of `array` per key, at index (key * len) >> 32
     (random_access.h); returns the values read, as uint16."""

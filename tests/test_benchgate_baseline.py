@@ -165,3 +165,26 @@ def test_builds_need_a_larger_change_than_lookups() -> None:
     assert TimingVerdict("batch/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed
     assert not TimingVerdict("build/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed
     assert TimingVerdict("build/cffi-packed/16k", 1.0, 2.2, 1e-6).regressed
+
+
+@pytest.mark.parametrize(
+    ("scale", "nbytes", "named"),
+    [
+        (1.0, 96_000, []),
+        (2.0, 96_000, ["batch/x/16k"]),
+        (2.0, 96_002, ["batch/x/16k", "x/16k/nbytes"]),
+    ],
+)
+def test_regressions_file_names_what_regressed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scale: float, nbytes: int,
+    named: list[str],
+) -> None:
+    """--regressions-out (RING_BENCH_REGRESSIONS) lists every regression, one per line, and is
+    written empty on a pass: .ci/bench.sh fails only what two runs both name."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
+    out = tmp_path / "regressions.txt"
+    monkeypatch.setenv("RING_BENCH_REGRESSIONS", str(out))
+    report = write_results(tmp_path / "now.json", scale=scale, nbytes=nbytes)
+    assert main([str(report), "--baseline-dir", str(tmp_path)]) == (1 if named else 0)
+    assert out.read_text().splitlines() == named

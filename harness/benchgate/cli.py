@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from harness.atomic import write_atomically
 from harness.benchgate.baseline import (
     baseline_path,
     check_directory,
@@ -44,6 +45,7 @@ from harness.benchgate.results import UnusableDataError, minimum_samples, read_r
 from harness.errors import HarnessError
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
+REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         default=os.environ.get(UPDATE_VARIABLE, "") not in ("", "0"),
         help=f"rewrite the baseline with this run (also: {UPDATE_VARIABLE}=1)",
+    )
+    parser.add_argument(
+        "--regressions-out",
+        type=Path,
+        default=os.environ.get(REGRESSIONS_VARIABLE) or None,
+        help="write the names of the regressions found, one per line (empty when none), so "
+        f"that a second run can confirm them (also: {REGRESSIONS_VARIABLE}=FILE)",
     )
     return parser
 
@@ -88,11 +97,14 @@ def figure_table(verdicts: Sequence[FigureVerdict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _gate(args.results, args.baseline_dir, update=args.update_baseline)
+        regressions = _gate(args.results, args.baseline_dir, update=args.update_baseline)
+        if args.regressions_out is not None:
+            write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))
+        return 1 if regressions else 0
     except HarnessError as exc:
         message = f"unusable data: {exc}"
     except OSError as exc:
-        message = f"cannot write the baseline: {exc}"
+        message = f"cannot write the baseline or the regressions file: {exc}"
     # Names taken from the file may hold newlines; the message stays one line.
     print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
     return 2
@@ -106,14 +118,15 @@ def _nothing_to_judge(path: Path, kind: str) -> UnusableDataError:
     )
 
 
-def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
+def _gate(results: Path, baseline_dir: Path, *, update: bool) -> list[str]:
+    """Judge one run; returns the names of its regressions (none: it passed)."""
     check_directory(baseline_dir)
     run = read_run(results, minimum_samples(ALPHA))
     path = baseline_path(baseline_dir, run.mode)
     if update:
         write_baseline(path, run)
         print(f"baseline rewritten on request: {path}")
-        return 0
+        return []
     baseline, why_not = read_baseline(path, run.mode)
     if baseline is None:
         print(
@@ -123,7 +136,7 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
         )
         write_baseline(path, run)
         print(f"baseline recorded: {path}")
-        return 0
+        return []
 
     same_environment = baseline.environment == run.environment
     if not same_environment:
@@ -166,7 +179,7 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
     ]
     if regressions:
         print(f"\nFAIL: {len(regressions)} regression(s): {', '.join(regressions)}")
-        return 1
+        return regressions
     figures_checked = len(comparable_figures(run, baseline))
     if not same_environment:
         write_baseline(path, run)
@@ -174,9 +187,9 @@ def _gate(results: Path, baseline_dir: Path, *, update: bool) -> int:
             f"\nPASS: {figures_checked} figures within the baseline; timings re-baselined "
             f"for this environment ({path})"
         )
-        return 0
+        return []
     print(
         f"\nPASS: {len(timings)} timings and {figures_checked} figures "
         f"within the baseline ({path})"
     )
-    return 0
+    return []
