@@ -77,6 +77,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ring_size" in metafunc.fixturenames:
         rings = get_plan(config.getoption("bench_mode")).rings
         metafunc.parametrize("ring_size", rings, ids=[r.label for r in rings])
+    if "floor_ring" in metafunc.fixturenames:
+        floor_rings = get_plan(config.getoption("bench_mode")).floor_rings
+        metafunc.parametrize("floor_ring", floor_rings, ids=[r.label for r in floor_rings])
     if "bits" in metafunc.fixturenames:
         registry = load_registry(config.getoption("bench_layouts"))
         metafunc.parametrize("bits", sorted({cls.hash_bits for cls in registry.values()}))
