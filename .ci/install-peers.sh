@@ -9,12 +9,14 @@
 # with the `test` extra.
 set -euo pipefail
 
-# nginx: a real peer of our nginx ring (the tests start their own, the packaged service
-# need not run); chromium and its driver: the HTML pages are tested in a real browser.
+# nginx and haproxy: real peers of our nginx and haproxy rings (the tests start their own,
+# the packaged services need not run); chromium and its driver: the HTML pages are tested
+# in a real browser.
 missing=()
 [ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v nginx >/dev/null 2>&1 || missing+=(nginx)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)

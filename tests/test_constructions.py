@@ -23,11 +23,11 @@ def nginx_crc32_register(data: bytes, register: int) -> int:
 
 
 def test_registry_names_and_unknown_name() -> None:
-    """The registry holds the generic recipe, nginx, libketama and allocated; an unknown name
-    lists them."""
-    assert list(CONSTRUCTIONS) == ["points", "nginx", "libketama", "allocated"]
+    """The registry holds the generic recipe, nginx, libketama, allocated and haproxy; an
+    unknown name lists them."""
+    assert list(CONSTRUCTIONS) == ["points", "nginx", "libketama", "allocated", "haproxy"]
     assert all(c.name == name for name, c in CONSTRUCTIONS.items())
-    with pytest.raises(UnknownNameError, match="points, nginx, libketama, allocated"):
+    with pytest.raises(UnknownNameError, match="points, nginx, libketama, allocated, haproxy"):
         get_construction("jump")
 
 

@@ -61,6 +61,15 @@ BAD_SCENARIOS = {
         '[servers]\ncount = 3\n[generator]\nconstruction = "nginx"\n[[operations]]\n'
         'kind = "add"\nserver = "x"\nweight = 2.5',
         ["operations[0] must leave servers that are positive integer weights", "2.5"]),
+    "haproxy weight above 256, before any work": (
+        '[servers]\nlist = [{name = "a", weight = 300}]\n[generator]\nconstruction = "haproxy"',
+        ["servers must be integer weights 0..256, as HAProxy's `weight`", "'a'", "300"]),
+    "haproxy unknown key hash": (
+        '[servers]\ncount = 3\n[generator]\nconstruction = "haproxy"\nkey_hash = "crc32"',
+        ["generator.key_hash must be one of 'sdbm avalanche', 'sdbm'", "'crc32'"]),
+    "haproxy ids from names without digits": (
+        '[servers]\ncount = 2\nname = "s{i}x"\n[generator]\nconstruction = "haproxy"\n'
+        'server_ids = "name"', ["servers must be names ending in an id 1..524287", "'s0x'"]),
     "uhashring with a fractional weight": (
         '[servers]\nlist = [{name = "a", weight = 1.5}]\n[measure]\npeers = ["uhashring"]',
         ["servers must be positive integer weights, as uhashring requires", "peer 'uhashring'"]),

@@ -4,6 +4,7 @@
 builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 `points` is the generic recipe (naming scheme x hash x points per weight);
 `nginx` and `libketama` reproduce production systems and take no parameters;
+`haproxy` reproduces HAProxy's, taking its key hash and server-id scheme;
 `allocated` chooses token positions so that arc shares track weights.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from harness.constructions.allocated import AllocatedConstruction
 from harness.constructions.base import Construction
+from harness.constructions.haproxy import HaproxyConstruction
 from harness.constructions.libketama import LibketamaConstruction
 from harness.constructions.nginx import NginxConstruction
 from harness.constructions.points import PointsConstruction
@@ -20,7 +22,8 @@ from harness.errors import UnknownNameError
 
 CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
-    for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction)
+    for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
+                HaproxyConstruction)
 }
 
 
