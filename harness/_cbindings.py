@@ -478,6 +478,14 @@ class CBoundedLoad:
         return int(sum(ffi.sizeof(a) for a in (self._positions, self._owners, self._weights,
                                                 self._cumulative, self._loads)))
 
+    def positions(self) -> npt.NDArray[np.unsignedinteger]:
+        """The ring's sorted positions (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._positions), dtype=self._dtype)
+
+    def owners(self) -> npt.NDArray[np.uint16]:
+        """The server of each position (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._owners), dtype=np.uint16)
+
     def loads(self) -> npt.NDArray[np.uint64]:
         """The stream's load of each server (a copy)."""
         return np.frombuffer(ffi.buffer(self._loads), dtype=np.uint64).copy()

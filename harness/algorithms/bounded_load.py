@@ -101,8 +101,8 @@ BALANCE_FACTOR = Param(
     "the most a server may hold, as a percentage of its fair share of the requests so far",
     minimum=101, maximum=MAX_BALANCE_FACTOR,
     expected=(f"an integer from 101 to {MAX_BALANCE_FACTOR:,}: bounded-load's percentage of "
-              "a server's fair share it may hold (HAProxy's hash-balance-factor; 100 or "
-              "below would leave no room to spill into)"))
+              "a server's fair share it may hold (HAProxy's hash-balance-factor, above 100: at "
+              "100 the cap is the mean itself)"))
 
 
 def weight_problem(server: Server) -> str | None:
@@ -139,13 +139,14 @@ class BoundedLoadAlgorithm(OneForm):
         super().__init__(servers, params)
         self.balance_factor: int = params["balance_factor"]
         self.ring_construction: Construction = RingAlgorithm.construction_of(params)
-        # Kept under its own name, not `ring`: the ring-only metrics (collisions, layouts'
-        # memory, processes) measure rings that route by arcs, which this one does not.
-        self._ring: Ring = self.ring_construction.build_ring(self._servers)
+        ring = self.ring_construction.build_ring(self._servers)
         self.weights = [int(s.weight) for s in self._servers]
         self.cumulative = [sum(self.weights[:i]) for i in range(len(self.weights))]
-        self._c = _cbindings.CBoundedLoad(self._ring.positions, self._ring.owners,
-                                          self.weights, self.balance_factor)
+        # The C copies are the only ones kept (the references read views of them): what the
+        # memory figures count is what routing needs.
+        self._c = _cbindings.CBoundedLoad(ring.positions, ring.owners, self.weights,
+                                          self.balance_factor)
+        self._bits = ring.bits
         self.lookup = self._c.lookup
 
     @classmethod
@@ -183,20 +184,22 @@ class BoundedLoadAlgorithm(OneForm):
 
     @property
     def ring_points(self) -> Ring:
-        """The ring the requests walk (its points and owners)."""
-        return self._ring
+        """The ring the requests walk (views of its points and owners). Not named `ring`:
+        the ring-only metrics (collisions, layouts' memory, processes) measure rings that
+        route by arcs, which this one does not."""
+        return Ring(self._c.positions(), self._c.owners(), self._bits)
 
     @property
     def key_bits(self) -> int:
-        return self._ring.bits
+        return self._bits
 
     @property
     def entries(self) -> int:
-        return self._ring.entries
+        return len(self._c.owners())
 
     @property
     def entry_size(self) -> int:
-        return int(self._ring.positions.itemsize + self._ring.owners.itemsize)
+        return self._bits // 8 + 2
 
     @property
     def nbytes(self) -> int:
@@ -219,7 +222,7 @@ class BoundedLoadAlgorithm(OneForm):
     def reference_owners(
         self, key_hashes: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.uint16]:
-        positions, owners = self._ring.positions, self._ring.owners.tolist()
+        positions, owners = self._c.positions(), self._c.owners().tolist()
         starts = np.searchsorted(positions, np.asarray(key_hashes, dtype=positions.dtype),
                                  side="left")
         starts[starts == len(positions)] = 0
@@ -240,7 +243,7 @@ class BoundedLoadAlgorithm(OneForm):
         return out
 
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        positions, owners = self._ring.positions.tolist(), self._ring.owners.tolist()
+        positions, owners = self._c.positions().tolist(), self._c.owners().tolist()
         loads = [0] * len(self._servers)
         total = sum(self.weights)
         answers: list[int] = []
