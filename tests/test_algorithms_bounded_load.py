@@ -246,12 +246,15 @@ def test_bad_parameters_exit_2_naming_the_algorithm_and_the_field(
     ('[servers]\ncount = 5\n[migration]\nto = { points_per_weight = 10 }',
      "migration must be left out for bounded-load: a migration replays each object's one "
      "owner"),
+    ('[servers]\ncount = 5\n[process]\n',
+     "process must be left out for bounded-load: a process is costed as rings"),
 ])
 def test_what_bounded_load_refuses_in_a_scenario(
     text: str, message: str, write_scenario: Callable[[str], Path], tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Fractional weights, and a migration (no object has one owner), before any work."""
+    """Fractional weights, a migration (no object has one owner) and a process (no layouts),
+    before any work."""
     path = write_scenario(f'[algorithm]\nname = "bounded-load"\n{text}\n')
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     assert message in capsys.readouterr().err

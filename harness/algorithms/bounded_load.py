@@ -63,7 +63,8 @@ Where this differs from HAProxy, on purpose:
 Weights are HAProxy's: positive integers (its `weight` is 1 to 256; up to 65,535
 here). What cannot be measured, refused before any work (`metric_problem`): a
 migration (its model gives each object one owner, replayed through LRU caches;
-here an object's owner changes with the requests before it).
+here an object's owner changes with the requests before it), and a process (its
+rings are costed in the ring's layouts, which bounded-load has none of).
 
 Fast path: one C function (cext/algorithms.c) routes a batch, or one request of
 the stream; the vectorised reference (numpy's searchsorted for the starting
@@ -167,6 +168,9 @@ class BoundedLoadAlgorithm(OneForm):
         if metric == "migration":
             return ("a migration replays each object's one owner through LRU caches, but a "
                     "bounded-load request's server depends on the requests before it")
+        if metric == "process":
+            return ("a process is costed as rings held in layouts, one per eligibility set; "
+                    "bounded-load has no layouts")
         return None
 
     @classmethod
