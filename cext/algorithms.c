@@ -1,4 +1,5 @@
-/* Jump, Maglev and rendezvous lookups (see algorithms.h for what each matches). */
+/* Jump, Maglev, multi-probe, rendezvous and bounded-load lookups (see algorithms.h for what
+ * each matches). */
 #include "algorithms.h"
 
 #include <stdlib.h>
@@ -467,3 +468,87 @@ void rendezvous_pick_many(const struct rendezvous_node *nodes, size_t count,
                                  (size_t)(offsets[i + 1] - offsets[i]));
     }
 }
+
+/* ---- Consistent hashing with bounded loads, HAProxy's rule (see algorithms.h) ---- */
+
+/* chash_server_is_eligible, with the per-request part (tot_slots and its split
+ * by total weight) worked out once per request rather than once per server
+ * looked at. HAProxy computes in 32-bit unsigned arithmetic; 64 bits here, so
+ * that a long replay of requests that never finish does not wrap. */
+struct bounded_request {
+    uint64_t per_weight;
+    uint64_t remainder;
+};
+
+static inline struct bounded_request bounded_request_of(const struct bounded_ring *ring,
+                                                        uint64_t served)
+{
+    uint64_t tot_slots = ((served + 1) * ring->factor + 99) / 100;
+    struct bounded_request r = {tot_slots / ring->total_weight, tot_slots % ring->total_weight};
+    return r;
+}
+
+static inline int bounded_eligible(const struct bounded_ring *ring, const uint64_t *loads,
+                                   struct bounded_request r, uint16_t s)
+{
+    uint64_t w = ring->weights[s], c = ring->cumulative[s], total = ring->total_weight;
+    uint64_t slots = w * r.per_weight + ((c + w) * r.remainder) / total
+                     - (c * r.remainder) / total;
+    if (slots == 0)
+        slots = 1;
+    return loads[s] < slots;
+}
+
+/* From the first point at or after the key (wrapping), the first point whose server is
+ * eligible. A full lap without one cannot happen while every server holds a point (the
+ * slots add up to more than the requests served); should a server have lost every
+ * point to collisions, the request goes to the plain ring's owner. */
+static inline uint16_t bounded_walk(const struct bounded_ring *ring, const uint64_t *loads,
+                                    uint64_t served, size_t start)
+{
+    struct bounded_request r = bounded_request_of(ring, served);
+    size_t at = start;
+    for (size_t step = 0; step < ring->points; step++) {
+        uint16_t s = ring->owners[at];
+        if (bounded_eligible(ring, loads, r, s))
+            return s;
+        if (++at == ring->points)
+            at = 0;
+    }
+    return ring->owners[start];
+}
+
+#define BOUNDED_FUNCTIONS(bits, type)                                                       \
+    static inline size_t bounded_start##bits(const type *positions, size_t n, type key)     \
+    {                                                                                       \
+        size_t lo = 0, hi = n;                                                              \
+        while (lo < hi) {                                                                   \
+            size_t mid = lo + (hi - lo) / 2;                                                \
+            if (positions[mid] < key)                                                       \
+                lo = mid + 1;                                                               \
+            else                                                                            \
+                hi = mid;                                                                   \
+        }                                                                                   \
+        return lo == n ? 0 : lo;                                                            \
+    }                                                                                       \
+                                                                                            \
+    uint16_t bounded_next##bits(const struct bounded_ring *ring, uint64_t *loads,           \
+                                uint64_t *served, type key)                                 \
+    {                                                                                       \
+        size_t start = bounded_start##bits((const type *)ring->positions, ring->points, key); \
+        uint16_t s = bounded_walk(ring, loads, *served, start);                             \
+        loads[s]++;                                                                         \
+        (*served)++;                                                                        \
+        return s;                                                                           \
+    }                                                                                       \
+                                                                                            \
+    void bounded_route##bits(const struct bounded_ring *ring, uint64_t *loads,              \
+                             uint64_t *served, const type *keys, size_t count,              \
+                             uint16_t *out)                                                 \
+    {                                                                                       \
+        for (size_t i = 0; i < count; i++)                                                  \
+            out[i] = bounded_next##bits(ring, loads, served, keys[i]);                      \
+    }
+
+BOUNDED_FUNCTIONS(32, uint32_t)
+BOUNDED_FUNCTIONS(64, uint64_t)

@@ -1,4 +1,5 @@
-/* Consistent-hashing algorithms beyond the ring: jump, Maglev, rendezvous.
+/* Consistent-hashing algorithms beyond the ring: jump, Maglev, multi-probe, rendezvous,
+ * bounded loads.
  *
  * Each is written to answer exactly as the implementation it is named after
  * (see the comment above each function); the Python side checks every fast
@@ -66,5 +67,40 @@ uint16_t rendezvous_pick(const struct rendezvous_node *nodes, size_t count, cons
 void rendezvous_pick_many(const struct rendezvous_node *nodes, size_t count,
                           const char *data, const uint64_t *offsets, const uint64_t *indexes,
                           size_t keys, uint16_t *out);
+
+/* Consistent hashing with bounded loads (Mirrokni, Thorup & Zadimoghaddam 2016)
+ * with HAProxy's eligibility rule (hash-balance-factor, chash_server_is_eligible
+ * in src/lb_chash.c), over a ring's sorted points. A request goes to the owner
+ * of the first point at or after its key hash, wrapping, unless that server is
+ * full: then on along the ring's points to the first server that is not. With
+ * `served` requests assigned before this one, the backend shares out
+ * tot = ((served + 1) * factor + 99) / 100 slots by weight (integer arithmetic,
+ * each server's part by its cumulative weight, at least 1); a server is
+ * eligible while its load is below its slots. Loads only grow: nothing
+ * finishes. `positions` is uint32_t[points] or uint64_t[points] (the function's
+ * width); weights and cumulative (the sum of the weights before each server, in
+ * configuration order) have one entry per server. */
+struct bounded_ring {
+    const void *positions;
+    const uint16_t *owners;
+    size_t points;
+    const uint64_t *weights;
+    const uint64_t *cumulative;
+    size_t servers;
+    uint64_t total_weight;
+    uint64_t factor;
+};
+
+/* The next request of a stream whose state is `loads` (one per server) and
+ * `served` (their sum): its server, with that state advanced. */
+uint16_t bounded_next32(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
+                        uint32_t key);
+uint16_t bounded_next64(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
+                        uint64_t key);
+/* `count` requests in order, continuing the stream. */
+void bounded_route32(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
+                     const uint32_t *keys, size_t count, uint16_t *out);
+void bounded_route64(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
+                     const uint64_t *keys, size_t count, uint16_t *out);
 
 #endif

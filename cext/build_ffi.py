@@ -79,6 +79,17 @@ uint32_t rendezvous_score(const struct rendezvous_node *, const char *, size_t);
 uint16_t rendezvous_pick(const struct rendezvous_node *, size_t, const char *, size_t);
 void rendezvous_pick_many(const struct rendezvous_node *, size_t, const char *,
                           const uint64_t *, const uint64_t *, size_t, uint16_t *);
+
+struct bounded_ring {
+    const void *positions; const uint16_t *owners; size_t points; const uint64_t *weights;
+    const uint64_t *cumulative; size_t servers; uint64_t total_weight; uint64_t factor;
+};
+uint16_t bounded_next32(const struct bounded_ring *, uint64_t *, uint64_t *, uint32_t);
+uint16_t bounded_next64(const struct bounded_ring *, uint64_t *, uint64_t *, uint64_t);
+void bounded_route32(const struct bounded_ring *, uint64_t *, uint64_t *, const uint32_t *,
+                     size_t, uint16_t *);
+void bounded_route64(const struct bounded_ring *, uint64_t *, uint64_t *, const uint64_t *,
+                     size_t, uint16_t *);
 """
 
 # Point generation (generate.h), the lean ring (lean.h) and the random-access

@@ -428,6 +428,84 @@ class CRendezvousNodes:
             ffi.from_buffer("uint64_t[]", keys), len(keys), _u16_out(out))
         return out
 
+class CBoundedLoad:
+    """Consistent hashing with bounded loads over a ring's arrays, HAProxy's rule (algorithms.c).
+
+    `lookup(h)` is the next request of this object's own stream (its loads start at
+    zero; `reset()` empties them again); `lookup_many(hashes)` routes a whole request
+    sequence from zero loads, leaving the stream alone. The ring's copies, the weights
+    and the stream's loads come from `ffi.new` (malloc), so allocator profilers see them.
+    """
+
+    def __init__(self, positions: npt.NDArray[np.unsignedinteger],
+                 owners: npt.NDArray[np.uint16], weights: Sequence[int], factor: int) -> None:
+        bits = positions.dtype.itemsize * 8
+        if bits not in (32, 64) or not 0 < len(positions) == len(owners):
+            raise HarnessError(f"bounded loads take a ring of 32- or 64-bit positions, one "
+                               f"owner each (got {len(positions)} {bits}-bit positions and "
+                               f"{len(owners)} owners)")
+        if not 0 < len(weights) <= 2**16 or int(owners.max()) >= len(weights):
+            raise HarnessError(f"bounded loads need a weight for every owner (got "
+                               f"{len(weights)} weights)")
+        self.bits, self.servers = bits, len(weights)
+        self._dtype = np.uint32 if bits == 32 else np.uint64
+        ctype = "uint32_t" if bits == 32 else "uint64_t"
+        self._positions = ffi.new(f"{ctype}[]", len(positions))
+        ffi.memmove(self._positions, _c_input(positions, self._dtype), ffi.sizeof(self._positions))
+        self._owners = ffi.new("uint16_t[]", len(owners))
+        ffi.memmove(self._owners, _c_input(owners, np.uint16), ffi.sizeof(self._owners))
+        cumulative = np.concatenate([[0], np.cumsum(weights, dtype=np.uint64)[:-1]])
+        self._weights = ffi.new("uint64_t[]", [int(w) for w in weights])
+        self._cumulative = ffi.new("uint64_t[]", [int(c) for c in cumulative])
+        self._ring = ffi.new("struct bounded_ring *", {
+            "positions": self._positions, "owners": self._owners, "points": len(positions),
+            "weights": self._weights, "cumulative": self._cumulative,
+            "servers": len(weights), "total_weight": int(sum(weights)), "factor": factor})
+        self._loads = ffi.new("uint64_t[]", len(weights))
+        self._served = ffi.new("uint64_t *")
+        self._next = lib.bounded_next32 if bits == 32 else lib.bounded_next64
+        self._route = lib.bounded_route32 if bits == 32 else lib.bounded_route64
+        ring, loads, served, one = self._ring, self._loads, self._served, self._next
+
+        def lookup(key_hash: int) -> int:
+            return int(one(ring, loads, served, key_hash))
+
+        self.lookup: Callable[[int], int] = lookup
+
+    @property
+    def nbytes(self) -> int:
+        """The ring's copies, the weights and the stream's loads."""
+        return int(sum(ffi.sizeof(a) for a in (self._positions, self._owners, self._weights,
+                                                self._cumulative, self._loads)))
+
+    def positions(self) -> npt.NDArray[np.unsignedinteger]:
+        """The ring's sorted positions (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._positions), dtype=self._dtype)
+
+    def owners(self) -> npt.NDArray[np.uint16]:
+        """The server of each position (a read-only view of the C array)."""
+        return np.frombuffer(ffi.buffer(self._owners), dtype=np.uint16)
+
+    def loads(self) -> npt.NDArray[np.uint64]:
+        """The stream's load of each server (a copy)."""
+        return np.frombuffer(ffi.buffer(self._loads), dtype=np.uint64).copy()
+
+    def reset(self) -> None:
+        """Empty the stream: every load back to zero, as if no request had come."""
+        ffi.memmove(self._loads, bytes(ffi.sizeof(self._loads)), ffi.sizeof(self._loads))
+        self._served[0] = 0
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        keys = _c_input(key_hashes, self._dtype)
+        loads = np.zeros(self.servers, dtype=np.uint64)
+        served = ffi.new("uint64_t *")
+        out = np.empty(len(keys), dtype=np.uint16)
+        self._route(self._ring, ffi.from_buffer("uint64_t[]", loads, require_writable=True),
+                    served, ffi.from_buffer(f"uint{self.bits}_t[]", keys), len(keys),
+                    _u16_out(out))
+        return out
+
+
 #: C hash kinds of generate.h, by the hash names of harness.hashing
 GENERATED_HASHES = {
     "blake2b-32": 0,

@@ -33,11 +33,14 @@ class Param:
     placeholders: tuple[str, ...] = ()
     #: an extra rule on the parsed value: returns what was expected, or None if fine
     check: Callable[[Any], str | None] | None = None
+    #: int: what the value must be, in the component's own words (a message that names the
+    #: component), for a value of the wrong type or out of bounds; else the bare range
+    expected: str | None = None
 
     def take(self, fields: Fields) -> Any:
         if self.kind == "int":
             value: Any = fields.take_int(self.name, self.default, minimum=self.minimum,
-                                         maximum=self.maximum)
+                                         maximum=self.maximum, expected=self.expected)
         elif self.kind == "number":
             value = fields.take_number(self.name, self.default)
         elif self.kind == "choice":

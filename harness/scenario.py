@@ -202,7 +202,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
                         "(its parameters go in [algorithm])", top.table["generator"])
     generator = _generator(top.take_table("generator"))
     keys = _keys(top.take_table("keys"))
-    bits = RingAlgorithm._construction(generator.sweep[0]).bits
+    bits = RingAlgorithm.construction_of(generator.sweep[0]).bits
     measure = _measure(top.take_table("measure"), bits, keys.distribution,
                        None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
@@ -445,6 +445,7 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for "
                                 f"{recipe.algorithm} {recipe.label}")
+        _check_metrics_apply(recipe.algorithm, scenario.measure.metrics, top)
         for i, op in enumerate(scenario.operations):
             # An algorithm that cannot measure a removal says why (jump: not the last).
             removal = getattr(algorithm, "removal_problem", None)
@@ -470,6 +471,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                                                  if k != "algorithm"}})
             fields = Fields(top.file, "migration.to", merged)
             algorithm = get_algorithm(target if other else recipe.algorithm)
+            if other:
+                _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
             checked = algorithm.parse_params(fields)
             fields.finish()
             problem = algorithm.check_servers(scenario.ring_servers(), checked)
@@ -480,3 +483,23 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for peer {peer!r}")
+
+
+def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
+                         field: str | None = None) -> None:
+    """An algorithm that a metric cannot measure says why (bounded-load: a migration, whose
+    model gives every object one owner), as jump says which server it cannot remove."""
+    metric_problem = getattr(get_algorithm(name), "metric_problem", None)
+    if metric_problem is None:
+        return
+    for metric in metrics:
+        reason = metric_problem(metric)
+        if not reason:
+            continue
+        if field is not None:
+            raise ScenarioError(f"{top.file}: {field} must be an algorithm the {metric} metric "
+                                f"can measure (got {name!r}: {reason})")
+        if metric in TABLE_METRICS:
+            raise ScenarioError(f"{top.file}: {metric} must be left out for {name}: {reason}")
+        raise ScenarioError(f"{top.file}: measure.metrics must leave out {metric!r} for "
+                            f"{name}: {reason}")

@@ -57,9 +57,11 @@ class Fields:
         return self._raw(key, default)
 
     def take_int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
-                 maximum: int | None = None) -> int:
+                 maximum: int | None = None, expected: str | None = None) -> int:
+        """An integer within the bounds; `expected` words the message in the caller's own
+        terms (what the value means to it) instead of the bare range."""
         value = self._raw(key, default)
-        expected = _range_text("an integer", minimum, maximum)
+        expected = expected or _range_text("an integer", minimum, maximum)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(key, expected, value)
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):

@@ -3,13 +3,15 @@
 `ALGORITHMS[name].build(servers, **params)` builds that algorithm for the
 servers (see `harness.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous` and `multi-probe` route exactly like the
-libraries their modules name. Installed packages add theirs through the
+libraries their modules name, and `bounded-load` applies HAProxy's hash-balance-factor
+rule to a ring. Installed packages add theirs through the
 entry-point group `ring_harness.algorithms` (`harness.plugins`).
 """
 
 from __future__ import annotations
 
 from harness.algorithms.base import Algorithm
+from harness.algorithms.bounded_load import BoundedLoadAlgorithm
 from harness.algorithms.jump import JumpAlgorithm
 from harness.algorithms.maglev import MaglevAlgorithm
 from harness.algorithms.multi_probe import MultiProbeAlgorithm
@@ -19,7 +21,8 @@ from harness.errors import UnknownNameError
 from harness.plugins import Registry
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
-    RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm)
+    RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
+    BoundedLoadAlgorithm)
 
 ALGORITHMS: dict[str, type[Algorithm]] = Registry(
     "ring_harness.algorithms", {cls.name: cls for cls in BUILT_IN})

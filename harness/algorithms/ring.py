@@ -80,6 +80,19 @@ class RingAlgorithm(Routing):
 
     @classmethod
     def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        ring = cls.parse_ring_params(fields)
+        bits = cls.construction_of(ring).bits
+        fitting = layouts_for(bits)
+        layout = fields.take_choice("layout", [*LAYOUTS, NO_LAYOUT], DEFAULT_LAYOUT[bits])
+        if layout not in fitting and layout != NO_LAYOUT:
+            raise fields.error("layout", f"a layout that stores {bits}-bit hashes "
+                               f"({', '.join(fitting)})", layout)
+        return {**ring, "layout": layout}
+
+    @classmethod
+    def parse_ring_params(cls, fields: Fields) -> dict[str, Any]:
+        """The ring's own parameters (the construction and its points, hash and names), without
+        the layout: what every algorithm built on a ring reads (bounded-load does too)."""
         construction_name = fields.take_choice("construction", list(CONSTRUCTIONS), "points")
         construction_class = CONSTRUCTIONS[construction_name]
         own = {param.name for param in construction_class.params}
@@ -90,32 +103,28 @@ class RingAlgorithm(Routing):
                         param.name, f"left out: construction {construction_name!r} fixes its "
                         "own points and hash", fields.table[param.name])
         values = parse_params(construction_class.params, fields)
-        bits = construction_class(**values).bits
-        fitting = layouts_for(bits)
-        layout = fields.take_choice("layout", [*LAYOUTS, NO_LAYOUT], DEFAULT_LAYOUT[bits])
-        if layout not in fitting and layout != NO_LAYOUT:
-            raise fields.error("layout", f"a layout that stores {bits}-bit hashes "
-                               f"({', '.join(fitting)})", layout)
-        return {"construction": construction_name, **values, "layout": layout}
+        return {"construction": construction_name, **values}
 
     @classmethod
-    def _construction(cls, params: dict[str, Any]) -> Construction:
+    def construction_of(cls, params: dict[str, Any]) -> Construction:
+        """The construction the ring parameters name, built from its own parameters (the
+        others, such as the layout, are ignored)."""
         own = {param.name for param in CONSTRUCTIONS[params["construction"]].params}
         return get_construction(params["construction"],
                                 **{k: v for k, v in params.items() if k in own})
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        return server_list_problem(servers) or cls._construction(params).check_servers(servers)
+        return server_list_problem(servers) or cls.construction_of(params).check_servers(servers)
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return sum(cls._construction(params).point_counts(servers))
+        return sum(cls.construction_of(params).point_counts(servers))
 
     @classmethod
     def build(cls, servers: Sequence[Server], **params: Any) -> Self:
         checked = checked_keywords(cls, servers, params)
-        construction = cls._construction(checked)
+        construction = cls.construction_of(checked)
         ring = construction.build_ring(servers)
         layout: Layout | ReferenceForm = (
             ReferenceForm(ring) if checked["layout"] == NO_LAYOUT
@@ -140,7 +149,7 @@ class RingAlgorithm(Routing):
 
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
-        return cls._construction(params).label
+        return cls.construction_of(params).label
 
     @property
     def form(self) -> str:
