@@ -288,3 +288,4 @@ def test_a_scenario_measures_load_balance_movement_and_time(
     assert run.figure("balance").cv_arcs is None
     assert [m.operation for m in run.figure("movement")] == ["remove", "add"]
     assert run.subjects[0].name == "bounded-load" and run.subjects[0].kind == "algorithm"
+

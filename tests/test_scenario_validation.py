@@ -208,3 +208,16 @@ def test_jump_refuses_removing_a_middle_server(write_scenario: Callable[[str], P
             '[[operations]]\nkind = "remove"\nserver = "server-2"\n')
     assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "o")]) == 2
     assert "jump can remove only the last server ('server-4')" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["jump", "maglev", "rendezvous", "multi-probe"])
+def test_a_process_of_an_algorithm_without_layouts_is_refused(
+    name: str, write_scenario: Callable[[str], Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every one-form algorithm, not only bounded-load: [process] costs rings held in layouts
+    (it used to fail at run time with an AssertionError, after the work had started)."""
+    path = write_scenario(f'[algorithm]\nname = "{name}"\n[servers]\ncount = 5\n[process]\n')
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert (f"process must be left out for {name}: a process is costed as rings held in "
+            f"layouts, one per eligibility set; {name} has no layouts") in capsys.readouterr().err

@@ -185,6 +185,14 @@ class OneForm(Routing):
         """Keyword parameters checked like a scenario table, and the servers for them."""
         return checked_keywords(cast("type[Algorithm]", cls), servers, params)
 
+    @classmethod
+    def metric_problem(cls, metric: str) -> str | None:
+        """Why the named metric cannot be measured on this algorithm, or None if it can."""
+        if metric == "process":
+            return ("a process is costed as rings held in layouts, one per eligibility set; "
+                    f"{cls.name} has no layouts")
+        return None
+
     @property
     def servers(self) -> tuple[Server, ...]:
         return self._servers

@@ -168,10 +168,7 @@ class BoundedLoadAlgorithm(OneForm):
         if metric == "migration":
             return ("a migration replays each object's one owner through LRU caches, but a "
                     "bounded-load request's server depends on the requests before it")
-        if metric == "process":
-            return ("a process is costed as rings held in layouts, one per eligibility set; "
-                    "bounded-load has no layouts")
-        return None
+        return super().metric_problem(metric)
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
