@@ -482,6 +482,11 @@ class CWeightedRendezvous:
     def entry_size(self) -> int:
         return int(ffi.sizeof("struct wrendezvous_node"))
 
+    def nodes(self) -> tuple[list[int], list[float]]:
+        """Each node's name hash and weight, read back from the C array."""
+        nodes = [self._nodes[i] for i in range(self.count)]
+        return [int(n.hash) for n in nodes], [float(n.weight) for n in nodes]
+
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         keys = _u64_in(key_hashes)
         out = np.empty(len(keys), dtype=np.uint16)

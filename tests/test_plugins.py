@@ -67,7 +67,8 @@ def test_plugin_algorithm_is_registered(site: Path) -> None:
         "print(list(ALGORITHMS), a.route([b'k1', b'k2']).tolist())"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
-        "['ring', 'jump', 'maglev', 'rendezvous', 'multi-probe', 'demo-modulo']")
+        "['ring', 'jump', 'maglev', 'rendezvous', 'multi-probe', 'rendezvous-weighted', "
+        "'demo-modulo']")
 
 
 def test_a_plugin_cannot_take_a_registered_name(site: Path) -> None:

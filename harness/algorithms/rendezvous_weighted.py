@@ -125,10 +125,11 @@ class WeightedRendezvousAlgorithm(OneForm):
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
-        self._server_hashes = [murmur64a(s.name.encode(), SERVER_HASH_SEED)
-                               for s in self._servers]
-        self._weights = [float(s.weight) for s in self._servers]
-        self._nodes = _cbindings.CWeightedRendezvous(self._server_hashes, self._weights)
+        # Only the C nodes are kept (the references read them back): the memory figures
+        # count what routing needs.
+        self._nodes = _cbindings.CWeightedRendezvous(
+            [murmur64a(s.name.encode(), SERVER_HASH_SEED) for s in self._servers],
+            [float(s.weight) for s in self._servers])
         self.lookup = self._nodes.lookup
 
     @classmethod
@@ -150,7 +151,7 @@ class WeightedRendezvousAlgorithm(OneForm):
     @property
     def server_hashes(self) -> list[int]:
         """Each server's name hash, in configuration order."""
-        return list(self._server_hashes)
+        return self._nodes.nodes()[0]
 
     @property
     def key_bits(self) -> int:
@@ -182,9 +183,9 @@ class WeightedRendezvousAlgorithm(OneForm):
         second = np.zeros(len(keys), dtype=np.float64)
         owners = np.zeros(len(keys), dtype=np.uint16)
         low_bits = np.uint64(_FIFTY_THREE_ONES)
+        server_hashes, weights = self._nodes.nodes()
         with np.errstate(divide="ignore"):  # log(0) = -inf, as in C
-            for i, (server_hash, weight) in enumerate(zip(self._server_hashes, self._weights,
-                                                          strict=True)):
+            for i, (server_hash, weight) in enumerate(zip(server_hashes, weights, strict=True)):
                 u = (_hash128to64_many(server_hash, keys) & low_bits).astype(np.float64) / 2.0**53
                 scores = weight * (1.0 / (-np.log(u)))
                 wins = scores > best
@@ -192,12 +193,12 @@ class WeightedRendezvousAlgorithm(OneForm):
                 best = np.where(wins, scores, best)
                 owners[wins] = i
         for k in np.flatnonzero(best - second <= best * _CLOSE):
-            owners[k] = pick(self._server_hashes, self._weights, int(keys[k]))
+            owners[k] = pick(server_hashes, weights, int(keys[k]))
         return owners
 
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        hashes, weights = self._server_hashes, self._weights
-        return [pick(hashes, weights, int(h)) for h in key_hashes]
+        server_hashes, weights = self._nodes.nodes()
+        return [pick(server_hashes, weights, int(h)) for h in key_hashes]
 
     def exact_shares(self) -> None:
         # Each key's owner is decided by its scores, not by a position in a hash space.
