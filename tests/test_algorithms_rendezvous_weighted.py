@@ -7,7 +7,7 @@ Where the expected values come from:
   CityHash64WithSeeds(s, seed0, seed1) is Hash128to64 of (CityHash64(s) - seed0, seed1).
 - Routing: the expected owners and counts of mcrouter's own unit test,
   mcrouter/lib/test/WeightedRendezvousHashTest.cpp (endpoints "xxx.<i>.yy", keys
-  "mykey:<i>"). mcrouter itself is not run here (it builds only with Meta's C++ stack).
+  "mykey:<i>"). mcrouter itself is not run here: neither Debian nor PyPI packages it.
 """
 
 from __future__ import annotations
