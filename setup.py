@@ -33,6 +33,7 @@ setup(
             sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/algorithms.c"],
             depends=["cext/ring.h", "cext/bucketed.h", "cext/algorithms.h"],
             include_dirs=["cext"],
+            libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,
         ),

@@ -1,7 +1,8 @@
-/* Jump, Maglev, multi-probe, rendezvous and bounded-load lookups (see algorithms.h for what
- * each matches). */
+/* Jump, Maglev, multi-probe, rendezvous (plain and weighted) and bounded-load lookups (see
+ * algorithms.h for what each matches). */
 #include "algorithms.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -552,3 +553,89 @@ static inline uint16_t bounded_walk(const struct bounded_ring *ring, const uint6
 
 BOUNDED_FUNCTIONS(32, uint32_t)
 BOUNDED_FUNCTIONS(64, uint64_t)
+/* ---- MurmurHash64A (Austin Appleby, public domain), and weighted rendezvous over it ----
+ * As facebook/mcrouter computes them: mcrouter/lib/fbi/hash.c (murmur_hash_64A: blocks
+ * read as little-endian words on the x86-64 it runs on, tail bytes unsigned, the seed a
+ * uint32 widened to 64 bits) and mcrouter/lib/WeightedRendezvousHashFunc.cpp with
+ * mcrouter/lib/RendezvousHashHelper.h (hash128to64, convertInt64ToDouble01). */
+
+#define MURMUR64A_M 0xc6a4a7935bd1e995ULL
+#define MURMUR64A_R 47
+#define CITY_KMUL 0x9ddfea08eb382d69ULL
+#define FIFTY_THREE_ONES (0xFFFFFFFFFFFFFFFFULL >> (64 - 53))
+
+uint64_t murmur64a(const char *text, size_t length, uint64_t seed)
+{
+    const uint8_t *data = (const uint8_t *)text;
+    uint64_t h = seed ^ ((uint64_t)length * MURMUR64A_M);
+    size_t blocks = length / 8 * 8;
+    for (size_t i = 0; i < blocks; i += 8) {
+        uint64_t k = read_le64(data + i);
+        k *= MURMUR64A_M;
+        k ^= k >> MURMUR64A_R;
+        k *= MURMUR64A_M;
+        h ^= k;
+        h *= MURMUR64A_M;
+    }
+    size_t tail = length - blocks;
+    if (tail) {
+        /* The reference's fall-through switch: bytes 6..0 of the tail, then one multiply. */
+        for (size_t i = tail; i-- > 0;)
+            h ^= (uint64_t)data[blocks + i] << (8 * i);
+        h *= MURMUR64A_M;
+    }
+    h ^= h >> MURMUR64A_R;
+    h *= MURMUR64A_M;
+    h ^= h >> MURMUR64A_R;
+    return h;
+}
+
+void murmur64a_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
+                    uint64_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = murmur64a(data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), seed);
+}
+
+uint64_t hash128to64(uint64_t upper, uint64_t lower)
+{
+    uint64_t a = (lower ^ upper) * CITY_KMUL;
+    a ^= a >> 47;
+    uint64_t b = (upper ^ a) * CITY_KMUL;
+    b ^= b >> 47;
+    return b * CITY_KMUL;
+}
+
+double wrendezvous_score(double weight, uint64_t server_hash, uint64_t key_hash)
+{
+    /* convertInt64ToDouble01: the low 53 bits over 2**53, exact in a double, in [0, 1).
+     * u == 0 needs no case of its own: -log(0) is +inf and 1/inf is 0, as in mcrouter. */
+    double u = (double)(hash128to64(server_hash, key_hash) & FIFTY_THREE_ONES) /
+               (double)(1ULL << 53);
+    /* mcrouter's exact expression and order: weight * (1.0 / (-log(u))). Another order
+     * (weight / -log(u)) can round differently and so flip a near tie. */
+    return weight * (1.0 / (-log(u)));
+}
+
+uint16_t wrendezvous_pick(const struct wrendezvous_node *nodes, size_t count, uint64_t key_hash)
+{
+    /* mcrouter starts from score 0 at position 0 and moves only on a strictly greater
+     * score: the first node wins a tie, and node 0 wins if nothing scores above 0. */
+    double best = 0;
+    size_t winner = 0;
+    for (size_t i = 0; i < count; i++) {
+        double score = wrendezvous_score(nodes[i].weight, nodes[i].hash, key_hash);
+        if (score > best) {
+            best = score;
+            winner = i;
+        }
+    }
+    return (uint16_t)winner;
+}
+
+void wrendezvous_pick_many(const struct wrendezvous_node *nodes, size_t count,
+                           const uint64_t *key_hashes, size_t keys, uint16_t *out)
+{
+    for (size_t k = 0; k < keys; k++)
+        out[k] = wrendezvous_pick(nodes, count, key_hashes[k]);
+}

@@ -1,5 +1,5 @@
-/* Consistent-hashing algorithms beyond the ring: jump, Maglev, multi-probe, rendezvous,
- * bounded loads.
+/* Consistent-hashing algorithms beyond the ring: jump, Maglev, multi-probe, rendezvous
+ * (plain and weighted), bounded loads.
  *
  * Each is written to answer exactly as the implementation it is named after
  * (see the comment above each function); the Python side checks every fast
@@ -102,5 +102,29 @@ void bounded_route32(const struct bounded_ring *ring, uint64_t *loads, uint64_t 
                      const uint32_t *keys, size_t count, uint16_t *out);
 void bounded_route64(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
                      const uint64_t *keys, size_t count, uint16_t *out);
+/* MurmurHash64A (MurmurHash2's 64-bit hash for 64-bit platforms), as mcrouter's
+ * murmur_hash_64A: words read little-endian, tail bytes unsigned. */
+uint64_t murmur64a(const char *data, size_t length, uint64_t seed);
+/* MurmurHash64A of many keys stored end to end (key i is data[offsets[i]:offsets[i + 1]]). */
+void murmur64a_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
+                    uint64_t *out);
+/* CityHash's Hash128to64 of (upper, lower), as mcrouter's RendezvousHashHelper.h has it. */
+uint64_t hash128to64(uint64_t upper, uint64_t lower);
+
+/* Weighted rendezvous, the logarithmic method, as mcrouter's WeightedRendezvousHashFunc:
+ * a node is its name's MurmurHash64A keyed with kRendezvousHashSeed (4193360111) and its
+ * weight; a key hash is the key's MurmurHash64A keyed with kRendezvousExtraHashSeed
+ * (2718281828). Node i scores a key
+ * weight * (1 / -log(u)), u = the low 53 bits of hash128to64(node hash, key hash) / 2**53;
+ * the first node of the strictly highest score wins (node 0 if none scores above 0). */
+struct wrendezvous_node {
+    uint64_t hash;
+    double weight;
+};
+
+double wrendezvous_score(double weight, uint64_t server_hash, uint64_t key_hash);
+uint16_t wrendezvous_pick(const struct wrendezvous_node *nodes, size_t count, uint64_t key_hash);
+void wrendezvous_pick_many(const struct wrendezvous_node *nodes, size_t count,
+                           const uint64_t *key_hashes, size_t keys, uint16_t *out);
 
 #endif

@@ -90,6 +90,14 @@ void bounded_route32(const struct bounded_ring *, uint64_t *, uint64_t *, const 
                      size_t, uint16_t *);
 void bounded_route64(const struct bounded_ring *, uint64_t *, uint64_t *, const uint64_t *,
                      size_t, uint16_t *);
+uint64_t murmur64a(const char *, size_t, uint64_t);
+void murmur64a_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
+uint64_t hash128to64(uint64_t, uint64_t);
+struct wrendezvous_node { uint64_t hash; double weight; };
+double wrendezvous_score(double, uint64_t, uint64_t);
+uint16_t wrendezvous_pick(const struct wrendezvous_node *, size_t, uint64_t);
+void wrendezvous_pick_many(const struct wrendezvous_node *, size_t, const uint64_t *, size_t,
+                           uint16_t *);
 """
 
 # Point generation (generate.h), the lean ring (lean.h) and the random-access
@@ -137,8 +145,9 @@ ffibuilder.set_source(
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h",
              "cext/generate.h", "cext/lean.h", "cext/random_access.h"],
-    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why).
-    libraries=["crypto", "z", "pthread"],
+    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why);
+    # libm's log for weighted rendezvous, the one mcrouter's std::log calls.
+    libraries=["crypto", "z", "pthread", "m"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
     extra_link_args=EXTRA_LINK_ARGS,
 )

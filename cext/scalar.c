@@ -11,7 +11,8 @@
  * Jump and Maglev lookups are bound the same way (algorithms.c): for "jump" n
  * is the bucket count and there is no array; for "maglev" the entries are the
  * uint16 table and n its size. "jump-key" is jump called with the key itself
- * (bytes), hashed here with xxHash64 seed 0: a whole route in one call.
+ * (bytes), hashed here with xxHash64 seed 0: a whole route in one call. For
+ * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -30,12 +31,12 @@
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
-                                          "search32", "search64"};
+                                          "search32", "search64", "rendezvous-weighted"};
 
 /* The reference a C scalar lookup is timed against (harness.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -91,7 +92,7 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         return NULL;
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
-               lookup->kind == KIND_SEARCH64;
+               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -122,6 +123,9 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         break;
     case KIND_MAGLEV:
         owner = maglev_lookup(lookup->entries, (uint64_t)lookup->n, (uint64_t)key);
+        break;
+    case KIND_WRENDEZVOUS:
+        owner = wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key);
         break;
     }
     return PyLong_FromLong(owner);

@@ -506,6 +506,72 @@ class CBoundedLoad:
         return out
 
 
+def murmur64a(data: bytes, seed: int) -> int:
+    """MurmurHash64A of `data`, as mcrouter's murmur_hash_64A (algorithms.c)."""
+    return int(lib.murmur64a(data, len(data), seed))
+
+
+def murmur64a_many(keys: Sequence[bytes], seed: int) -> npt.NDArray[np.uint64]:
+    """MurmurHash64A of many keys, in one C call over a joined buffer."""
+    offsets = np.zeros(len(keys) + 1, dtype=np.uint64)
+    np.cumsum([len(k) for k in keys], out=offsets[1:])
+    out = np.empty(len(keys), dtype=np.uint64)
+    lib.murmur64a_many(b"".join(keys), ffi.from_buffer("uint64_t[]", offsets), len(keys), seed,
+                       ffi.from_buffer("uint64_t[]", out, require_writable=True))
+    return out
+
+
+def hash128to64(upper: int, lower: int) -> int:
+    """CityHash's Hash128to64, as mcrouter's RendezvousHashHelper.h (algorithms.c)."""
+    return int(lib.hash128to64(upper, lower))
+
+
+def wrendezvous_score(weight: float, server_hash: int, key_hash: int) -> float:
+    """One weighted-rendezvous score, computed in C exactly as the lookups compute it."""
+    return float(lib.wrendezvous_score(weight, server_hash, key_hash))
+
+
+class CWeightedRendezvous:
+    """Weighted rendezvous nodes (name hash, weight), in configuration order: the first
+    node of the strictly highest score wins (algorithms.c).
+
+    The nodes come from `ffi.new` (malloc), so allocator profilers see them; a scalar
+    lookup is a ScalarLookup bound to them.
+    """
+
+    def __init__(self, hashes: Sequence[int], weights: Sequence[float]) -> None:
+        self.count = len(hashes)
+        if not 0 < self.count == len(weights) <= 2**16:
+            raise HarnessError(f"weighted rendezvous picks among 1 to 65,536 nodes, one weight "
+                               f"each (got {self.count} and {len(weights)})")
+        self._nodes = ffi.new("struct wrendezvous_node[]", self.count)
+        for i, (node_hash, weight) in enumerate(zip(hashes, weights, strict=True)):
+            self._nodes[i].hash = node_hash
+            self._nodes[i].weight = weight
+        self.lookup: Callable[[int], int] = ScalarLookup(
+            "rendezvous-weighted", _address(self._nodes), self.count, 0, self._nodes)
+
+    @property
+    def nbytes(self) -> int:
+        return int(ffi.sizeof(self._nodes))
+
+    @property
+    def entry_size(self) -> int:
+        return int(ffi.sizeof("struct wrendezvous_node"))
+
+    def nodes(self) -> tuple[list[int], list[float]]:
+        """Each node's name hash and weight, read back from the C array."""
+        nodes = [self._nodes[i] for i in range(self.count)]
+        return [int(n.hash) for n in nodes], [float(n.weight) for n in nodes]
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        keys = _u64_in(key_hashes)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.wrendezvous_pick_many(self._nodes, self.count, ffi.from_buffer("uint64_t[]", keys),
+                                  len(keys), _u16_out(out))
+        return out
+
+
 #: C hash kinds of generate.h, by the hash names of harness.hashing
 GENERATED_HASHES = {
     "blake2b-32": 0,

@@ -91,7 +91,8 @@ def test_empty_c_layout_is_refused_before_any_lookup(name: str) -> None:
         LAYOUTS[name].build(np.array([], dtype=dtype), np.array([], dtype=np.uint16))
 
 
-@pytest.mark.parametrize("name", ["jump", "maglev", "multi-probe", "rendezvous", "bounded-load"])
+@pytest.mark.parametrize("name", ["jump", "maglev", "multi-probe", "rendezvous", "bounded-load",
+                                  "rendezvous-weighted"])
 def test_algorithms_take_misaligned_and_strided_key_hashes(name: str) -> None:
     """The algorithms' C batch paths read misaligned, strided and signed key hashes right."""
     algorithm = ALGORITHMS[name].build(numbered_servers(7))

@@ -5,6 +5,8 @@ servers (see `harness.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous` and `multi-probe` route exactly like the
 libraries their modules name, and `bounded-load` applies HAProxy's hash-balance-factor
 rule to a ring. Installed packages add theirs through the
+one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
+route exactly like the libraries their modules name. Installed packages add theirs through the
 entry-point group `ring_harness.algorithms` (`harness.plugins`).
 """
 
@@ -16,13 +18,14 @@ from harness.algorithms.jump import JumpAlgorithm
 from harness.algorithms.maglev import MaglevAlgorithm
 from harness.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.algorithms.rendezvous import RendezvousAlgorithm
+from harness.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.algorithms.ring import RingAlgorithm
 from harness.errors import UnknownNameError
 from harness.plugins import Registry
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
-    BoundedLoadAlgorithm)
+    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm)
 
 ALGORITHMS: dict[str, type[Algorithm]] = Registry(
     "ring_harness.algorithms", {cls.name: cls for cls in BUILT_IN})
