@@ -385,7 +385,9 @@ class ComparisonMetric:
             params = dict(cls.agrees_with)
             algorithm = get_algorithm(params.pop("algorithm"))
             checked = algorithm.parse_params(Fields(f"peer {name}", "agrees_with", params))
-            label = recipe_label(algorithm.name, checked)
+            # The layout does not change owners: the peer matches the recipe in any layout.
+            label = recipe_label(algorithm.name, {k: v for k, v in checked.items()
+                                                  if k != "layout"})
             if not algorithm.check_servers(servers, checked):
                 ours = algorithm.build(servers, **checked)
         figures = PeerFigures(name, label, cls.exact, cls.agreement_note)
