@@ -93,7 +93,8 @@ def _peer_subject(name: str, peer: Peer, names: list[str],
 def plan_of(scenario: Scenario) -> RunPlan:
     measure = scenario.measure
     return RunPlan(forms=len(measure.forms), peers=len(measure.peers),
-                   operations=len(scenario.operations), settings=measure.settings)
+                   operations=len(scenario.operations), settings=measure.settings,
+                   options=measure.options)
 
 
 def steps_per_run(scenario: Scenario) -> int:

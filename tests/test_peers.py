@@ -13,10 +13,12 @@ SERVERS = [Server(f"cache-{i}:11211", w) for i, w in enumerate([1, 2, 1, 3, 1, 2
 
 
 def test_registry_names_and_unknown_name() -> None:
-    """The registry holds both uhashring modes; an unknown name lists them."""
-    assert list(PEERS) == ["uhashring", "uhashring-ketama"]
+    """The registry holds both uhashring modes and the algorithm peers; an unknown name
+    lists them."""
+    assert list(PEERS) == ["uhashring", "uhashring-ketama", "pymemcache",
+                           "jump-consistent-hash", "hashring"]
     assert all(cls.name == name for name, cls in PEERS.items())
-    with pytest.raises(UnknownNameError, match="uhashring, uhashring-ketama"):
+    with pytest.raises(UnknownNameError, match="uhashring, uhashring-ketama, pymemcache"):
         get_peer("pingora")
 
 
@@ -38,13 +40,22 @@ def test_default_peer_places_160_points_per_weight() -> None:
     assert {peer.lookup_key(f"k{i}") for i in range(2_000)} == set(range(len(SERVERS)))
 
 
-@pytest.mark.parametrize("name", list(PEERS))
+@pytest.mark.parametrize("name", ["uhashring", "uhashring-ketama", "hashring"])
 def test_memory_grows_with_the_ring(name: str) -> None:
     """Ten times the servers (and points) count several times the bytes, tens of bytes a point."""
     small = get_peer(name).build([Server(f"s{i}:1") for i in range(2)])
     large = get_peer(name).build([Server(f"s{i}:1") for i in range(20)])
     assert large.nbytes > 5 * small.nbytes
     assert 40 < large.nbytes / large.entries < 400  # a Python int, a list slot, a dict entry
+
+
+def test_table_free_peers_size_what_they_hold() -> None:
+    """jump.hash holds nothing; pymemcache holds its node list (tens of bytes a node)."""
+    assert get_peer("jump-consistent-hash").build([Server(f"s{i}:1") for i in range(20)]
+                                                  ).nbytes == 0
+    small = get_peer("pymemcache").build([Server(f"s{i}:1") for i in range(2)])
+    large = get_peer("pymemcache").build([Server(f"s{i}:1") for i in range(20)])
+    assert 20 < (large.nbytes - small.nbytes) / 18 < 200
 
 
 def test_deep_sizeof_counts_shared_objects_once() -> None:

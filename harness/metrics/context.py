@@ -50,6 +50,8 @@ class RunPlan:
     peers: int
     operations: int
     settings: Settings
+    #: options of metrics configured by their own scenario table (their share of progress)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass

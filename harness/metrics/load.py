@@ -13,11 +13,14 @@ share whatever the ring's arcs are (the reason for bounded loads).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
+from harness.generator import Server
 from harness.tables import Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -37,6 +40,22 @@ class Load:
     hottest_server: str
 
 
+def load_of(owners: npt.NDArray[np.uint16], servers: Sequence[Server],
+            distribution: str) -> Load:
+    """The load of requests routed to `owners` (indexes into `servers`)."""
+    weights = np.array([s.weight for s in servers], dtype=np.float64)
+    requests = np.bincount(owners, minlength=len(weights))
+    per_weight = requests / weights
+    hottest = int(np.argmax(requests))
+    return Load(
+        distribution=distribution, requests=int(requests.sum()),
+        servers=len(weights), cv=float(per_weight.std() / per_weight.mean()),
+        max_over_mean=float(per_weight.max() / per_weight.mean()),
+        hottest_share=float(requests[hottest] / requests.sum()),
+        hottest_server=servers[hottest].name,
+    )
+
+
 class LoadMetric:
     """Per-server request load under the scenario's traffic."""
 
@@ -49,17 +68,7 @@ class LoadMetric:
         return 0
 
     def measure(self, context: RunContext) -> Load:
-        weights = np.array([s.weight for s in context.servers], dtype=np.float64)
-        requests = np.bincount(context.owners, minlength=len(weights))
-        per_weight = requests / weights
-        hottest = int(np.argmax(requests))
-        return Load(
-            distribution=context.settings.distribution, requests=int(requests.sum()),
-            servers=len(weights), cv=float(per_weight.std() / per_weight.mean()),
-            max_over_mean=float(per_weight.max() / per_weight.mean()),
-            hottest_share=float(requests[hottest] / requests.sum()),
-            hottest_server=context.servers[hottest].name,
-        )
+        return load_of(context.owners, context.servers, context.settings.distribution)
 
     def sections(self, result: Result) -> list[Section]:
         rows = [[text(run.label), text(load.distribution), count(load.requests),

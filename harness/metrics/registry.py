@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from harness.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.collisions import CollisionsMetric
+from harness.metrics.comparison import ComparisonMetric
 from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.metrics.counts import CountsMetric
 from harness.metrics.load import LoadMetric
@@ -56,6 +57,7 @@ METRICS: list[Metric] = [
     MovementMetric(),
     ProcessMetric(),
     MigrationMetric(),
+    ComparisonMetric(),
     MemoryMetric(),
     ThroughputMetric(),
     CountsMetric(),
@@ -63,7 +65,7 @@ METRICS: list[Metric] = [
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
-TABLE_METRICS: tuple[str, ...] = ("process", "migration")
+TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison")
 #: metrics on by default in a scenario: all but those and counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout)
 DEFAULT_METRICS: tuple[str, ...] = tuple(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -82,27 +82,37 @@ def measure_throughput(
     progress: Callable[[], None] = lambda: None,
     peers: Mapping[str, Callable[[str], int]] | None = None,
     key_names: list[str] | None = None,
+    *,
+    hashes_by_name: Mapping[str, npt.NDArray[np.unsignedinteger]] | None = None,
+    loops: Mapping[str, tuple[Callable[[Any], int], Sequence[Any]]] | None = None,
 ) -> dict[str, dict[str, Timing]]:
     """{name: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds.
 
     Peers (third-party rings that hash keys themselves) are timed in the same
     rounds, scalar only, on the key names instead of precomputed hashes.
+    `hashes_by_name` gives a layout its own key hashes (algorithms hash keys
+    their own ways); `loops` are further scalar-only calls, each with its own
+    inputs (a whole route on key bytes, a library call on precomputed hashes).
     """
-    peers = peers or {}
-    scalar_hashes = key_hashes[:scalar_keys].tolist()
-    scalar_names = (key_names or [])[:scalar_keys]
+    hashes_by_name = hashes_by_name or {}
+    timed_loops: dict[str, tuple[Callable[[Any], int], Sequence[Any]]] = {
+        name: (lookup_key, (key_names or [])[:scalar_keys])
+        for name, lookup_key in (peers or {}).items()}
+    timed_loops.update(loops or {})
     batch: dict[str, list[float]] = {name: [] for name in layouts}
-    scalar: dict[str, list[float]] = {name: [] for name in [*layouts, *peers]}
+    scalar: dict[str, list[float]] = {name: [] for name in [*layouts, *timed_loops]}
+    own = {name: hashes_by_name.get(name, key_hashes) for name in layouts}
+    scalar_hashes = {name: hashes[:scalar_keys].tolist() for name, hashes in own.items()}
     for round_number in range(repeats + 1):
         this_round: dict[str, tuple[float, ...]] = {}
         for name, layout in layouts.items():
             this_round[name] = (
-                _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes), len(scalar_hashes)),
-                _per_key_ns(_batch_call(layout, key_hashes), len(key_hashes)),
+                _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes[name]),
+                            len(scalar_hashes[name])),
+                _per_key_ns(_batch_call(layout, own[name]), len(own[name])),
             )
-        for name, lookup_key in peers.items():
-            this_round[name] = (_per_key_ns(_scalar_loop(lookup_key, scalar_names),
-                                         len(scalar_names)),)
+        for name, (call, inputs) in timed_loops.items():
+            this_round[name] = (_per_key_ns(_scalar_loop(call, list(inputs)), len(inputs)),)
         if round_number:  # round 0 warms caches and branch predictors
             for name, (scalar_ns, *batch_ns) in this_round.items():
                 scalar[name].append(scalar_ns)

@@ -1,4 +1,4 @@
-"""The peer registry: third-party ring libraries measured beside our layouts.
+"""The peer registry: third-party libraries measured beside our layouts and algorithms.
 
 `PEERS[name].build(servers)` builds that library's ring for the servers.
 """
@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from harness.errors import UnknownNameError
 from harness.peers.base import Peer
+from harness.peers.hashring_peer import HashringPeer
+from harness.peers.jump_peer import JumpConsistentHashPeer
+from harness.peers.pymemcache_peer import PymemcachePeer
 from harness.peers.uhashring_peer import UhashringKetamaPeer, UhashringPeer
 
-PEERS: dict[str, type[Peer]] = {cls.name: cls for cls in (UhashringPeer, UhashringKetamaPeer)}
+PEERS: dict[str, type[Peer]] = {cls.name: cls for cls in (
+    UhashringPeer, UhashringKetamaPeer, PymemcachePeer, JumpConsistentHashPeer, HashringPeer)}
 
 
 def get_peer(name: str) -> type[Peer]:

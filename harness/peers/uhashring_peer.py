@@ -47,6 +47,10 @@ class UhashringPeer:
     """uhashring's default ring: 160 points per unit weight at full 128-bit MD5."""
 
     name: ClassVar[str] = "uhashring"
+    # Its points are whole 128-bit MD5 values: no ring of ours (32 or 64 bits) holds them.
+    agrees_with: ClassVar[dict[str, Any] | None] = None
+    exact: ClassVar[bool] = False
+    agreement_note: ClassVar[str] = "128-bit MD5 points: no recipe of ours holds them"
     #: uhashring's `hash_fn` argument; None selects its default MD5 ring
     hash_fn: ClassVar[str | None] = None
 
@@ -87,4 +91,8 @@ class UhashringKetamaPeer(UhashringPeer):
     """uhashring's ketama mode: libketama's continuum of 32-bit points."""
 
     name: ClassVar[str] = "uhashring-ketama"
+    agrees_with: ClassVar[dict[str, Any] | None] = {"algorithm": "ring",
+                                                     "construction": "libketama"}
+    exact: ClassVar[bool] = True
+    agreement_note: ClassVar[str] = ""
     hash_fn: ClassVar[str | None] = "ketama"

@@ -1,0 +1,495 @@
+"""Comparison: every algorithm side by side on the same fleets, with the peers beside them.
+
+Configured by a `[comparison]` scenario table (`harness.metrics.comparison_options`).
+For each fleet (a server count and a weight pattern repeated over it) and each
+algorithm recipe, through the `Algorithm` protocol only, so that any
+registered algorithm takes part:
+
+- bytes: allocator bytes held after the build, by memray in a fresh process
+  (`harness.metrics.memory`, as the memory metric measures); a ring is
+  measured as its layout, from its points, as the memory metric does;
+- build time (median of `repeats` builds), scalar and batch ns per key
+  (`harness.metrics.throughput`, all recipes and peers of a fleet in the same
+  interleaved rounds), and where the algorithm has `route_one` (hash and look
+  up one key in one call), that whole route per key;
+- load under uniform keys and zipf requests: CV and peak-to-mean
+  (`harness.metrics.load`), and the weight-share error, the largest
+  |share - weight share| / weight share over servers, from exact shares where
+  the algorithm gives them, else from the uniform keys;
+- keys moved when a server is added, the last removed, or one in the middle
+  removed (`harness.metrics.movement`), against the minimum (the changed
+  server's weight share).
+
+What an algorithm cannot do is recorded as "not supported" with its reason:
+servers it refuses (`check_servers`: weights for jump), a removal it cannot
+make (`removal_problem`: jump removes only the last bucket), or a path it
+lacks (NotImplementedError). Each recipe's fast paths are checked against
+its plain-Python reference on `parity_keys` keys first (a disagreement fails
+the run, as everywhere). Peers are built for the same fleet, asked the same
+keys, and compared with the recipe they say they route like (`agrees_with`).
+
+Run-wide: measured once per sweep point, independently of the sweep's own recipe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.algorithms import get_algorithm
+from harness.generator import Server
+from harness.metrics.comparison_options import (
+    ComparisonOptions,
+    RecipeSpec,
+    parse_comparison,
+    recipe_label,
+)
+from harness.metrics.load import Load, load_of
+from harness.metrics.memory import (
+    Memory,
+    measure_in_subprocess,
+    save_peer_spec,
+    save_ring_for_probe,
+)
+from harness.metrics.movement import Movement, measure_movement, names_of
+from harness.metrics.throughput import Timing, measure_throughput
+from harness.peers import PEERS
+from harness.peers.base import Peer, PrehashedPeer
+from harness.ring_access import ring_of
+from harness.toml_fields import Fields
+from harness.workload import KeysSpec, key_names
+
+if TYPE_CHECKING:
+    from harness.algorithms.base import Algorithm
+    from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.model import Result
+    from harness.tables import Section
+
+#: keys a memory probe looks up (its lookup peak); a peer loops over fewer, one by one
+MEMORY_KEYS = 10_000
+PEER_MEMORY_KEYS = 100
+#: multinomial draws for the key-noise figures of a perfectly even split
+NOISE_DRAWS = 200
+#: the three changes whose moved keys are measured
+OPERATIONS = ("add", "remove last", "remove middle")
+
+
+@dataclass
+class MoveFigure:
+    operation: str
+    server: str
+    #: the least any algorithm can move: the changed server's weight share
+    minimal_fraction: float
+    movement: Movement | None = None
+    unsupported: str | None = None
+
+
+@dataclass
+class RecipeFigures:
+    label: str
+    algorithm: str
+    params: dict[str, Any]
+    #: why this recipe cannot serve this fleet; None when measured
+    unsupported: str | None = None
+    entries: int | None = None
+    #: the structure's size as the algorithm accounts for it
+    nbytes: int | None = None
+    memory: Memory | None = None
+    build_ms: Timing | None = None
+    scalar_ns: Timing | None = None
+    batch_ns: Timing | None = None
+    #: one key hashed and looked up in a single call, where the algorithm has `route_one`
+    route_ns: Timing | None = None
+    uniform: Load | None = None
+    zipf: Load | None = None
+    weight_share_error: float | None = None
+    #: "exact" (the algorithm's own shares of the hash space) or "keys" (uniform keys)
+    shares_from: str | None = None
+    #: rings: the CV of share per weight predicted from point counts
+    cv_theory: float | None = None
+    #: tables of slots (maglev): the most minus the fewest slots of a server
+    slot_spread: int | None = None
+    moves: list[MoveFigure] = field(default_factory=list)
+    parity_keys: int = 0
+
+
+@dataclass
+class PeerFigures:
+    name: str
+    #: the label of our recipe it should route like; None when none of ours can
+    agrees_with: str | None
+    exact: bool
+    note: str
+    unsupported: str | None = None
+    entries: int | None = None
+    nbytes: int | None = None
+    memory: Memory | None = None
+    agreement: float | None = None
+    agreement_keys: int = 0
+    #: the library's own lookup of one key (key hashing included)
+    scalar_ns: Timing | None = None
+    #: the library call alone on precomputed key hashes (libraries that take hashes)
+    call_ns: Timing | None = None
+
+
+@dataclass
+class FleetFigures:
+    servers: int
+    #: the weight pattern, repeated over the servers
+    weights: list[float]
+    keys: int
+    zipf_requests: int
+    zipf_exponent: float
+    #: a perfectly even split of the same keys (multinomial draws, median): what key
+    #: noise alone gives
+    noise_cv: float
+    noise_peak_to_mean: float
+    algorithms: list[RecipeFigures]
+    peers: list[PeerFigures]
+
+    @property
+    def equal_weights(self) -> bool:
+        return len(set(self.weights)) == 1
+
+    @property
+    def label(self) -> str:
+        pattern = ("equal weights" if self.equal_weights
+                   else "weights " + ":".join(f"{w:g}" for w in self.weights))
+        return f"N={self.servers:,}, {pattern}"
+
+
+@dataclass
+class Comparison:
+    fleets: list[FleetFigures]
+
+
+def fleet_servers(count: int, pattern: Sequence[float], template: str) -> list[Server]:
+    """`count` servers named by the template, weights repeating the pattern."""
+    return [Server(template.format(i=i), pattern[i % len(pattern)]) for i in range(count)]
+
+
+def weight_share_error(shares: npt.NDArray[np.float64], servers: Sequence[Server]) -> float:
+    """The largest |share - weight share| / weight share over servers."""
+    weights = np.array([s.weight for s in servers], dtype=np.float64)
+    fair = weights / weights.sum()
+    return float(np.max(np.abs(shares - fair) / fair))
+
+
+def noise_figures(servers: Sequence[Server], keys: int, seed: int) -> tuple[float, float]:
+    """Median CV and peak-to-mean of load per weight over multinomial draws of `keys` keys
+    on exact weight shares: the figures a perfectly even algorithm shows with these keys."""
+    weights = np.array([s.weight for s in servers], dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(keys, weights / weights.sum(), size=NOISE_DRAWS) / weights
+    means = counts.mean(axis=1)
+    return (float(np.median(counts.std(axis=1) / means)),
+            float(np.median(counts.max(axis=1) / means)))
+
+
+class _Hashes:
+    """Each way of hashing the keys computed once per fleet (the key hash depends on the
+    algorithm and its key-hash parameters, never on the servers)."""
+
+    def __init__(self, keys: list[bytes], requests: list[bytes]) -> None:
+        self.keys, self.requests = keys, requests
+        self._done: dict[str, tuple[npt.NDArray[np.unsignedinteger],
+                                    npt.NDArray[np.unsignedinteger]]] = {}
+
+    def of(self, algorithm: Algorithm) -> tuple[npt.NDArray[np.unsignedinteger],
+                                                npt.NDArray[np.unsignedinteger]]:
+        params = {k: v for k, v in algorithm.params.items()
+                  if k not in ("points_per_weight", "layout")}
+        hasher = f"{type(algorithm).name} {sorted(params.items())}"
+        if hasher not in self._done:
+            self._done[hasher] = (algorithm.hash_keys(self.keys),
+                                  algorithm.hash_keys(self.requests))
+        return self._done[hasher]
+
+
+def _changes(servers: list[Server], pattern: Sequence[float],
+             template: str) -> list[tuple[str, str, list[Server], float]]:
+    """(operation, server, servers after, minimal fraction) for the three changes."""
+    total = sum(s.weight for s in servers)
+    n = len(servers)
+    added = Server(template.format(i=n), pattern[n % len(pattern)])
+    middle = servers[(n - 1) // 2]
+    return [
+        ("add", added.name, [*servers, added], added.weight / (total + added.weight)),
+        ("remove last", servers[-1].name, servers[:-1], servers[-1].weight / total),
+        ("remove middle", middle.name, [s for s in servers if s is not middle],
+         middle.weight / total),
+    ]
+
+
+class ComparisonMetric:
+    """Every algorithm recipe and peer, side by side on each fleet."""
+
+    name: ClassVar[str] = "comparison"
+    scope: ClassVar[Scope] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = Comparison
+    #: progress steps: per recipe (build and loads, movement, memory), per peer
+    #: (agreement, memory), and per fleet the timing rounds
+    RECIPE_STEPS: ClassVar[int] = 3
+    PEER_STEPS: ClassVar[int] = 2
+
+    @staticmethod
+    def parse_options(table: Fields) -> ComparisonOptions:
+        return parse_comparison(table)
+
+    def steps(self, plan: RunPlan) -> int:
+        options = plan.options.get(self.name)
+        if not isinstance(options, ComparisonOptions):
+            return 0
+        fleets = len(options.servers) * len(options.weights)
+        return fleets * (len(options.recipes) * self.RECIPE_STEPS
+                         + len(options.peers) * self.PEER_STEPS + options.repeats + 1)
+
+    def measure(self, context: RunContext) -> Comparison | None:
+        options = context.options.get(self.name)
+        if not isinstance(options, ComparisonOptions):
+            return None
+        context.stage(f"{context.label}: comparison, naming keys")
+        keys = [f"key-{i}" for i in range(options.keys)]
+        requests = key_names(KeysSpec(
+            count=options.zipf_requests, name="key-{i}", distribution="zipf",
+            zipf_exponent=options.zipf_exponent, universe=options.zipf_universe,
+            seed=options.seed))
+        hashes = _Hashes([k.encode() for k in keys], [r.encode() for r in requests])
+        fleets = []
+        for count in options.servers:
+            for pattern in options.weights:
+                fleets.append(self._fleet(context, options, count, pattern, keys, hashes))
+        return Comparison(fleets)
+
+    def _fleet(self, context: RunContext, options: ComparisonOptions, count: int,
+               pattern: tuple[float, ...], keys: list[str], hashes: _Hashes) -> FleetFigures:
+        servers = fleet_servers(count, pattern, options.name)
+        noise_cv, noise_peak = noise_figures(servers, options.keys, options.seed)
+        fleet = FleetFigures(count, list(pattern), options.keys, options.zipf_requests,
+                             options.zipf_exponent, noise_cv, noise_peak, [], [])
+        where = f"{context.label}: comparison {fleet.label}"
+        built: dict[str, Algorithm] = {}
+        for recipe in options.recipes:
+            context.stage(f"{where}: {recipe.label}")
+            figures, algorithm = self._recipe(context, options, recipe, servers, pattern,
+                                              hashes)
+            fleet.algorithms.append(figures)
+            if algorithm is not None:
+                built[recipe.label] = algorithm
+        peers: dict[str, Peer] = {}
+        for name in options.peers:
+            context.stage(f"{where}: peer {name}")
+            peer_figures, peer = self._peer(options, name, servers, keys)
+            fleet.peers.append(peer_figures)
+            if peer is not None:
+                peers[name] = peer
+            context.advance(1)
+        context.stage(f"{where}: timing lookups")
+        self._time(context, options, fleet, built, peers, keys, hashes)
+        if options.memory:
+            self._memory(context, options, fleet, built, servers, keys, hashes)
+        else:
+            context.advance(len(options.recipes) + len(options.peers))
+        return fleet
+
+    def _recipe(self, context: RunContext, options: ComparisonOptions, recipe: RecipeSpec,
+                servers: list[Server], pattern: tuple[float, ...],
+                hashes: _Hashes) -> tuple[RecipeFigures, Algorithm | None]:
+        from harness.runner import check_parity  # the runner imports the metric registry
+
+        cls = get_algorithm(recipe.algorithm)
+        figures = RecipeFigures(recipe.label, recipe.algorithm, dict(recipe.params))
+        problem = cls.check_servers(servers, recipe.params)
+        if problem:
+            figures.unsupported = f"servers must be {problem}"
+            context.advance(self.RECIPE_STEPS)
+            return figures, None
+        builds = []
+        for _ in range(options.repeats):
+            started = time.perf_counter()
+            algorithm = cls.build(servers, **recipe.params)
+            builds.append((time.perf_counter() - started) * 1e3)
+        figures.build_ms = Timing.of(builds)
+        figures.entries, figures.nbytes = int(algorithm.entries), int(algorithm.nbytes)
+        key_hashes, request_hashes = hashes.of(algorithm)
+        sample = key_hashes[:options.parity_keys]
+        check_parity(algorithm, sample, {recipe.label: algorithm})
+        figures.parity_keys = len(sample)
+        owners = algorithm.lookup_many(key_hashes)
+        figures.uniform = load_of(owners, servers, "uniform")
+        figures.zipf = load_of(algorithm.lookup_many(request_hashes), servers, "zipf")
+        exact = algorithm.exact_shares()
+        shares = (exact if exact is not None
+                  else np.bincount(owners, minlength=len(servers)) / len(owners))
+        figures.shares_from = "exact" if exact is not None else "keys"
+        figures.weight_share_error = weight_share_error(shares, servers)
+        construction = getattr(algorithm, "construction", None)
+        if construction is not None:
+            from harness.metrics.balance import theory_cv
+
+            figures.cv_theory = theory_cv(construction.point_counts(servers))
+        slot_counts: Callable[[], npt.NDArray[np.int64]] | None = getattr(
+            algorithm, "slot_counts", None)
+        if slot_counts is not None:
+            slots = slot_counts()
+            figures.slot_spread = int(slots.max() - slots.min())
+        context.advance(1)
+        figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners)
+                         for change in _changes(servers, pattern, options.name)]
+        context.advance(1)
+        return figures, algorithm
+
+    @staticmethod
+    def _move(cls: type[Algorithm], recipe: RecipeSpec, servers: list[Server],
+              change: tuple[str, str, list[Server], float],
+              key_hashes: npt.NDArray[np.unsignedinteger],
+              owners: npt.NDArray[np.uint16]) -> MoveFigure:
+        operation, server, after, minimal = change
+        figure = MoveFigure(operation, server, minimal)
+        removal: Callable[[Sequence[Server], str], str | None] | None = getattr(
+            cls, "removal_problem", None)
+        if operation != "add" and removal is not None:
+            figure.unsupported = removal(servers, server)
+        if figure.unsupported is None and (problem := cls.check_servers(after, recipe.params)):
+            figure.unsupported = f"servers after it must be {problem}"
+        if figure.unsupported is not None:
+            return figure
+        try:
+            moved_to = cls.build(after, **recipe.params).lookup_many(key_hashes)
+        except NotImplementedError as exc:
+            figure.unsupported = str(exc) or "the algorithm cannot be rebuilt"
+            return figure
+        before_names = tuple(s.name for s in servers)
+        after_names = tuple(s.name for s in after)
+        figure.movement = measure_movement(
+            "add" if operation == "add" else "remove", server, key_hashes,
+            names_of(owners, before_names), names_of(moved_to, after_names),
+            before_names, after_names, None)
+        return figure
+
+    @staticmethod
+    def _peer(options: ComparisonOptions, name: str, servers: list[Server],
+              keys: list[str]) -> tuple[PeerFigures, Peer | None]:
+        cls = PEERS[name]
+        ours: Algorithm | None = None
+        label = None
+        if cls.agrees_with is not None:
+            params = dict(cls.agrees_with)
+            algorithm = get_algorithm(params.pop("algorithm"))
+            checked = algorithm.parse_params(Fields(f"peer {name}", "agrees_with", params))
+            # The layout does not change owners: the peer matches the recipe in any layout.
+            label = recipe_label(algorithm.name, {k: v for k, v in checked.items()
+                                                  if k != "layout"})
+            if not algorithm.check_servers(servers, checked):
+                ours = algorithm.build(servers, **checked)
+        figures = PeerFigures(name, label, cls.exact, cls.agreement_note)
+        problem = cls.check_servers(servers)
+        if problem:
+            figures.unsupported = f"servers must be {problem}"
+            return figures, None
+        peer = cls.build(servers)
+        figures.entries, figures.nbytes = int(peer.entries), int(peer.nbytes)
+        if ours is not None:
+            asked = keys[:options.peer_keys]
+            expected = ours.route([k.encode() for k in asked])
+            agree = sum(peer.lookup_key(k) == int(o) for k, o in zip(asked, expected,
+                                                                     strict=True))
+            figures.agreement, figures.agreement_keys = agree / len(asked), len(asked)
+        return figures, peer
+
+    def _time(self, context: RunContext, options: ComparisonOptions, fleet: FleetFigures,
+              built: dict[str, Algorithm], peers: dict[str, Peer], keys: list[str],
+              hashes: _Hashes) -> None:
+        """Every recipe and peer of the fleet in the same interleaved rounds."""
+        scalar_names = keys[:options.scalar_keys]
+        timed: dict[str, Algorithm] = {}
+        loops: dict[str, tuple[Callable[[Any], int], Sequence[Any]]] = {}
+        for label, algorithm in built.items():
+            key_hashes = hashes.of(algorithm)[0]
+            try:
+                algorithm.lookup(int(key_hashes[0]))
+            except NotImplementedError:
+                continue  # no scalar path: its timings stay "not supported"
+            timed[label] = algorithm
+            route_one: Callable[[bytes], int] | None = getattr(algorithm, "route_one", None)
+            if route_one is not None:
+                loops[f"{label} (route)"] = (route_one, [k.encode() for k in scalar_names])
+        peer_names = keys[:options.peer_timing_keys]
+        for name, peer in peers.items():
+            loops[f"peer {name}"] = (peer.lookup_key, peer_names)
+            if isinstance(peer, PrehashedPeer):
+                loops[f"peer {name} (call)"] = (peer.lookup_hash,
+                                                [peer.hash_key(k) for k in peer_names])
+        if not timed and not loops:
+            context.advance(options.repeats + 1)
+            return
+        own = {label: hashes.of(algorithm)[0][:options.batch_keys]
+               for label, algorithm in timed.items()}
+        first = next(iter(own.values()), np.zeros(1, dtype=np.uint64))
+        timings = measure_throughput(
+            timed, first, options.repeats, options.scalar_keys, lambda: context.advance(1),
+            hashes_by_name=own, loops=loops)
+        for figures in fleet.algorithms:
+            if figures.label in timings:
+                figures.scalar_ns = timings[figures.label]["scalar_ns"]
+                figures.batch_ns = timings[figures.label]["batch_ns"]
+            route = timings.get(f"{figures.label} (route)")
+            figures.route_ns = route["scalar_ns"] if route else None
+        for peer_figures in fleet.peers:
+            if (own_timing := timings.get(f"peer {peer_figures.name}")) is not None:
+                peer_figures.scalar_ns = own_timing["scalar_ns"]
+            if (call := timings.get(f"peer {peer_figures.name} (call)")) is not None:
+                peer_figures.call_ns = call["scalar_ns"]
+
+    def _memory(self, context: RunContext, options: ComparisonOptions, fleet: FleetFigures,
+                built: dict[str, Algorithm], servers: list[Server], keys: list[str],
+                hashes: _Hashes) -> None:
+        """memray in a fresh process per recipe and per peer, as the memory metric does."""
+        workdir = Path(context.workdir)
+        server_list = [(s.name, s.weight) for s in servers]
+        for figures in fleet.algorithms:
+            algorithm = built.get(figures.label)
+            if algorithm is not None:
+                context.stage(f"{context.label}: comparison {fleet.label}: memory of "
+                              f"{figures.label} (fresh process)")
+                figures.memory = self._probe(workdir, algorithm, server_list, keys, hashes)
+            context.advance(1)
+        peer_file = workdir / "comparison-peer.json"
+        save_peer_spec(peer_file, server_list, keys[:PEER_MEMORY_KEYS])
+        for peer_figures in fleet.peers:
+            if peer_figures.unsupported is None:
+                context.stage(f"{context.label}: comparison {fleet.label}: memory of peer "
+                              f"{peer_figures.name} (fresh process)")
+                peer_figures.memory = measure_in_subprocess("peer", peer_figures.name,
+                                                            peer_file)
+            context.advance(1)
+
+    @staticmethod
+    def _probe(workdir: Path, algorithm: Algorithm, servers: list[tuple[str, float]],
+               keys: list[str], hashes: _Hashes) -> Memory:
+        ring = ring_of(algorithm)
+        if ring is not None:
+            # A ring is measured as its layout, built from its points (the memory metric's
+            # way): the points generation is not the structure routing keeps.
+            ring_file = workdir / "comparison-ring.npz"
+            save_ring_for_probe(ring_file, ring.positions, ring.owners,
+                                hashes.of(algorithm)[0][:MEMORY_KEYS])
+            return measure_in_subprocess("layout", algorithm.form, ring_file)
+        spec_file = workdir / "comparison-algorithm.json"
+        spec_file.write_text(json.dumps({"servers": servers, "params": algorithm.params,
+                                         "key_names": keys[:MEMORY_KEYS]}))
+        return measure_in_subprocess("algorithm", type(algorithm).name, spec_file)
+
+    def sections(self, result: Result) -> list[Section]:
+        from harness.metrics.comparison_tables import comparison_sections
+
+        return comparison_sections(result, self.name)
+
