@@ -180,6 +180,35 @@ class MultiProbeAlgorithm(OneForm):
             answers.append(owners[at])
         return answers
 
-    def exact_shares(self) -> None:
-        # A key's owner is its nearest of several probes, not a fixed arc of the circle.
-        return None
+    def exact_shares(self) -> npt.NDArray[np.float64]:
+        """Each server's share of keys whose probes fall independently and uniformly on the
+        circle (what the probe hashes stand for), in closed form.
+
+        A probe at distance x before a point (inside that point's arc, of length g) loses
+        to another probe only if that one lands nearer to its own successor: with F(x) =
+        sum over arcs of min(x, g_j), the chance that one probe is farther than x is 1 - F.
+        A point of arc g therefore wins probes * integral_0^g (1 - F(x))^(probes-1) dx of
+        the keys. F is linear between consecutive arc lengths, so the integral is a sum of
+        closed-form pieces over the sorted arcs. Keys cannot give this: at N = 100 the
+        noise of 200,000 keys alone is a peak-to-mean of 1.056.
+        """
+        points = [int(p) for p in self.points]
+        circle = 2**64
+        # The arc ending at each point (from the point before it, wrapping); one point owns
+        # the whole circle. Python ints: the differences are exact before the division.
+        arcs = np.array([(p - points[i - 1]) % circle for i, p in enumerate(points)],
+                        dtype=np.float64) / circle
+        if len(points) == 1:
+            arcs[:] = 1.0
+        order = np.argsort(arcs, kind="stable")
+        ascending = arcs[order]
+        count, probes = len(ascending), len(self.seeds)
+        below = np.concatenate([[0.0], np.cumsum(ascending)[:-1]])  # sum of shorter arcs
+        farther = count - np.arange(count)  # arcs at least this long: F's slope here
+        start = np.concatenate([[0.0], ascending[:-1]])
+        piece = ((1 - below - farther * start) ** probes
+                 - (1 - below - farther * ascending) ** probes) / (farther * probes)
+        per_point = np.empty(count)
+        per_point[order] = probes * np.cumsum(piece)
+        return np.bincount(self.owners, weights=per_point,
+                           minlength=len(self.servers)).astype(np.float64)
