@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.algorithms import ALGORITHMS
+from harness.algorithms.ring import RingAlgorithm
 from harness.constructions.allocated import allocate, remove_server
 from harness.generator import numbered_servers
 from harness.markdown import report
@@ -69,7 +69,7 @@ def test_the_rebalance_reaches_the_cv_before_the_removal(middle: Result) -> None
 def test_rebalance_after_matches_the_construction_functions() -> None:
     """The metric's fallen and rebalanced rings are the construction's own functions'."""
     servers = numbered_servers(40)
-    ring = ALGORITHMS["ring"].build(servers, construction="allocated", points_per_weight=8)
+    ring = RingAlgorithm.build(servers, construction="allocated", points_per_weight=8)
     fallen = ring.without(12)
     assert fallen is not None and fallen.servers == tuple(servers[:12] + servers[13:])
     assert np.array_equal(fallen.ring.positions, remove_server(ring.ring, 12).positions)
@@ -86,7 +86,7 @@ def test_rebalance_after_matches_the_construction_functions() -> None:
 
 def test_hashed_points_are_rebuilt_and_not_rebalanced() -> None:
     """Hashed points have no removal of their own: rebuilt from the list, no rebalance."""
-    ring = ALGORITHMS["ring"].build(numbered_servers(10), points_per_weight=8)
+    ring = RingAlgorithm.build(numbered_servers(10), points_per_weight=8)
     assert ring.without(3) is None and ring.rebalanced(0.01) is None
     scenario = parse_scenario(scenario_document("points", "server-30"), "points.toml")
     remove, _ = run_scenario(scenario, show_progress=False).runs[0].figure("movement")
