@@ -10,6 +10,12 @@ approximation): peak-to-mean ~ 1 + CV z_N. Then the ring is built and
 measured: its exact `cv_arcs` and peak-to-mean (a single random ring
 scatters round the formula), its collisions against the birthday
 expectation, its bytes in each layout, and its batch lookup time.
+
+Beside it, the other option: allocated tokens (`construction = "allocated"`),
+whose positions are chosen, so their CV falls about as 1/k rather than
+1/sqrt(k). The smallest k that meets the same target is found by building
+(doubling k, then bisecting), within a budget of tokens (the allocator is
+Python), with what the tokens cost in coordination between routers.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.constructions.allocated import allocate
 from harness.errors import ScenarioError
 from harness.generator import Server, generate_ring, points_for
 from harness.hashing import HASHES
@@ -34,6 +41,8 @@ from harness.tables import Report, Section, Table, count, kib, number, pct, text
 SMALL_RING_BYTES = 1 << 20
 PLAN_LAYOUTS = ("numpy-aligned", "numpy-packed", "cffi-packed", "bucketed")
 LOOKUP_KEYS = 200_000
+#: the most allocated tokens plan builds: 2,048 servers x 64 tokens take about a minute
+ALLOCATED_TOKEN_BUDGET = 140_000
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,86 @@ def plan_report(plan: Plan, hash_name: str = "blake2b-32",
          Section("Memory and lookup time per layout", tables=[Table.of(
              ["layout", "entry_size", "bytes", "size", "per server", "batch ns/key"],
              rows, notes=[f"Bytes as the layout accounts for them; batch lookups of "
-                          f"{LOOKUP_KEYS:,} random key hashes, median of 5."])])])
+                          f"{LOOKUP_KEYS:,} random key hashes, median of 5."])]),
+         allocated_section(plan, points)])
+
+
+@dataclass(frozen=True)
+class AllocatedTry:
+    points_per_weight: int
+    tokens: int
+    cv_arcs: float
+    peak_to_mean: float
+    build_s: float
+
+
+def allocated_tries(servers: Sequence[Server], target_cv: float,
+                    budget: int = ALLOCATED_TOKEN_BUDGET) -> list[AllocatedTry]:
+    """Allocated rings built for the target: k doubled from 1 until cv_arcs <= target, then
+    bisected down to the smallest k that meets it; none over `budget` tokens."""
+    weights = np.array([s.weight for s in servers])
+    tried: dict[int, AllocatedTry] = {}
+
+    def build(k: int) -> AllocatedTry | None:
+        tokens = sum(points_for(s.weight, k) for s in servers)
+        if tokens > budget:
+            return None
+        if k not in tried:
+            started = time.perf_counter()
+            ring = allocate(servers, k)
+            elapsed = time.perf_counter() - started
+            shares = arc_shares(ring, len(servers)) / weights
+            tried[k] = AllocatedTry(k, ring.entries, cv(shares) if len(servers) > 1 else 0.0,
+                                    float(shares.max() / shares.mean()), elapsed)
+        return tried[k]
+
+    k = 1
+    while (found := build(k)) is not None and found.cv_arcs > target_cv:
+        k *= 2
+    if found is not None and k > 1:
+        low, high = k // 2, k  # low misses the target, high meets it
+        while high - low > 1:
+            middle = (low + high) // 2
+            attempt = build(middle)
+            assert attempt is not None  # fewer tokens than `high`, which was built
+            low, high = (low, middle) if attempt.cv_arcs <= target_cv else (middle, high)
+    return sorted(tried.values(), key=lambda t: t.points_per_weight)
+
+
+def allocated_section(plan: Plan, random_points: int) -> Section:
+    """Allocated tokens as the other option: the smallest k that meets the target, its
+    entries against the random ring's, and what routers must then share."""
+    tries = allocated_tries(plan.servers, plan.target_cv)
+    meets = [t for t in tries if t.cv_arcs <= plan.target_cv]
+    rows = [[count(t.points_per_weight), count(t.tokens), pct(t.cv_arcs, 3),
+             number(t.peak_to_mean, 4), number(t.build_s, 2),
+             text("yes" if t.cv_arcs <= plan.target_cv else "no")] for t in tries]
+    if meets:
+        best = meets[0]
+        verdict = (f"Allocated tokens meet the target at k = {best.points_per_weight:,}: "
+                   f"{best.tokens:,} entries against {random_points:,} random points, "
+                   f"{random_points / best.tokens:,.1f}x fewer.")
+    else:
+        verdict = (f"Allocated tokens did not meet the target within "
+                   f"{ALLOCATED_TOKEN_BUDGET:,} tokens (the allocator is Python); random "
+                   "points it is, or run the allocator offline.")
+    coordination = (
+        "What they cost in coordination. Hashed points need only the set of servers and "
+        "weights: every router builds the same ring in any order. Allocated tokens depend on "
+        "history: every router must share the ordered list of servers and weights as they "
+        "joined, plus the seed, and run the allocator (integer arithmetic, the same ring on "
+        "every machine), or share the tokens themselves (k positions and an owner per "
+        "server). A removal falls to the successors of the removed server's tokens, and "
+        "must be shared as 'drop these tokens': rebuilding from the shorter list re-places "
+        "every server that joined after it. Its CV then rises; bringing it back needs a "
+        "rebalance that re-places a few tokens and moves extra keys between neighbours "
+        "(see results/allocated-100.md), after which only the tokens can be shared.")
+    return Section("The other option: allocated tokens", paragraphs=[verdict], tables=[
+        Table.of(["allocated k", "entries", "cv_arcs", "peak-to-mean", "build s",
+                  "meets the target"], rows,
+                 notes=["Built by `construction = \"allocated\"` (seed 0), k doubled from 1 "
+                        "until cv_arcs meets the target, then bisected."])],
+        footer=[coordination])
 
 
 def check_hash(name: str) -> str:

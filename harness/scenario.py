@@ -479,6 +479,17 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             if problem:
                 raise ScenarioError(f"{top.file}: migration.to needs servers that are "
                                     f"{problem}")
+    equivalence = scenario.measure.options.get("equivalence")
+    if equivalence is not None:
+        for recipe in scenario.recipes():
+            against = {**equivalence.against, "points_per_weight": 1, "layout": NO_LAYOUT}
+            for i, fleet in enumerate(equivalence.fleets):
+                servers = fleet.server_list()
+                for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):
+                    problem = get_algorithm(name).check_servers(servers, params)
+                    if problem:
+                        raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
+                                            f"servers that are {problem}")
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:

@@ -11,7 +11,7 @@ import pytest
 from harness.cli import main
 from harness.generator import Server
 from harness.metrics.balance import theory_cv
-from harness.plan import make_plan, points_for_target
+from harness.plan import allocated_section, allocated_tries, make_plan, points_for_target
 
 
 def test_100_servers_at_1_percent_need_9900_points() -> None:
@@ -79,3 +79,34 @@ def test_plan_for_a_process_scenario(tmp_path: Path,
     pair = points_for_target([Server("a"), Server("b")], 0.05)
     assert f"## The process: 2 rings at k = {max(all_four, pair):,}" in out
     assert "| x " in out and "| process " in out
+
+
+def test_allocated_tokens_are_offered_at_their_smallest_k() -> None:
+    """Doubling then bisecting finds a k that meets the target whose k - 1 was built and
+    missed it; every ring tried is an allocated ring of that many tokens."""
+    servers = [Server(f"s{i}") for i in range(50)]
+    tries = allocated_tries(servers, 0.02)
+    by_k = {t.points_per_weight: t for t in tries}
+    best = min(k for k, t in by_k.items() if t.cv_arcs <= 0.02)
+    assert best > 1 and by_k[best - 1].cv_arcs > 0.02
+    assert all(t.tokens == 50 * t.points_per_weight for t in tries)
+    assert best < points_for_target(servers, 0.02) / 100  # far fewer than random points
+
+
+def test_allocated_tokens_stop_at_the_budget() -> None:
+    """No allocated ring over the token budget is built; the report says the target was
+    not met within it."""
+    servers = [Server(f"s{i}") for i in range(100)]
+    tries = allocated_tries(servers, 0.001, budget=1_000)
+    assert [t.points_per_weight for t in tries] == [1, 2, 4, 8]
+    plan = make_plan(servers, target_cv=0.5)
+    assert "meet the target at k = 1:" in allocated_section(plan, 100).paragraphs[0]
+
+
+def test_plan_command_offers_allocated_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    """The plan names allocated tokens beside random points, with their coordination cost."""
+    assert main(["plan", "--weights", "1,2,5,1,2,5", "--target-cv", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "## The other option: allocated tokens" in out
+    assert "ordered list of servers and weights" in out and "rebalance" in out
+    assert re.search(r"Allocated tokens meet the target at k = \d+: [\d,]+ entries against", out)

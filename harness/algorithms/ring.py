@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from harness.algorithms.base import Algorithm, Routing, checked_keywords
 from harness.constructions import CONSTRUCTIONS, Construction, get_construction
+from harness.constructions.allocated import Rebalanced
 from harness.generator import Server, server_list_problem
 from harness.layouts import LAYOUTS, Layout
 from harness.metrics.balance import arc_shares
@@ -193,3 +194,32 @@ class RingAlgorithm(Routing):
 
     def exact_shares(self) -> npt.NDArray[np.float64]:
         return arc_shares(self.ring, len(self._servers))
+
+    def without(self, index: int) -> RingAlgorithm | None:
+        """The ring after server `index` leaves, when its construction says how a deployment
+        loses a server (allocated tokens: the others stay put, its arcs fall to their
+        successors) rather than rebuilding from the shorter list; None when rebuilding is
+        what happens (hashed points: the same ring, collisions aside)."""
+        remove = getattr(self.construction, "remove_server", None)
+        if remove is None:
+            return None
+        servers = self._servers[:index] + self._servers[index + 1:]
+        return self._holding(remove(self.ring, index), servers)
+
+    def rebalanced(self, cv_target: float) -> tuple[RingAlgorithm, Rebalanced] | None:
+        """This ring with the fewest points re-placed to bring its arc CV (per weight) to
+        `cv_target`, and what that moved; None when the construction cannot re-place points
+        (hashed points sit where their names hash)."""
+        rebalance = getattr(self.construction, "rebalance", None)
+        if rebalance is None:
+            return None
+        done: Rebalanced = rebalance(self.ring, [s.weight for s in self._servers], cv_target)
+        return self._holding(done.ring, self._servers), done
+
+    def _holding(self, ring: Ring, servers: Sequence[Server]) -> RingAlgorithm:
+        """Another ring of the same recipe, in the same layout."""
+        name = self._params["layout"]
+        layout: Layout | ReferenceForm = (
+            ReferenceForm(ring) if name == NO_LAYOUT
+            else LAYOUTS[name].build(ring.positions, ring.owners))
+        return RingAlgorithm(servers, self._params, self.construction, ring, layout)

@@ -332,6 +332,15 @@ class AllocatedConstruction:
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         return hash_many("blake2b-32", keys)
 
+    def remove_server(self, ring: Ring, index: int) -> Ring:
+        """How a deployment loses a server: its arcs fall to their successors. Rebuilding
+        from the shorter list would re-place every server that joined after it."""
+        return remove_server(ring, index)
+
+    def rebalance(self, ring: Ring, weights: Sequence[float], cv_target: float) -> Rebalanced:
+        """The fewest tokens re-placed to bring the arc CV to `cv_target` (see `rebalance`)."""
+        return rebalance(ring, weights, cv_target)
+
 
 def remove_server(ring: Ring, index: int) -> Ring:
     """The ring without server `index`, every other token kept: its arcs pass to their successors.

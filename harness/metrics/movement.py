@@ -4,12 +4,20 @@ Owners are compared by server name, since removing a server shifts the
 indexes of the servers after it. On the ring every moved key must move to the
 added server, or from the removed one; `ring_only_changed_server` checks it.
 With `hash mod N`, key h goes to the server at index h mod N of the list.
+
+Removal. Most rings are rebuilt from the shorter list. A construction whose
+points depend on history (allocated tokens) says how a deployment loses a
+server instead (`RingAlgorithm.without`): as it falls, its arcs pass to their
+successors. Where the construction can also re-place points
+(`RingAlgorithm.rebalanced`), the fallen ring is then rebalanced back to the
+arc CV it had before the removal, and the extra keys that moves (between
+neighbouring servers) are reported beside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -17,11 +25,31 @@ import numpy.typing as npt
 
 from harness import charts
 from harness.generator import Server
+from harness.metrics.balance import cv
 from harness.tables import Section, Table, count, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.algorithms.base import Algorithm
+    from harness.algorithms.ring import RingAlgorithm
     from harness.metrics.context import Operation, RunContext, RunPlan, Scope
     from harness.model import Result
+
+
+@dataclass(frozen=True)
+class RebalanceMove:
+    """A rebalancing step after a removal: fewest points re-placed to reach the CV target."""
+
+    #: the arc CV (per weight) before the removal: what the rebalance must get back to
+    cv_target: float
+    #: arc CV as the removed server's arcs fell, and after rebalancing
+    cv_fallen: float
+    cv_after: float
+    points_moved: int
+    #: sampled keys whose owner changed in the rebalance (on top of the removal)
+    extra_moved: int
+    extra_moved_fraction: float
+    #: the exact share of the hash space the rebalance gave to another server
+    extra_moved_share: float
 
 
 @dataclass(frozen=True)
@@ -39,6 +67,9 @@ class Movement:
     #: None where the algorithm gives no exact shares
     changed_server_share: float | None
     ring_only_changed_server: bool
+    #: a removal as the construction loses a server (other points kept), not a rebuild
+    as_it_falls: bool = False
+    rebalance: RebalanceMove | None = None
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -90,6 +121,26 @@ def servers_after(servers: Sequence[Server], operation: Operation) -> list[Serve
     return [s for s in servers if s.name != operation.server]
 
 
+def rebalance_after(before: Algorithm, fallen: RingAlgorithm,
+                    key_hashes: npt.NDArray[np.unsignedinteger],
+                    fallen_owners: npt.NDArray[np.uint16]) -> RebalanceMove | None:
+    """Rebalance the fallen ring back to the CV `before` had; what the step moved."""
+    shares = before.exact_shares()
+    if shares is None:
+        return None
+    weights = np.array([s.weight for s in before.servers])
+    target = cv(shares / weights)
+    done = fallen.rebalanced(target)
+    if done is None:
+        return None
+    ring, how = done
+    extra = int(np.count_nonzero(ring.reference_owners(key_hashes) != fallen_owners))
+    return RebalanceMove(cv_target=target, cv_fallen=how.cv_before, cv_after=how.cv_after,
+                         points_moved=how.tokens_moved, extra_moved=extra,
+                         extra_moved_fraction=extra / len(key_hashes),
+                         extra_moved_share=how.moved_share)
+
+
 class MovementMetric:
     """Keys that change owner when one server is added or removed, against hash mod N."""
 
@@ -108,7 +159,13 @@ class MovementMetric:
         for operation in context.operations:
             context.stage(f"{context.label}: movement ({operation.kind} {operation.server})")
             servers = servers_after(context.servers, operation)
-            after = context.rebuild(servers)
+            # A construction that says how it loses a server (allocated tokens) is measured
+            # that way; every other ring is rebuilt from the shorter list.
+            without = getattr(before, "without", None)
+            fallen: RingAlgorithm | None = None
+            if operation.kind == "remove" and without is not None:
+                fallen = without(names_before.index(operation.server))
+            after = fallen if fallen is not None else context.rebuild(servers)
             names_after = tuple(s.name for s in servers)
             # Key hashes are the algorithm's own, the same before and after.
             after_owners = after.reference_owners(context.key_hashes)
@@ -119,11 +176,16 @@ class MovementMetric:
                 shares = before.exact_shares()
                 share = (None if shares is None
                          else float(shares[names_before.index(operation.server)]))
-            records.append(measure_movement(
+            move = measure_movement(
                 operation.kind, operation.server, context.key_hashes,
                 names_of(context.owners, names_before), names_of(after_owners, names_after),
                 names_before, names_after, share,
-            ))
+            )
+            if fallen is not None:
+                move = replace(move, as_it_falls=True,
+                               rebalance=rebalance_after(before, fallen, context.key_hashes,
+                                                         after_owners))
+            records.append(move)
             context.advance(1)
         return records
 
@@ -133,7 +195,8 @@ class MovementMetric:
             moves: list[Movement] | None = run.figure(self.name)
             if not moves:
                 continue
-            rows = [[text(f"{m.operation} {m.server}"),
+            rows = [[text(f"{m.operation} {m.server}"
+                          + (" (as it falls)" if m.as_it_falls else "")),
                      text(f"{m.servers_before} -> {m.servers_after}"), count(m.keys),
                      count(m.ring_moved), pct(m.ring_moved_fraction),
                      pct(m.changed_server_share) if m.changed_server_share is not None
@@ -148,8 +211,24 @@ class MovementMetric:
                                                       ("hash mod N", m.mod_n_moved_fraction))],
                 category="operation", group="scheme", value="moved",
                 value_title="fraction of keys moved", label="label")
-            sections.append(Section(f"Movement ({run.label})", tables=[Table.of(
+            tables = [Table.of(
                 ["operation", "servers", "keys", "moved", "moved %",
                  "changed server's share", "mod N moved", "mod N moved %",
-                 "moves only to/from it"], rows)], charts=[chart]))
+                 "moves only to/from it"], rows)]
+            rebalanced = [(m, m.rebalance) for m in moves if m.rebalance is not None]
+            if rebalanced:
+                tables.append(Table.of(
+                    ["after", "target cv_arcs", "cv_arcs as it fell", "cv_arcs rebalanced",
+                     "points re-placed", "extra keys moved", "extra moved %",
+                     "extra share of the ring"],
+                    [[text(f"{m.operation} {m.server}"), pct(r.cv_target, 3),
+                      pct(r.cv_fallen, 3), pct(r.cv_after, 3), count(r.points_moved),
+                      count(r.extra_moved), pct(r.extra_moved_fraction, 3),
+                      pct(r.extra_moved_share, 3)] for m, r in rebalanced],
+                    notes=["As it falls: every other point stays, the removed server's arcs "
+                           "pass to their successors. Rebalanced: then the fewest points are "
+                           "re-placed (each within its two arcs) to bring cv_arcs back to "
+                           "what it was before the removal; the extra keys move between "
+                           "neighbouring servers, on top of the removed server's."]))
+            sections.append(Section(f"Movement ({run.label})", tables=tables, charts=[chart]))
         return sections
