@@ -175,6 +175,10 @@ def test_equal_fleet_figures(tiny: Result) -> None:
     maglev = next(r for r in fleet.algorithms if r.algorithm == "maglev")
     assert maglev.slot_spread is not None and maglev.slot_spread <= 1
     assert maglev.shares_from == "exact"
+    multi_probe = next(r for r in fleet.algorithms if r.algorithm == "multi-probe")
+    assert multi_probe.shares_from == "exact" and multi_probe.exact_peak_to_mean is not None
+    assert multi_probe.exact_peak_to_mean >= 1.0
+    assert jump.exact_peak_to_mean is None  # jump's shares come from keys
     middle = jump.moves[2]
     assert middle.movement is None and middle.unsupported is not None
     assert "only the last server" in middle.unsupported
@@ -208,6 +212,7 @@ def test_report_shows_not_supported_and_targets(tiny: Result) -> None:
     assert "jump, remove middle: not supported" in page
     assert "not measured in this run (no such fleet)" in page  # no N=100 or 1,000 here
     assert "1.000000" in page
+    assert "from exact shares; " in page  # multi-probe's published figure, beside the keys'
 
 
 def test_memory_is_measured_by_memray_per_recipe_and_peer(

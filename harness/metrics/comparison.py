@@ -112,6 +112,9 @@ class RecipeFigures:
     weight_share_error: float | None = None
     #: "exact" (the algorithm's own shares of the hash space) or "keys" (uniform keys)
     shares_from: str | None = None
+    #: the largest share over its weight share, from exact shares (None where the
+    #: algorithm has none): balance without the noise of a finite key set
+    exact_peak_to_mean: float | None = None
     #: rings: the CV of share per weight predicted from point counts
     cv_theory: float | None = None
     #: tables of slots (maglev): the most minus the fewest slots of a server
@@ -331,6 +334,9 @@ class ComparisonMetric:
                   else np.bincount(owners, minlength=len(servers)) / len(owners))
         figures.shares_from = "exact" if exact is not None else "keys"
         figures.weight_share_error = weight_share_error(shares, servers)
+        if exact is not None:
+            weights = np.array([server.weight for server in servers], dtype=np.float64)
+            figures.exact_peak_to_mean = float(np.max(exact / (weights / weights.sum())))
         construction = getattr(algorithm, "construction", None)
         if construction is not None:
             from harness.metrics.balance import theory_cv
