@@ -64,7 +64,9 @@ def resources_section(result: Result) -> Section:
 
 def parity_section(result: Result) -> Section:
     lines = [f"{run.label}: all {len(run.parity.forms)} forms routed {run.parity.keys:,} keys "
-             f"identically to the reference." for run in result.runs]
+             f"identically to the reference." if run.parity.forms else
+             f"{run.label}: no form to check: the reference alone routed "
+             f"{run.parity.keys:,} keys." for run in result.runs]
     return Section("Parity", paragraphs=["\n".join(lines)])
 
 
