@@ -221,3 +221,15 @@ def test_a_process_of_an_algorithm_without_layouts_is_refused(
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     assert (f"process must be left out for {name}: a process is costed as rings held in "
             f"layouts, one per eligibility set; {name} has no layouts") in capsys.readouterr().err
+
+
+def test_a_ring_only_run_says_no_form_was_checked(write_scenario: Callable[[str], Path]) -> None:
+    """With no layout the reference routes alone: the report says so, not "all 0 forms"."""
+    from harness.report import parity_section
+    from harness.runner import run_scenario
+
+    scenario = load_scenario(write_scenario(
+        '[servers]\ncount = 3\n[keys]\ncount = 500\n'
+        '[measure]\nlayouts = []\nmetrics = ["balance"]'))
+    section = parity_section(run_scenario(scenario, show_progress=False))
+    assert section.paragraphs == ["k=160: no form to check: the reference alone routed 500 keys."]
