@@ -141,11 +141,12 @@ ffibuilder.set_source(
     '#include "generate.h"\n#include "lean.h"\n#include "random_access.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c",
-             "cext/generate.c", "cext/lean.c", "cext/random_access.c"],
+             "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c", "cext/random_access.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h",
-             "cext/generate.h", "cext/lean.h", "cext/random_access.h"],
-    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why);
+             "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h", "cext/random_access.h"],
+    # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
+    # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.
     libraries=["crypto", "z", "pthread", "m"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
