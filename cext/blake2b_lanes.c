@@ -92,3 +92,40 @@ blake2b512_first_words(const uint64_t *words, const uint64_t *lengths, uint64_t 
     lanes_t first = v[0] ^ v[8] ^ h0;
     memcpy(first_words, &first, sizeof first);
 }
+
+int blake2b512_prefixes_many(const uint8_t *data, const uint64_t *offsets, size_t n, int width,
+                             void *out)
+{
+    if (width != 4 && width != 8)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (offsets[i + 1] - offsets[i] > BLAKE2B_BLOCK_BYTES)
+            return -1;
+    uint64_t words[16 * BLAKE2B_LANES], lengths[BLAKE2B_LANES], first[BLAKE2B_LANES];
+    for (size_t start = 0; start < n; start += BLAKE2B_LANES) {
+        size_t lanes = n - start < BLAKE2B_LANES ? n - start : BLAKE2B_LANES;
+        memset(words, 0, sizeof words);
+        memset(lengths, 0, sizeof lengths);
+        for (size_t k = 0; k < lanes; k++) {
+            uint8_t block[BLAKE2B_BLOCK_BYTES] = {0};
+            size_t len = offsets[start + k + 1] - offsets[start + k];
+            memcpy(block, data + offsets[start + k], len);
+            lengths[k] = len;
+            for (size_t w = 0; w < (len + 7) / 8; w++) {
+                uint64_t word = 0;
+                for (int b = 7; b >= 0; b--)
+                    word = word << 8 | block[8 * w + (size_t)b];
+                words[w * BLAKE2B_LANES + k] = word;
+            }
+        }
+        blake2b512_first_words(words, lengths, first);
+        /* the digest's first bytes read big-endian: byte i is bits 8i..8i+7 of the word */
+        for (size_t k = 0; k < lanes; k++) {
+            if (width == 8)
+                ((uint64_t *)out)[start + k] = __builtin_bswap64(first[k]);
+            else
+                ((uint32_t *)out)[start + k] = __builtin_bswap32((uint32_t)first[k]);
+        }
+    }
+    return 0;
+}

@@ -1,8 +1,9 @@
 """BLAKE2b-512 in SIMD lanes (cext/blake2b_lanes.c) against hashlib, at every name length.
 
-The C generator hashes names of up to one 128-byte block eight at a time and sends
-longer ones to OpenSSL; these tests reach both sides of that limit, batches cut short
-at a server's end and names whose length changes inside a batch (j from 9 to 10).
+The C generator and `hash_many` hash names of up to one 128-byte block eight at a time
+and send longer ones to OpenSSL (hashlib for `hash_many`); these tests reach both sides
+of that limit, batches cut short at a server's end and names whose length changes
+inside a batch (j from 9 to 10).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import numpy as np
 import pytest
 
 from harness import _cbindings
+from harness.errors import HarnessError
 from harness.generator import parse_template
+from harness.hashing import get_hash, hash_many
 
 
 def _hashlib_position(name: bytes, width: int) -> int:
@@ -65,3 +68,20 @@ def test_j_fields_carry_in_place() -> None:
     expected = [_hashlib_position(f"{j}-9-{j}9".encode(), 8) for j in range(counts[0])]
     np.testing.assert_array_equal(np.array(got, dtype=np.uint64),
                                   np.array(expected, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("hash_name", ["blake2b-32", "blake2b-64"])
+def test_batch_keys_equal_hashlib_at_every_length(hash_name: str) -> None:
+    """`hash_many` of keys of 0 to 140 bytes (in C up to a block, hashlib past it) and of
+    a batch that all fits (in C alone) against hashlib one key at a time."""
+    width = get_hash(hash_name).bits // 8
+    keys = [bytes(range(1, length + 1)) for length in range(141)]
+    for batch in (keys, keys[:129], keys[:13]):
+        assert hash_many(hash_name, batch).tolist() == [
+            _hashlib_position(key, width) for key in batch]
+
+
+def test_batch_refuses_a_name_over_one_block() -> None:
+    """The C batch takes names of one block at most; hash_many sends longer ones to hashlib."""
+    with pytest.raises(HarnessError, match="over one block"):
+        _cbindings.blake2b_prefixes_many([b"x" * 129], 4)
