@@ -243,7 +243,9 @@ def blake2b_prefixes_many(names: Sequence[bytes], width: int) -> npt.NDArray[np.
     lengths = np.fromiter((len(n) for n in names), dtype=np.uint64, count=len(names))
     offsets = np.zeros(len(names) + 1, dtype=np.uint64)
     np.cumsum(lengths, out=offsets[1:])
-    out = np.empty(len(names), dtype=np.uint32 if width == 4 else np.uint64)
+    out: npt.NDArray[np.unsignedinteger] = np.empty(
+        len(names), dtype=np.uint32 if width == 4 else np.uint64
+    )
     status = lib.blake2b512_prefixes_many(
         ffi.from_buffer("uint8_t[]", b"".join(names) or b"\0"),
         ffi.from_buffer("uint64_t[]", offsets),
