@@ -3,7 +3,7 @@
  *
  * Which hash code: names of up to one BLAKE2b block (128 bytes, every template
  * in practice) are hashed BLAKE2B_LANES at a time by blake2b_lanes.c, which
- * says why no library does it: OpenSSL's EVP costs 420-520 ns a call against
+ * says why no library does it: OpenSSL's EVP costs 420-560 ns a call against
  * 33 ns a name in lanes. Longer names, and MD5, go through OpenSSL's libcrypto
  * EVP interface, CRC-32 through zlib (the library Python's zlib.crc32 wraps).
  * Why OpenSSL there: one well-kept library for both digests, packaged on every
