@@ -100,12 +100,13 @@ void wrendezvous_pick_many(const struct wrendezvous_node *, size_t, const uint64
                            uint16_t *);
 """
 
-# Point generation (generate.h), the lean ring (lean.h) and the random-access
-# reference of batch lookups (random_access.h).
+# Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring
+# (lean.h) and the random-access reference of batch lookups (random_access.h).
 CDEF_GENERATE = """
 int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
                          const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
 int ring_generate_nginx(const uint32_t *, const uint64_t *, size_t, void *, uint16_t *, int);
+int blake2b512_prefixes_many(const uint8_t *, const uint64_t *, size_t, int, void *);
 
 size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int, int);
 size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
@@ -138,14 +139,16 @@ ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"\n'
-    '#include "generate.h"\n#include "lean.h"\n#include "random_access.h"',
+    '#include "generate.h"\n#include "blake2b_lanes.h"\n#include "lean.h"\n'
+    '#include "random_access.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c",
-             "cext/generate.c", "cext/lean.c", "cext/random_access.c"],
+             "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c", "cext/random_access.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h",
-             "cext/generate.h", "cext/lean.h", "cext/random_access.h"],
-    # BLAKE2b and MD5 from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c says why);
+             "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h", "cext/random_access.h"],
+    # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
+    # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.
     libraries=["crypto", "z", "pthread", "m"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],

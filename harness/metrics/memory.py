@@ -41,7 +41,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import memray
 import numpy as np
 import numpy.typing as npt
 
@@ -77,6 +76,10 @@ def rss_bytes() -> int:
 
 def _tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any, int, int]:
     """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
+    # memray only when memory is measured: a run without this metric (every run imports
+    # the metric registry) skips its 30-50 ms import.
+    import memray
+
     trace = workdir / f"{label}.memray"
     # trace_python_allocators: without it memray sees only pymalloc arenas, and objects
     # placed in arenas that existed before the build (tuples, ints) would go uncounted.
