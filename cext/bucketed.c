@@ -205,9 +205,10 @@ struct pending_key {
 /* The batch lookup with a window of `window` entries, for rings too large for the
  * caches. Step i counts the window of key i - PIPELINE_DEPTH, reads the offsets of
  * key i and prefetches its window, and prefetches the offsets of key
- * i + 2 * PIPELINE_DEPTH. Called with a constant `window`, so each call is compiled
- * for its width. */
-static inline void lookup_many_window(const uint32_t *offsets,
+ * i + 2 * PIPELINE_DEPTH. Always inlined into a caller per width: with `window` a
+ * runtime value (GCC neither inlines nor clones it on its own), the count is a loop
+ * with a branch, measured ~20% slower. */
+static inline __attribute__((always_inline)) void lookup_many_window(const uint32_t *offsets,
                                       const struct ring_bucket_entry *entries,
                                       const uint32_t *keys, size_t m, uint16_t *out,
                                       size_t window)
@@ -244,6 +245,20 @@ static inline void lookup_many_window(const uint32_t *offsets,
     }
 }
 
+static void lookup_many_window16(const uint32_t *offsets,
+                                 const struct ring_bucket_entry *entries,
+                                 const uint32_t *keys, size_t m, uint16_t *out)
+{
+    lookup_many_window(offsets, entries, keys, m, out, WINDOW);
+}
+
+static void lookup_many_window32(const uint32_t *offsets,
+                                 const struct ring_bucket_entry *entries,
+                                 const uint32_t *keys, size_t m, uint16_t *out)
+{
+    lookup_many_window(offsets, entries, keys, m, out, WIDE_WINDOW);
+}
+
 void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
                                const uint32_t *keys, size_t m, uint16_t *out)
 {
@@ -251,9 +266,9 @@ void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket
      * and up, 32 entries: 4M and up) */
     size_t n = offsets[RING_BUCKETS];
     if (n >= (size_t)2 * WIDE_WINDOW * RING_BUCKETS)
-        lookup_many_window(offsets, entries, keys, m, out, WIDE_WINDOW);
+        lookup_many_window32(offsets, entries, keys, m, out);
     else if (n >= (size_t)2 * WINDOW * RING_BUCKETS)
-        lookup_many_window(offsets, entries, keys, m, out, WINDOW);
+        lookup_many_window16(offsets, entries, keys, m, out);
     else
         lookup_many_search(offsets, entries, keys, m, out);
 }
