@@ -211,8 +211,8 @@ struct pending_key {
  * caches. Step i counts the window of key i - PIPELINE_DEPTH, reads the offsets of
  * key i and prefetches its window, and prefetches the offsets of key
  * i + 2 * PIPELINE_DEPTH. Always inlined into a caller per width: with `window` a
- * runtime value (GCC neither inlines nor clones it on its own), the count is a loop
- * with a branch, measured ~20% slower. */
+ * run-time value (GCC neither inlined nor cloned it on its own) each key tested the
+ * width, measured 2.5x to 3.9x one random access at 10M entries against 2.1x to 2.6x. */
 static inline __attribute__((always_inline)) void lookup_many_window(const uint32_t *offsets,
                                       const struct ring_bucket_entry *entries,
                                       const uint32_t *keys, size_t m, uint16_t *out,
