@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -115,7 +116,21 @@ def in_parallel(tasks: Sequence[Callable[[], T]], workers: int | None = None) ->
         return [task() for task in tasks]
     _TASKS = tasks
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return pool.map(_run_task, range(len(tasks)), chunksize=1)
+        context = multiprocessing.get_context("fork")
+        with context.Pool(workers, initializer=_default_signals) as pool:
+            results = pool.map(_run_task, range(len(tasks)), chunksize=1)
+            # Let the workers finish on their own: leaving the block calls terminate(),
+            # which signals them and then waits for each, and a worker that did not die
+            # of it (seen once in a clean-clone CI run) kept that wait from ever ending.
+            pool.close()
+            pool.join()
+            return results
     finally:
         _TASKS = ()
+
+
+def _default_signals() -> None:
+    """A worker dies of SIGTERM and ignores SIGINT: the harness's own handlers (cleanup,
+    exit 143 or 130) belong to the process that forked it, which terminates the pool."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
