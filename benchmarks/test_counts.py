@@ -3,8 +3,9 @@
 One fresh process per layout and ring (harness.callgrind) counts the same
 operations the timing tests time, on the same rings and keys: instructions
 and simulated L1 and last-level data misses, per key for lookups and per
-entry for builds (builds: instructions only, see below). They repeat exactly, so the gate compares them with a 2%
-tolerance (harness.benchgate.decide) instead of a statistical test.
+entry for builds (builds: instructions only, see below). They repeat
+exactly, so the gate compares them with a 2% tolerance
+(harness.benchgate.decide) instead of a statistical test.
 """
 
 from __future__ import annotations
