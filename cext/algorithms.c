@@ -113,8 +113,24 @@ uint16_t jump_bucket(uint64_t key, uint32_t buckets)
 /* Keys are jumped JUMP_LANES at a time: one key's steps form a chain of
  * dependent double divisions, so interleaving independent keys keeps the
  * divider busy instead of waiting on each result. A lane whose key has landed
- * takes the next key at once, so no lane waits for the slowest of a group. */
+ * takes the next key at once, so no lane waits for the slowest of a group.
+ * Which lanes land in a round is random, so the steady state decides it with
+ * masks rather than branches (a branch per lane per round mispredicted about
+ * once a key); it runs while every lane can still take a key, and the last
+ * keys in flight finish one by one. Each step is jump_bucket's expression,
+ * operation for operation (a product of a quotient: nothing to contract into
+ * an FMA), so every bucket is the scalar one. */
 #define JUMP_LANES 8
+
+static inline uint16_t jump_from(uint64_t key, int64_t b, int64_t j, uint32_t buckets)
+{
+    while (j < (int64_t)buckets) {
+        b = j;
+        key = key * 2862933555777941757ULL + 1;
+        j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) / (double)((key >> 33) + 1)));
+    }
+    return (uint16_t)b;
+}
 
 void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
 {
@@ -125,36 +141,34 @@ void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *o
     }
     uint64_t key[JUMP_LANES];
     int64_t b[JUMP_LANES], j[JUMP_LANES];
-    size_t which[JUMP_LANES], next = JUMP_LANES, busy = JUMP_LANES;
+    size_t which[JUMP_LANES], next = JUMP_LANES;
     for (int l = 0; l < JUMP_LANES; l++) {
         key[l] = keys[l];
         b[l] = -1;
         j[l] = 0;
         which[l] = (size_t)l;
     }
-    while (busy) {
+    /* At most JUMP_LANES keys are taken per round: keys[next] stays in bounds. */
+    while (next + JUMP_LANES <= count) {
         for (int l = 0; l < JUMP_LANES; l++) {
-            if (j[l] >= (int64_t)buckets) {
-                if (which[l] == SIZE_MAX)
-                    continue; /* idle: no keys left */
-                out[which[l]] = (uint16_t)b[l];
-                if (next < count) {
-                    key[l] = keys[next];
-                    b[l] = -1;
-                    j[l] = 0;
-                    which[l] = next++;
-                } else {
-                    which[l] = SIZE_MAX;
-                    busy--;
-                    continue;
-                }
-            }
+            /* all ones when lane l has landed: it takes keys[next] from j = 0 */
+            uint64_t landed = (uint64_t)0 - (uint64_t)(j[l] >= (int64_t)buckets);
+            key[l] = (keys[next] & landed) | (key[l] & ~landed);
+            which[l] = ((size_t)next & (size_t)landed) | (which[l] & ~(size_t)landed);
+            j[l] &= (int64_t)~landed;
+            next += (size_t)(landed & 1);
             b[l] = j[l];
             key[l] = key[l] * 2862933555777941757ULL + 1;
             j[l] = (int64_t)((double)(b[l] + 1) *
                              ((double)(1LL << 31) / (double)((key[l] >> 33) + 1)));
+            /* the bucket so far; the last write, on landing, is the answer */
+            out[which[l]] = (uint16_t)b[l];
         }
     }
+    for (int l = 0; l < JUMP_LANES; l++)
+        out[which[l]] = jump_from(key[l], b[l], j[l], buckets);
+    for (; next < count; next++)
+        out[next] = jump_bucket(keys[next], buckets);
 }
 
 /* ---- Maglev: Envoy's OriginalMaglevTable::constructImplementationInternals ----
