@@ -49,14 +49,17 @@ def test_batches_of_every_size_around_the_c_lane_count(count: int) -> None:
     assert algorithm.lookup_many(hashes).tolist() == [jump.hash(int(h), 1000) for h in hashes]
 
 
-# The C batch jumps 8 keys side by side, masked while every lane can take a
-# new key (from 16 keys on), then drains the keys in flight and the rest.
+# The C batch jumps 8 keys side by side (32 with AVX-512, from 64 keys on),
+# masked while every lane can take a new key, then drains the keys in flight.
 C_LANES = 8
+C_AVX512_LANES = 32
 
 
 @settings(max_examples=150, deadline=None)
 @given(count=st.one_of(st.sampled_from([0, 1, C_LANES - 1, C_LANES, C_LANES + 1,
-                                        2 * C_LANES - 1, 2 * C_LANES, 2 * C_LANES + 1]),
+                                        2 * C_LANES - 1, 2 * C_LANES, 2 * C_LANES + 1,
+                                        2 * C_AVX512_LANES - 1, 2 * C_AVX512_LANES,
+                                        2 * C_AVX512_LANES + 1]),
                        st.integers(0, 3000)),
        buckets=st.integers(1, 2**16), seed=st.integers(0, 2**32 - 1))
 def test_c_batch_equals_the_c_scalar_key_by_key(count: int, buckets: int, seed: int) -> None:
