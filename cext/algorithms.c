@@ -135,7 +135,7 @@ static inline uint16_t jump_from(uint64_t key, int64_t b, int64_t j, uint32_t bu
     return (uint16_t)b;
 }
 
-static void jump_many_portable(const uint64_t *keys, size_t count, uint32_t buckets,
+void jump_many_portable(const uint64_t *keys, size_t count, uint32_t buckets,
                                uint16_t *out)
 {
     if (count < JUMP_LANES) {
