@@ -3,6 +3,9 @@
 #include "algorithms.h"
 
 #include <math.h>
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,10 +116,27 @@ uint16_t jump_bucket(uint64_t key, uint32_t buckets)
 /* Keys are jumped JUMP_LANES at a time: one key's steps form a chain of
  * dependent double divisions, so interleaving independent keys keeps the
  * divider busy instead of waiting on each result. A lane whose key has landed
- * takes the next key at once, so no lane waits for the slowest of a group. */
+ * takes the next key at once, so no lane waits for the slowest of a group.
+ * Which lanes land in a round is random, so the steady state decides it with
+ * masks rather than branches (a branch per lane per round mispredicted about
+ * once a key); it runs while every lane can still take a key, and the last
+ * keys in flight finish one by one. Each step is jump_bucket's expression,
+ * operation for operation (a product of a quotient: nothing to contract into
+ * an FMA), so every bucket is the scalar one. */
 #define JUMP_LANES 8
 
-void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
+static inline uint16_t jump_from(uint64_t key, int64_t b, int64_t j, uint32_t buckets)
+{
+    while (j < (int64_t)buckets) {
+        b = j;
+        key = key * 2862933555777941757ULL + 1;
+        j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) / (double)((key >> 33) + 1)));
+    }
+    return (uint16_t)b;
+}
+
+void jump_many_portable(const uint64_t *keys, size_t count, uint32_t buckets,
+                               uint16_t *out)
 {
     if (count < JUMP_LANES) {
         for (size_t i = 0; i < count; i++)
@@ -125,36 +145,113 @@ void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *o
     }
     uint64_t key[JUMP_LANES];
     int64_t b[JUMP_LANES], j[JUMP_LANES];
-    size_t which[JUMP_LANES], next = JUMP_LANES, busy = JUMP_LANES;
+    size_t which[JUMP_LANES], next = JUMP_LANES;
     for (int l = 0; l < JUMP_LANES; l++) {
         key[l] = keys[l];
         b[l] = -1;
         j[l] = 0;
         which[l] = (size_t)l;
     }
-    while (busy) {
+    /* At most JUMP_LANES keys are taken per round: keys[next] stays in bounds. */
+    while (next + JUMP_LANES <= count) {
         for (int l = 0; l < JUMP_LANES; l++) {
-            if (j[l] >= (int64_t)buckets) {
-                if (which[l] == SIZE_MAX)
-                    continue; /* idle: no keys left */
-                out[which[l]] = (uint16_t)b[l];
-                if (next < count) {
-                    key[l] = keys[next];
-                    b[l] = -1;
-                    j[l] = 0;
-                    which[l] = next++;
-                } else {
-                    which[l] = SIZE_MAX;
-                    busy--;
-                    continue;
-                }
-            }
+            /* all ones when lane l has landed: it takes keys[next] from j = 0 */
+            uint64_t landed = (uint64_t)0 - (uint64_t)(j[l] >= (int64_t)buckets);
+            key[l] = (keys[next] & landed) | (key[l] & ~landed);
+            which[l] = ((size_t)next & (size_t)landed) | (which[l] & ~(size_t)landed);
+            j[l] &= (int64_t)~landed;
+            next += (size_t)(landed & 1);
             b[l] = j[l];
             key[l] = key[l] * 2862933555777941757ULL + 1;
             j[l] = (int64_t)((double)(b[l] + 1) *
                              ((double)(1LL << 31) / (double)((key[l] >> 33) + 1)));
+            /* the bucket so far; the last write, on landing, is the answer */
+            out[which[l]] = (uint16_t)b[l];
         }
     }
+    for (int l = 0; l < JUMP_LANES; l++)
+        out[which[l]] = jump_from(key[l], b[l], j[l], buckets);
+    for (; next < count; next++)
+        out[next] = jump_bucket(keys[next], buckets);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The same lanes as jump_many_portable, eight to an AVX-512 register and
+ * JUMP_VECTORS registers side by side: one register's step is a long chain
+ * (64-bit multiply, conversions, division), so independent registers fill the
+ * divider, which takes eight divisions at about the cost of two scalar ones.
+ * A landed lane takes the next key by a masked expand-load. Every operation
+ * is the scalar one lane by lane (vpmullq keeps the low 64 bits as the scalar
+ * multiply; the conversions are exact below 2**53; vdivpd and vmulpd round
+ * as divsd and mulsd, no FMA), so every bucket is jump_bucket's. */
+#define JUMP_VECTORS 4
+
+__attribute__((target("avx512f,avx512dq")))
+static void jump_many_avx512(const uint64_t *keys, size_t count, uint32_t buckets,
+                             uint16_t *out)
+{
+    const __m512i mult = _mm512_set1_epi64((long long)2862933555777941757ULL);
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i vbuckets = _mm512_set1_epi64((long long)buckets);
+    const __m512d two31 = _mm512_set1_pd((double)(1LL << 31));
+    const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i key[JUMP_VECTORS], which[JUMP_VECTORS], j[JUMP_VECTORS], b[JUMP_VECTORS];
+    for (int v = 0; v < JUMP_VECTORS; v++) {
+        key[v] = _mm512_loadu_si512((const void *)(keys + 8 * v));
+        which[v] = _mm512_add_epi64(iota, _mm512_set1_epi64(8 * v));
+        j[v] = _mm512_setzero_si512();
+        b[v] = _mm512_set1_epi64(-1);
+    }
+    size_t next = 8 * JUMP_VECTORS;
+    int64_t lane_which[8];
+    uint16_t lane_b[8];
+    /* At most 8 * JUMP_VECTORS keys are taken per round: the loads stay in bounds. */
+    while (next + 8 * JUMP_VECTORS <= count) {
+        for (int v = 0; v < JUMP_VECTORS; v++) {
+            __mmask8 landed = _mm512_cmpge_epi64_mask(j[v], vbuckets);
+            key[v] = _mm512_mask_expandloadu_epi64(key[v], landed, (const void *)(keys + next));
+            which[v] = _mm512_mask_expand_epi64(
+                which[v], landed, _mm512_add_epi64(iota, _mm512_set1_epi64((long long)next)));
+            j[v] = _mm512_mask_mov_epi64(j[v], landed, _mm512_setzero_si512());
+            next += (size_t)__builtin_popcount((unsigned)landed);
+            b[v] = j[v];
+            key[v] = _mm512_add_epi64(_mm512_mullo_epi64(key[v], mult), one);
+            __m512d x = _mm512_cvtepi64_pd(_mm512_add_epi64(_mm512_srli_epi64(key[v], 33), one));
+            __m512d q = _mm512_div_pd(two31, x);
+            j[v] = _mm512_cvttpd_epi64(
+                _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_add_epi64(b[v], one)), q));
+            /* the bucket so far; the last write, on landing, is the answer */
+            _mm512_storeu_si512((void *)lane_which, which[v]);
+            _mm_storeu_si128((__m128i *)lane_b, _mm512_cvtepi64_epi16(b[v]));
+            for (int l = 0; l < 8; l++)
+                out[lane_which[l]] = lane_b[l];
+        }
+    }
+    for (int v = 0; v < JUMP_VECTORS; v++) {
+        uint64_t lane_key[8];
+        int64_t lane_b64[8], lane_j[8];
+        _mm512_storeu_si512((void *)lane_key, key[v]);
+        _mm512_storeu_si512((void *)lane_b64, b[v]);
+        _mm512_storeu_si512((void *)lane_j, j[v]);
+        _mm512_storeu_si512((void *)lane_which, which[v]);
+        for (int l = 0; l < 8; l++)
+            out[lane_which[l]] = jump_from(lane_key[l], lane_b64[l], lane_j[l], buckets);
+    }
+    for (; next < count; next++)
+        out[next] = jump_bucket(keys[next], buckets);
+}
+#endif
+
+void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (count >= 16 * JUMP_VECTORS && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512dq")) {
+        jump_many_avx512(keys, count, buckets, out);
+        return;
+    }
+#endif
+    jump_many_portable(keys, count, buckets, out);
 }
 
 /* ---- Maglev: Envoy's OriginalMaglevTable::constructImplementationInternals ----

@@ -20,6 +20,9 @@ void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_
 /* Jump consistent hash (Lamping & Veach 2014): the bucket in [0, buckets). */
 uint16_t jump_bucket(uint64_t key, uint32_t buckets);
 void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
+/* jump_many without the AVX-512 path, whatever the CPU: exported so that the tests check
+ * the portable lanes on machines that would otherwise never run them. */
+void jump_many_portable(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
 
 /* Maglev's table, as Envoy's OriginalMaglevTable fills it. Hosts are given in
  * the order Envoy takes them (sorted by name); owner[i] is what the table

@@ -59,6 +59,7 @@ void xxh64_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
 
 uint16_t jump_bucket(uint64_t, uint32_t);
 void jump_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+void jump_many_portable(const uint64_t *, size_t, uint32_t, uint16_t *);
 
 int maglev_fill(const uint64_t *, const uint64_t *, const double *, const uint16_t *, size_t,
                 double, uint64_t, uint16_t *);

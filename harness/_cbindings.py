@@ -320,6 +320,16 @@ class CJump:
         lib.jump_many(ffi.from_buffer("uint64_t[]", keys), len(keys), self.buckets, _u16_out(out))
         return out
 
+    def lookup_many_portable(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]:
+        """`lookup_many` by the portable lanes even where the CPU has AVX-512 (for tests)."""
+        keys = _u64_in(key_hashes)
+        out = np.empty(len(keys), dtype=np.uint16)
+        lib.jump_many_portable(ffi.from_buffer("uint64_t[]", keys), len(keys), self.buckets,
+                               _u16_out(out))
+        return out
+
 
 class CMaglevTable:
     """A Maglev lookup table of uint16 owners, filled in C as Envoy fills its table.

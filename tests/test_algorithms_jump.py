@@ -10,6 +10,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness import _cbindings
 from harness.algorithms import ALGORITHMS
 from harness.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
 from harness.errors import HarnessError, ScenarioError
@@ -46,6 +47,29 @@ def test_batches_of_every_size_around_the_c_lane_count(count: int) -> None:
     algorithm = JumpAlgorithm.build(numbered_servers(1000))
     hashes = _random_hashes(count, count)[len(EDGES):]
     assert algorithm.lookup_many(hashes).tolist() == [jump.hash(int(h), 1000) for h in hashes]
+
+
+# The C batch jumps 8 keys side by side (32 with AVX-512, from 64 keys on),
+# masked while every lane can take a new key, then drains the keys in flight.
+C_LANES = 8
+C_AVX512_LANES = 32
+
+
+@settings(max_examples=150, deadline=None)
+@given(count=st.one_of(st.sampled_from([0, 1, C_LANES - 1, C_LANES, C_LANES + 1,
+                                        2 * C_LANES - 1, 2 * C_LANES, 2 * C_LANES + 1,
+                                        2 * C_AVX512_LANES - 1, 2 * C_AVX512_LANES,
+                                        2 * C_AVX512_LANES + 1]),
+                       st.integers(0, 3000)),
+       buckets=st.integers(1, 2**16), seed=st.integers(0, 2**32 - 1))
+def test_c_batch_equals_the_c_scalar_key_by_key(count: int, buckets: int, seed: int) -> None:
+    """jump_many over any batch length and bucket count gives jump_bucket's answer per key."""
+    hashes = _random_hashes(count, seed)[:count]  # from 8 keys on, the edges come first
+    c_jump = _cbindings.CJump(buckets)
+    expected = [c_jump.lookup(int(h)) for h in hashes]
+    assert c_jump.lookup_many(hashes).tolist() == expected
+    # ... and so do the portable lanes, which an AVX-512 machine never takes from 64 keys on.
+    assert c_jump.lookup_many_portable(hashes).tolist() == expected
 
 
 def test_lookups_equal_guavas_consistent_hash() -> None:
