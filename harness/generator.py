@@ -160,4 +160,9 @@ def generate_ring_reference(
 
 def numbered_servers(count: int, name: str = "server-{i}", weight: float = 1.0) -> list[Server]:
     """`count` servers named by `name.format(i=i)`, all of one weight."""
-    return [Server(name.format(i=i), weight) for i in range(count)]
+    return fleet_servers(count, (weight,), name)
+
+
+def fleet_servers(count: int, pattern: Sequence[float], name: str = "server-{i}") -> list[Server]:
+    """`count` servers named by `name.format(i=i)`, weights repeating the pattern."""
+    return [Server(name.format(i=i), pattern[i % len(pattern)]) for i in range(count)]

@@ -12,8 +12,8 @@ import pytest
 from harness import markdown
 from harness.algorithms import ALGORITHMS, get_algorithm
 from harness.cli import main
-from harness.generator import Server
-from harness.metrics.comparison import Comparison, FleetFigures, fleet_servers
+from harness.generator import Server, fleet_servers
+from harness.metrics.comparison import Comparison, FleetFigures
 from harness.metrics.comparison_options import DEFAULT_LAYOUTS
 from harness.metrics.comparison_tables import NOT_SUPPORTED
 from harness.model import Result

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.algorithms import get_algorithm
-from harness.generator import Server
+from harness.generator import Server, fleet_servers
 from harness.metrics.comparison_options import (
     ComparisonOptions,
     RecipeSpec,
@@ -173,15 +173,16 @@ class Comparison:
     fleets: list[FleetFigures]
 
 
-def fleet_servers(count: int, pattern: Sequence[float], template: str) -> list[Server]:
-    """`count` servers named by the template, weights repeating the pattern."""
-    return [Server(template.format(i=i), pattern[i % len(pattern)]) for i in range(count)]
+def weight_shares(servers: Sequence[Server]) -> npt.NDArray[np.float64]:
+    """Each server's fair share: its weight over the fleet's total."""
+    weights = np.array([s.weight for s in servers], dtype=np.float64)
+    fair: npt.NDArray[np.float64] = weights / weights.sum()
+    return fair
 
 
 def weight_share_error(shares: npt.NDArray[np.float64], servers: Sequence[Server]) -> float:
     """The largest |share - weight share| / weight share over servers."""
-    weights = np.array([s.weight for s in servers], dtype=np.float64)
-    fair = weights / weights.sum()
+    fair = weight_shares(servers)
     return float(np.max(np.abs(shares - fair) / fair))
 
 
@@ -190,7 +191,7 @@ def noise_figures(servers: Sequence[Server], keys: int, seed: int) -> tuple[floa
     on exact weight shares: the figures a perfectly even algorithm shows with these keys."""
     weights = np.array([s.weight for s in servers], dtype=np.float64)
     rng = np.random.default_rng(seed)
-    counts = rng.multinomial(keys, weights / weights.sum(), size=NOISE_DRAWS) / weights
+    counts = rng.multinomial(keys, weight_shares(servers), size=NOISE_DRAWS) / weights
     means = counts.mean(axis=1)
     return (float(np.median(counts.std(axis=1) / means)),
             float(np.median(counts.max(axis=1) / means)))
@@ -335,8 +336,7 @@ class ComparisonMetric:
         figures.shares_from = "exact" if exact is not None else "keys"
         figures.weight_share_error = weight_share_error(shares, servers)
         if exact is not None:
-            weights = np.array([server.weight for server in servers], dtype=np.float64)
-            figures.exact_peak_to_mean = float(np.max(exact / (weights / weights.sum())))
+            figures.exact_peak_to_mean = float(np.max(exact / weight_shares(servers)))
         construction = getattr(algorithm, "construction", None)
         if construction is not None:
             from harness.metrics.balance import theory_cv

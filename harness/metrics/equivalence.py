@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness import charts
-from harness.generator import Server, points_for
+from harness.algorithms.ring import NO_LAYOUT
+from harness.generator import Server, fleet_servers, points_for
 from harness.tables import Cell, Chart, Section, Table, count, number, pct, text
 from harness.toml_fields import Fields
 
@@ -52,9 +53,6 @@ INTERPOLATED = "interpolated"
 EXTRAPOLATED = "fit, extrapolated"
 #: a random ring of more points than positions cannot exist in 32 bits
 BEYOND_32_BITS = "fit, beyond any 32-bit ring"
-NO_LAYOUT = "none"
-
-
 @dataclass(frozen=True)
 class Fleet:
     """`servers` servers named server-0, server-1, ..., weights cycling through `weights`."""
@@ -63,8 +61,7 @@ class Fleet:
     weights: tuple[float, ...] = (1.0,)
 
     def server_list(self) -> list[Server]:
-        return [Server(f"server-{i}", self.weights[i % len(self.weights)])
-                for i in range(self.servers)]
+        return fleet_servers(self.servers, self.weights)
 
     @property
     def label(self) -> str:
