@@ -22,18 +22,23 @@ REFERENCE_SECONDS = [1e-3 * (1 + i / 100) for i in range(20)]
 
 
 def write_results(
-    path: Path, scale: float = 1.0, nbytes: int = 96_000, machine: Mapping[str, object] = MACHINE
+    path: Path,
+    scale: float = 1.0,
+    nbytes: int = 96_000,
+    machine: Mapping[str, object] = MACHINE,
+    calls_per_round: int | None = None,
 ) -> Path:
-    """A suite report with one timing (ratios ~2 times `scale`, 10 samples) and one figure."""
+    """A suite report with one timing (ratios ~2 times `scale`, 10 samples) and one figure;
+    `calls_per_round`, when given, is recorded as the timing's repeat count."""
     times = [2 * scale * r for r in REFERENCE_SECONDS]
-    bench = {
-        "stats": {"data": times},
-        "extra_info": {
-            "id": "batch/x/16k",
-            "rounds_per_sample": 2,
-            "reference_seconds": REFERENCE_SECONDS,
-        },
+    extra: dict[str, object] = {
+        "id": "batch/x/16k",
+        "rounds_per_sample": 2,
+        "reference_seconds": REFERENCE_SECONDS,
     }
+    if calls_per_round is not None:
+        extra["calls_per_round"] = calls_per_round
+    bench = {"stats": {"data": times}, "extra_info": extra}
     document = {
         "machine_info": machine,
         "benchmarks": [bench],
@@ -188,3 +193,20 @@ def test_regressions_file_names_what_regressed(
     report = write_results(tmp_path / "now.json", scale=scale, nbytes=nbytes)
     assert main([str(report), "--baseline-dir", str(tmp_path)]) == (1 if named else 0)
     assert out.read_text().splitlines() == named
+
+
+def test_rounds_of_repeated_calls_are_compared_per_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round that made 16 calls and took 16 times as long is the same speed per call:
+    it passes against a one-call baseline; the same round claimed as one call regresses."""
+    monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
+    baseline = tmp_path / "baseline"
+    assert main([str(write_results(tmp_path / "b.json")), "--baseline-dir", str(baseline)]) == 0
+    capsys.readouterr()
+    repeated = write_results(tmp_path / "r.json", scale=16, calls_per_round=16)
+    assert main([str(repeated), "--baseline-dir", str(baseline)]) == 0
+    assert "PASS" in capsys.readouterr().out
+    unrepeated = write_results(tmp_path / "u.json", scale=16)
+    assert main([str(unrepeated), "--baseline-dir", str(baseline)]) == 1
+    assert "REGRESSION" in capsys.readouterr().out

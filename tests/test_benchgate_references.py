@@ -1,5 +1,6 @@
 """The timing gate's references compute what they claim: the C scalar reference is a plain
-lower bound, equal to `bisect_left` on every key, for 32- and 64-bit positions."""
+lower bound, equal to `bisect_left` on every key, for 32- and 64-bit positions; quick calls
+are repeated to fill a timed round."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import _cbindings
+from harness.benchgate.plan import MIN_ROUND_SECONDS, calls_per_round
 from harness.errors import HarnessError
 
 
@@ -34,3 +36,19 @@ def test_c_search_reference_refuses_what_it_cannot_search() -> None:
     with pytest.raises(HarnessError, match="0 of them"):
         _cbindings.search_reference(np.array([], dtype=np.uint32))
 
+
+
+@given(st.floats(min_value=1e-9, max_value=1.0, allow_nan=False))
+def test_calls_per_round_is_the_fewest_power_of_four_reaching_the_minimum(seconds: float) -> None:
+    """A quick call is repeated just enough to fill a round; a slow one is never repeated."""
+    calls = calls_per_round(seconds)
+    assert calls in (1, 4, 16, 64)
+    assert calls * seconds >= MIN_ROUND_SECONDS or calls == 64
+    assert calls == 1 or (calls // 4) * seconds < MIN_ROUND_SECONDS
+
+
+def test_calls_per_round_for_the_calls_the_suite_times() -> None:
+    """The bucketed batch on the 16k ring (~14 us) makes 16 calls; a search-based batch
+    (~0.4 ms) makes one."""
+    assert calls_per_round(14e-6) == 16
+    assert calls_per_round(0.4e-3) == 1

@@ -1,7 +1,8 @@
 """The gate end to end on this machine: the real suite (smoke mode), the real gate, real timings.
 
-Proves both directions: unchanged code passes run after run, and an injected
-2x lookup slowdown or a 2-byte entry growth fails the gate, naming the layout.
+Proves both directions: unchanged code passes run after run (a timing that one busy moment
+flags does not come back in a confirming run, the rule .ci/bench.sh applies), and an
+injected 2x lookup slowdown or a 2-byte entry growth fails the gate, naming the layout.
 """
 
 from __future__ import annotations
@@ -79,12 +80,20 @@ def test_unchanged_code_passes_repeated_runs(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Three fresh runs of unchanged code in a row: no regression flagged, exit status 0."""
+    """Three fresh runs of unchanged code in a row pass the gate as CI applies it
+    (.ci/bench.sh): a run that flags timings is run again, and only a timing flagged in
+    both runs would fail. Deterministic figures never move, so they are never flagged."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
     for attempt in range(3):
         status, output = gate(run_suite(tmp_path, f"unchanged{attempt}"), baseline_dir, capsys)
-        assert (status, regressed_rows(output)) == (0, set()), output
-        assert "PASS" in output
+        flagged = regressed_rows(output)
+        assert status in (0, 1) and (status == 1) == bool(flagged), output
+        assert all(row.split("/")[0] in ("scalar", "batch", "build") for row in flagged), output
+        if flagged:
+            _, again = gate(run_suite(tmp_path, f"confirm{attempt}"), baseline_dir, capsys)
+            assert flagged.isdisjoint(regressed_rows(again)), (output, again)
+        else:
+            assert "PASS" in output
 
 
 def test_doubled_lookups_are_caught(

@@ -144,6 +144,27 @@ BIG_RING_BUDGET_BYTES = 64 * 2**20
 BUILD_ROUND_ENTRIES = 250_000
 
 
+#: a timed lookup round repeats a call that finishes faster than this until it takes about
+#: this long: the bucketed layout's batch over the 16k ring takes ~14 us, where timer and
+#: cache jitter moved its ratio 1.5x between unchanged runs (the search-based layouts'
+#: calls take ~0.4 ms and are never repeated)
+MIN_ROUND_SECONDS = 100e-6
+#: repeat counts come in powers of this, so a small drift in a call's speed between runs
+#: seldom changes how many calls a round makes (which would move its overhead share)
+ROUND_REPEAT_STEP = 4
+MAX_CALLS_PER_ROUND = 64
+
+
+def calls_per_round(seconds_per_call: float) -> int:
+    """How many calls a timed round should make of an operation that takes
+    `seconds_per_call` once: 1, 4, 16 or 64, the fewest reaching MIN_ROUND_SECONDS.
+    The gate divides the round's time by it (results.py), so ratios stay per call."""
+    calls = 1
+    while calls * seconds_per_call < MIN_ROUND_SECONDS and calls < MAX_CALLS_PER_ROUND:
+        calls *= ROUND_REPEAT_STEP
+    return calls
+
+
 def get_plan(name: str) -> BenchPlan:
     """The plan called `name`, or an error that lists the valid names."""
     try:
