@@ -18,7 +18,7 @@ from conftest import Workload
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from harness.benchgate import references
-from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, calls_per_round
+from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, round_scale
 from harness.layouts import Layout
 from harness.metrics.random_access import RandomAccess
 
@@ -38,10 +38,10 @@ def run_paired(
     target: Callable[[], object],
     reference: references.Reference,
     benchmark_id: str,
-    calls_per_round: int = 1,
+    scale: int = 1,
 ) -> None:
     """Time `target` for the plan's rounds, each right after one timed reference round.
-    `calls_per_round` says how many calls of the operation one `target` makes; the gate
+    `scale` says how many times the reference's work one `target` does; the gate
     divides by it."""
     reference_seconds: list[float] = []
 
@@ -55,7 +55,7 @@ def run_paired(
     )
     benchmark.extra_info["id"] = benchmark_id
     benchmark.extra_info["rounds_per_sample"] = plan.rounds_per_sample
-    benchmark.extra_info["calls_per_round"] = calls_per_round
+    benchmark.extra_info["round_scale"] = scale
     # setup also ran before the warm-up rounds; keep the references of the timed ones.
     benchmark.extra_info["reference_seconds"] = reference_seconds[-plan.rounds :]
 
@@ -137,25 +137,20 @@ def test_batch_lookup(
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
 ) -> None:
-    """Time `lookup_many` over the key array: once per round, or repeated when one call is
-    too quick to time steadily (plan.calls_per_round; the gate compares per call)."""
+    """Time one `lookup_many` over the key array; a layout too quick to time steadily over
+    the plan's keys looks up more of them (plan.round_scale; the gate compares per key)."""
     cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
     lookup_many = cls.build(work.ring.positions, work.ring.owners).lookup_many
-    keys = work.batch_keys
-    calls = calls_per_round(_fastest_call(lambda: lookup_many(keys)))
-    repeats = range(calls)
-
-    def lookups() -> None:
-        for _ in repeats:
-            lookup_many(keys)
-
+    reference_keys = work.batch_keys
+    scale = round_scale(_fastest_call(lambda: lookup_many(reference_keys)))
+    keys = work.keys[: len(reference_keys) * scale]
     run_paired(
         benchmark,
         plan,
-        lookups,
-        references.batch_reference(work.ring.positions, keys),
+        lambda: lookup_many(keys),
+        references.batch_reference(work.ring.positions, reference_keys),
         f"batch/{layout_name}/{ring_size.label}",
-        calls_per_round=calls,
+        scale=scale,
     )
 
 

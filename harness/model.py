@@ -15,6 +15,7 @@ one, so `show` and `compare` read every committed file.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -139,11 +140,14 @@ class Result:
             for key in ("name", "description"):
                 if not isinstance(result.scenario.get(key), str):
                     raise ValueError(f"scenario.{key} must be a string")
-            for run in result.runs:
-                run.figures = _figures(run.figures)
-                for subject in run.subjects:
-                    subject.figures = _figures(subject.figures)
-        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+            for i, run in enumerate(result.runs):
+                run.figures = _figures(run.figures, f"runs[{i}].figures")
+                for j, subject in enumerate(run.subjects):
+                    subject.figures = _figures(subject.figures,
+                                               f"runs[{i}].subjects[{j}].figures")
+        # AttributeError: cattrs's generated code reads a record's fields with .keys()
+        except (cattrs.BaseValidationError, AttributeError, KeyError, TypeError,
+                ValueError) as exc:
             raise ResultFormatError(
                 f"{source}: not a well-formed result of format {FORMAT_VERSION} "
                 f"({_first_problem(exc)})") from None
@@ -159,10 +163,17 @@ def _first_problem(exc: BaseException) -> str:
     return str(exc)[:300]
 
 
-def _figures(raw: dict[str, Any]) -> dict[str, Any]:
+def _figures(raw: dict[str, Any], where: str) -> dict[str, Any]:
     from harness.metrics.registry import record_type
 
-    return {name: _converter.structure(value, record_type(name)) for name, value in raw.items()}
+    figures = {}
+    for name, value in raw.items():
+        cls = record_type(name)
+        # A record is a JSON object; say so by name rather than let cattrs fail on .keys().
+        if dataclasses.is_dataclass(cls) and not isinstance(value, dict):
+            raise ValueError(f"{where}.{name} must be an object (got {type(value).__name__})")
+        figures[name] = _converter.structure(value, cls)
+    return figures
 
 
 def structure(value: Any, cls: type[T]) -> T:

@@ -2,7 +2,6 @@
 
 import hashlib
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -118,12 +117,13 @@ def test_balance_reaches_the_add_only_floor(servers: int, points: int) -> None:
     assert cv(arc_shares(ring, servers)) <= 1.05 / (points * math.sqrt(12))
 
 
-def test_2048_servers_of_16_tokens_build_in_under_10_seconds() -> None:
-    """The 2,048 x 16-token ring is built in well under the 10 s budget."""
-    start = time.perf_counter()
+def test_2048_servers_of_16_tokens_are_all_placed() -> None:
+    """The 2,048 x 16-token ring has every token, 16 per server. (Its build time is a speed
+    target, so the harness's own table checks it, not a timed test: the Resources table of
+    results/allocated-2048.md, whose k=16 row is the whole run against the 10 s budget.)"""
     ring = allocate(numbered_servers(2048), 16)
-    assert time.perf_counter() - start < 10
     assert ring.entries == 2048 * 16
+    assert np.bincount(ring.owners, minlength=2048).tolist() == [16] * 2048
 
 
 @pytest.mark.parametrize("layout", layouts_for(32))

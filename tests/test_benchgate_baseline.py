@@ -26,18 +26,18 @@ def write_results(
     scale: float = 1.0,
     nbytes: int = 96_000,
     machine: Mapping[str, object] = MACHINE,
-    calls_per_round: int | None = None,
+    round_scale: int | None = None,
 ) -> Path:
     """A suite report with one timing (ratios ~2 times `scale`, 10 samples) and one figure;
-    `calls_per_round`, when given, is recorded as the timing's repeat count."""
+    `round_scale`, when given, is recorded as the times the reference's work a round did."""
     times = [2 * scale * r for r in REFERENCE_SECONDS]
     extra: dict[str, object] = {
         "id": "batch/x/16k",
         "rounds_per_sample": 2,
         "reference_seconds": REFERENCE_SECONDS,
     }
-    if calls_per_round is not None:
-        extra["calls_per_round"] = calls_per_round
+    if round_scale is not None:
+        extra["round_scale"] = round_scale
     bench = {"stats": {"data": times}, "extra_info": extra}
     document = {
         "machine_info": machine,
@@ -195,16 +195,17 @@ def test_regressions_file_names_what_regressed(
     assert out.read_text().splitlines() == named
 
 
-def test_rounds_of_repeated_calls_are_compared_per_call(
+def test_scaled_rounds_are_compared_per_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A round that made 16 calls and took 16 times as long is the same speed per call:
-    it passes against a one-call baseline; the same round claimed as one call regresses."""
+    """A round over 16 times the reference's keys that took 16 times as long is the same
+    speed per key: it passes against an unscaled baseline; the same round claimed at the
+    reference's size regresses."""
     monkeypatch.delenv("RING_BENCH_UPDATE", raising=False)
     baseline = tmp_path / "baseline"
     assert main([str(write_results(tmp_path / "b.json")), "--baseline-dir", str(baseline)]) == 0
     capsys.readouterr()
-    repeated = write_results(tmp_path / "r.json", scale=16, calls_per_round=16)
+    repeated = write_results(tmp_path / "r.json", scale=16, round_scale=16)
     assert main([str(repeated), "--baseline-dir", str(baseline)]) == 0
     assert "PASS" in capsys.readouterr().out
     unrepeated = write_results(tmp_path / "u.json", scale=16)

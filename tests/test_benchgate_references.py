@@ -1,10 +1,11 @@
 """The timing gate's references compute what they claim: the C scalar reference is a plain
-lower bound, equal to `bisect_left` on every key, for 32- and 64-bit positions; quick calls
-are repeated to fill a timed round."""
+lower bound, equal to `bisect_left` on every key, for 32- and 64-bit positions; a quick
+batch looks up more keys to fill a timed round."""
 
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import _cbindings
-from harness.benchgate.plan import MIN_ROUND_SECONDS, calls_per_round
+from harness.benchgate.plan import MAX_ROUND_SCALE, MIN_ROUND_SECONDS, PLANS, round_scale
 from harness.errors import HarnessError
 
 
@@ -39,16 +40,27 @@ def test_c_search_reference_refuses_what_it_cannot_search() -> None:
 
 
 @given(st.floats(min_value=1e-9, max_value=1.0, allow_nan=False))
-def test_calls_per_round_is_the_fewest_power_of_four_reaching_the_minimum(seconds: float) -> None:
-    """A quick call is repeated just enough to fill a round; a slow one is never repeated."""
-    calls = calls_per_round(seconds)
-    assert calls in (1, 4, 16, 64)
-    assert calls * seconds >= MIN_ROUND_SECONDS or calls == 64
-    assert calls == 1 or (calls // 4) * seconds < MIN_ROUND_SECONDS
+def test_round_scale_is_the_fewest_power_of_four_reaching_the_minimum(seconds: float) -> None:
+    """A quick batch looks up just enough more keys to fill a round; a slow one keeps the
+    plan's keys."""
+    scale = round_scale(seconds)
+    assert scale in (1, 4, 16)
+    assert scale * seconds >= MIN_ROUND_SECONDS or scale == 16
+    assert scale == 1 or (scale // 4) * seconds < MIN_ROUND_SECONDS
 
 
-def test_calls_per_round_for_the_calls_the_suite_times() -> None:
-    """The bucketed batch on the 16k ring (~14 us) makes 16 calls; a search-based batch
-    (~0.4 ms) makes one."""
-    assert calls_per_round(14e-6) == 16
-    assert calls_per_round(0.4e-3) == 1
+def test_round_scale_for_the_calls_the_suite_times() -> None:
+    """The bucketed batch on the 16k ring (~15 us) looks up 16 times the keys; a
+    search-based batch (~0.4 ms) the plan's keys."""
+    assert round_scale(15e-6) == 16
+    assert round_scale(0.4e-3) == 1
+
+
+def test_every_timed_plan_has_keys_for_the_largest_scale() -> None:
+    """A timed plan draws a scaled batch from its parity keys, so it must hold enough of
+    them; a plan that does not is refused when it is defined."""
+    for plan in PLANS.values():
+        if plan.measures == "time":
+            assert plan.parity_keys >= plan.batch_keys * MAX_ROUND_SCALE
+    with pytest.raises(ValueError, match="parity_keys"):
+        replace(PLANS["smoke"], parity_keys=PLANS["smoke"].batch_keys)

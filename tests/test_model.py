@@ -69,6 +69,29 @@ def test_bad_documents_are_refused_in_one_line(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("value", [None, [], 3, "x"])
+@pytest.mark.parametrize("where", ["figures", "subjects"])
+def test_a_figure_that_is_not_a_record_is_refused_by_name(
+    value: object, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A metric's figure that is not a JSON object (found by the fuzz test: null crashed
+    cattrs's generated reader) is refused in one line naming where it is."""
+    document = load_result(FORMAT1 / "nginx.json").to_json()
+    run = document["runs"][0]
+    if where == "figures":
+        run["figures"]["collisions"] = value
+        named = "runs[0].figures.collisions must be an object"
+    else:
+        run["subjects"][1]["figures"]["memory"] = value
+        named = "runs[0].subjects[1].figures.memory must be an object"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_non_utf8_result_is_refused(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 are not a result."""
     path = tmp_path / "bad.json"

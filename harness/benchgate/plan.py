@@ -30,6 +30,29 @@ class RingSize:
 #: rings with at least this many points outgrow a 2 MiB L2 cache (4 bytes per position)
 MEMORY_BOUND_POINTS = 1_000_000
 
+#: a batch lookup whose call over the plan's keys finishes faster than this looks up
+#: more keys per call, so that the work, not the call, is what is timed: the bucketed
+#: layout over the 16k ring reads 4,000 keys in ~15 us, two thirds of it Python call
+#: overhead, and its ratio moved 0.062 -> 0.093 between unchanged runs (and 1.6-2.5x
+#: within minutes while other guests loaded the host); over 16 times the keys it moved
+#: 1.3x. The search-based layouts take ~0.4 ms and keep the plan's keys.
+MIN_ROUND_SECONDS = 100e-6
+#: scales come in powers of this, so a small drift in a call's speed between runs seldom
+#: changes the scale (which would move the overhead's share a little)
+ROUND_SCALE_STEP = 4
+MAX_ROUND_SCALE = 16
+
+
+def round_scale(seconds_per_call: float) -> int:
+    """How many times the plan's batch keys a timed call should look up, for an operation
+    that takes `seconds_per_call` over them: 1, 4 or 16, the fewest that reach
+    MIN_ROUND_SECONDS. The reference keeps the plan's keys; the gate divides the round's
+    time by the scale (results.py), so ratios stay per key."""
+    scale = 1
+    while scale * seconds_per_call < MIN_ROUND_SECONDS and scale < MAX_ROUND_SCALE:
+        scale *= ROUND_SCALE_STEP
+    return scale
+
 
 @dataclass(frozen=True)
 class BenchPlan:
@@ -50,6 +73,15 @@ class BenchPlan:
     seed: int = 20260501
     #: "time" (timings and deterministic figures) or "counts" (callgrind's counts only)
     measures: str = "time"
+
+    def __post_init__(self) -> None:
+        # A quick batch looks up to MAX_ROUND_SCALE times the batch keys, drawn from the
+        # parity keys (round_scale).
+        if self.measures == "time" and self.parity_keys < self.batch_keys * MAX_ROUND_SCALE:
+            raise ValueError(
+                f"plan {self.name}: parity_keys ({self.parity_keys}) must be at least "
+                f"{MAX_ROUND_SCALE} x batch_keys ({self.batch_keys})"
+            )
 
     @property
     def floor_rings(self) -> tuple[RingSize, ...]:
@@ -142,27 +174,6 @@ BIG_RING_BUDGET_BYTES = 64 * 2**20
 #: one build of a 16k ring takes ~20 us, where allocator and timer jitter is as large as
 #: a 1.5x change; repeated to ~0.3 ms, it is as steady as the lookup rounds
 BUILD_ROUND_ENTRIES = 250_000
-
-
-#: a timed lookup round repeats a call that finishes faster than this until it takes about
-#: this long: the bucketed layout's batch over the 16k ring takes ~14 us, where timer and
-#: cache jitter moved its ratio 1.5x between unchanged runs (the search-based layouts'
-#: calls take ~0.4 ms and are never repeated)
-MIN_ROUND_SECONDS = 100e-6
-#: repeat counts come in powers of this, so a small drift in a call's speed between runs
-#: seldom changes how many calls a round makes (which would move its overhead share)
-ROUND_REPEAT_STEP = 4
-MAX_CALLS_PER_ROUND = 64
-
-
-def calls_per_round(seconds_per_call: float) -> int:
-    """How many calls a timed round should make of an operation that takes
-    `seconds_per_call` once: 1, 4, 16 or 64, the fewest reaching MIN_ROUND_SECONDS.
-    The gate divides the round's time by it (results.py), so ratios stay per call."""
-    calls = 1
-    while calls * seconds_per_call < MIN_ROUND_SECONDS and calls < MAX_CALLS_PER_ROUND:
-        calls *= ROUND_REPEAT_STEP
-    return calls
 
 
 def get_plan(name: str) -> BenchPlan:

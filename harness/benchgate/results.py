@@ -4,8 +4,9 @@
   consecutive rounds: the layout's fastest round over the reference's fastest
   round (pytest-benchmark's `stats.data`, `extra_info.reference_seconds`).
   The fastest round is the one the scheduler did not interrupt (plan.py). A
-  round that repeats a very fast call (`extra_info.calls_per_round`, default 1)
-  counts per call, so the ratio is per call whatever the repeat count;
+  round that did several times the reference's work (`extra_info.round_scale`,
+  default 1: a quick batch over more keys) is divided by it, so the ratio is
+  per key whatever the scale;
 - `figures`: the deterministic figures the suite recorded;
 - `environment`: what must match for timings to be comparable at all (a counts
   run adds the valgrind version it was counted with).
@@ -152,13 +153,13 @@ def _ratios_of(bench: object, where: str, min_samples: int) -> tuple[str, list[f
     size = _field(extra, "rounds_per_sample", int, where)
     if size < 1:
         raise UnusableDataError(f"{where}: rounds_per_sample must be at least 1 (got {size})")
-    calls = extra.get("calls_per_round", 1)
-    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
+    scale = extra.get("round_scale", 1)
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
         raise UnusableDataError(
-            f"{where}: calls_per_round must be a whole number of at least 1 (got {_short(calls)})"
+            f"{where}: round_scale must be a whole number of at least 1 (got {_short(scale)})"
         )
     ratios = [
-        min(times[i : i + size]) / calls / min(references[i : i + size])
+        min(times[i : i + size]) / scale / min(references[i : i + size])
         for i in range(0, len(times) - size + 1, size)
     ]
     if len(ratios) < min_samples:
