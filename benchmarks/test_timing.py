@@ -20,7 +20,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from harness.benchgate import references
 from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, round_scale
 from harness.layouts import Layout
-from harness.metrics.random_access import RandomAccess
+from harness.metrics.random_access import RandomAccess, batch_ns
 
 #: calls per round of the random-access floor and of its reference. One call reads the
 #: batch's keys in about 10 us, a fifth of it fixed call overhead: rounds that short
@@ -142,7 +142,8 @@ def test_batch_lookup(
     cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
     lookup_many = cls.build(work.ring.positions, work.ring.owners).lookup_many
     reference_keys = work.batch_keys
-    scale = round_scale(_fastest_call(lambda: lookup_many(reference_keys)))
+    fastest_ns_per_key = min(batch_ns(lookup_many, reference_keys, repeats=20))
+    scale = round_scale(fastest_ns_per_key * len(reference_keys) * 1e-9)
     keys = work.keys[: len(reference_keys) * scale]
     run_paired(
         benchmark,
@@ -152,16 +153,6 @@ def test_batch_lookup(
         f"batch/{layout_name}/{ring_size.label}",
         scale=scale,
     )
-
-
-def _fastest_call(call: Callable[[], object], tries: int = 20) -> float:
-    """The fastest of a few timed calls (the first one also warms the caches)."""
-    fastest = float("inf")
-    for _ in range(tries):
-        start = perf_counter()
-        call()
-        fastest = min(fastest, perf_counter() - start)
-    return fastest
 
 
 def test_random_access(

@@ -53,6 +53,8 @@ INTERPOLATED = "interpolated"
 EXTRAPOLATED = "fit, extrapolated"
 #: a random ring of more points than positions cannot exist in 32 bits
 BEYOND_32_BITS = "fit, beyond any 32-bit ring"
+
+
 @dataclass(frozen=True)
 class Fleet:
     """`servers` servers named server-0, server-1, ..., weights cycling through `weights`."""

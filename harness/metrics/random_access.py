@@ -15,11 +15,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from statistics import median
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from harness import _cbindings
+
+KeyType = TypeVar("KeyType", bound=np.unsignedinteger)
 
 
 class RandomAccess:
@@ -51,8 +54,8 @@ def _as_u32(key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint3
     return np.ascontiguousarray(keys, dtype=np.uint32)
 
 
-def batch_ns(lookup_many: Callable[[npt.NDArray[np.uint32]], object],
-             key_hashes: npt.NDArray[np.uint32], repeats: int) -> list[float]:
+def batch_ns(lookup_many: Callable[[npt.NDArray[KeyType]], object],
+             key_hashes: npt.NDArray[KeyType], repeats: int) -> list[float]:
     """Nanoseconds per key of `repeats` timed batch calls, after one untimed warm-up call."""
     lookup_many(key_hashes)
     times = []
