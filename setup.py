@@ -1,11 +1,11 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
 - `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/algorithms.c,
-  cext/generate.c, cext/lean.c, ...) behind cffi, `harness._ring_c`; it links OpenSSL's
+  cext/generate.c, cext/lean.c, ...) behind cffi, `harness.core.native.compiled._ring_c`; it links OpenSSL's
   libcrypto and zlib.
-- `harness._scalar`: a small CPython extension that calls the same lookup functions one
+- `harness.core.native.compiled._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
-- `harness._counted`: one marker function that callgrind counts by (cext/counted.c).
+- `harness.core.native.compiled._counted`: one marker function that callgrind counts by (cext/counted.c).
 
 RING_HARNESS_EXTRA_CFLAGS and RING_HARNESS_EXTRA_LDFLAGS add compiler and linker flags
 to both (cext/build_ffi.py reads them too); such a build gets its own build directory,
@@ -29,7 +29,7 @@ setup(
     cffi_modules=["cext/build_ffi.py:ffibuilder"],
     ext_modules=[
         Extension(
-            "harness._scalar",
+            "harness.core.native.compiled._scalar",
             sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/algorithms.c"],
             depends=["cext/ring.h", "cext/bucketed.h", "cext/algorithms.h"],
             include_dirs=["cext"],
@@ -38,7 +38,7 @@ setup(
             extra_link_args=EXTRA_LINK_ARGS,
         ),
         Extension(
-            "harness._counted",
+            "harness.core.native.compiled._counted",
             sources=["cext/counted.c"],
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,

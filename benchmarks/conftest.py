@@ -1,9 +1,9 @@
 """Fixtures and options of the benchmark suite that `tox -e bench` runs and the gate reads.
 
 Options:
-- `--bench-mode full|short|smoke` picks a plan (harness.benchgate.plan);
+- `--bench-mode full|short|smoke` picks a plan (harness.apps.benchgate.plan);
 - `--bench-layouts module:attribute` picks the layout registry to measure
-  (default harness.layouts:LAYOUTS; the gate's tests pass registries with an
+  (default harness.recipes.layouts:LAYOUTS; the gate's tests pass registries with an
   injected regression).
 
 Deterministic figures (bytes, collisions, cv_arcs, routing digests) are not
@@ -29,13 +29,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from harness.benchgate.allocator import pin_malloc_thresholds
-from harness.benchgate.plan import BIG_RING_BUDGET_BYTES, BenchPlan, RingSize, get_plan
-from harness.callgrind import valgrind_version
-from harness.errors import HarnessError
-from harness.generator import generate_ring, numbered_servers
-from harness.layouts import Layout
-from harness.ring import Ring
+from harness.apps.benchgate.allocator import pin_malloc_thresholds
+from harness.apps.benchgate.plan import BIG_RING_BUDGET_BYTES, BenchPlan, RingSize, get_plan
+from harness.core.errors import HarnessError
+from harness.core.ring import Ring
+from harness.core.servers import numbered_servers
+from harness.metrics.callgrind import valgrind_version
+from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.layouts import Layout
 
 #: the hash that places points for layouts of each width (fnv1a-fmix32 hashes in C: fast)
 HASH_FOR_BITS = {32: "fnv1a-fmix32", 64: "blake2b-64"}
@@ -50,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench-mode", default="full", help="plan: full, short (CI) or smoke")
     group.addoption(
         "--bench-layouts",
-        default="harness.layouts:LAYOUTS",
+        default="harness.recipes.layouts:LAYOUTS",
         help="layout registry to measure, as module:attribute",
     )
 

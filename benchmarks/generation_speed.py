@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/generation_speed.py [--hash blake2b-32] [--repeats 3]
 
-Times `harness._cbindings.generate_points` (names formatted and hashed in C, packed
+Times `harness.core.native.bindings.generate_points` (names formatted and hashed in C, packed
 words out, no sorting) on 1,000 servers x 10,000 points, on every usable core and on
 one, and the Python path (`str.format` plus `hashlib`, `generate_ring`'s fallback) on
 a 200,000-point slice of the same names, in the same process. Prints every repeat's
@@ -16,12 +16,12 @@ import argparse
 from collections.abc import Callable
 from time import perf_counter
 
-from harness import _cbindings
-from harness.generator import (
+from harness.core.native import bindings as _cbindings
+from harness.core.servers import numbered_servers
+from harness.recipes.constructions.generator import (
     DEFAULT_POINT_NAME,
     _python_points,
     generation_threads,
-    numbered_servers,
     parse_template,
 )
 

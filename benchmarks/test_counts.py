@@ -1,11 +1,11 @@
 """Counts: each layout's build, batch lookup and scalar lookup under callgrind (counts plans).
 
-One fresh process per layout and ring (harness.callgrind) counts the same
+One fresh process per layout and ring (harness.metrics.callgrind) counts the same
 operations the timing tests time, on the same rings and keys: instructions
 and simulated L1 and last-level data misses, per key for lookups and per
 entry for builds (builds and scalar lookups: instructions only, see below). They repeat
 exactly, so the gate compares them with a 2% tolerance
-(harness.benchgate.decide) instead of a statistical test.
+(harness.apps.benchgate.decide) instead of a statistical test.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from conftest import Workload
 
-from harness.benchgate.plan import BenchPlan, RingSize
-from harness.callgrind import count_layout
-from harness.layouts import Layout
-from harness.layouts.base import CFunctions
+from harness.apps.benchgate.plan import BenchPlan, RingSize
+from harness.metrics.callgrind import count_layout
+from harness.recipes.layouts import Layout
+from harness.recipes.layouts.base import CFunctions
 
 WorkloadFor = Callable[[int, RingSize], Workload]
 FitsBudget = Callable[[str, RingSize], bool]

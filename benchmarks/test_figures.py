@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from conftest import Workload
 
-from harness.benchgate.plan import RingSize
-from harness.layouts import Layout
-from harness.metrics.balance import arc_shares, cv
-from harness.ring import reference_owners
+from harness.apps.benchgate.plan import RingSize
+from harness.core.ring import reference_owners
+from harness.core.stats import arc_shares, cv
+from harness.recipes.layouts import Layout
 
 WorkloadFor = Callable[[int, RingSize], Workload]
 FitsBudget = Callable[[str, RingSize], bool]

@@ -2,7 +2,7 @@
 and the one-random-access floor of a batch lookup, paired with the batch reference.
 
 Every timed round of a layout is preceded by one round of the operation's
-reference computation (harness.benchgate.references), timed in pytest-benchmark's
+reference computation (harness.apps.benchgate.references), timed in pytest-benchmark's
 untimed `setup` hook. The gate cuts both series into samples of
 `rounds_per_sample` consecutive rounds and divides their fastest rounds: those
 ratios are what it compares with the baseline.
@@ -17,10 +17,10 @@ import pytest
 from conftest import Workload
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from harness.benchgate import references
-from harness.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, round_scale
-from harness.layouts import Layout
+from harness.apps.benchgate import references
+from harness.apps.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, round_scale
 from harness.metrics.random_access import RandomAccess, batch_ns
+from harness.recipes.layouts import Layout
 
 #: calls per round of the random-access floor and of its reference. One call reads the
 #: batch's keys in about 10 us, a fifth of it fixed call overhead: rounds that short

@@ -1,8 +1,8 @@
 """cffi build script for the C core (API mode, compiled out of line at install).
 
 It imports nothing from the `harness` package: setup.py names it in
-`cffi_modules`, and `harness._cbindings` is the only module that loads the
-result (`harness._ring_c`).
+`cffi_modules`, and `harness.core.native.bindings` is the only module that loads the
+result (`harness.core.native.compiled._ring_c`).
 """
 
 import os
@@ -11,7 +11,7 @@ import shlex
 from cffi import FFI
 
 # Extra flags for a checked build (tox -e sanitize: -fsanitize=address,undefined); setup.py
-# reads the same variables for harness._scalar.
+# reads the same variables for harness.core.native.compiled._scalar.
 EXTRA_COMPILE_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_CFLAGS", ""))
 EXTRA_LINK_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_LDFLAGS", ""))
 
@@ -138,7 +138,7 @@ ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
-    "harness._ring_c",
+    "harness.core.native.compiled._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"\n'
     '#include "generate.h"\n#include "blake2b_lanes.h"\n#include "lean.h"\n'
     '#include "random_access.h"',

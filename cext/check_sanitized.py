@@ -8,8 +8,8 @@ build, and carry AddressSanitizer and UndefinedBehaviorSanitizer checks.
 import sys
 from pathlib import Path
 
-import harness._ring_c
-import harness._scalar
+import harness.core.native.compiled._ring_c
+import harness.core.native.compiled._scalar
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 #: symbols only an -fsanitize=address,undefined build references
@@ -17,7 +17,7 @@ MARKERS = (b"__asan_report_", b"__ubsan_handle_")
 
 
 def main() -> int:
-    for module in (harness._ring_c, harness._scalar):
+    for module in (harness.core.native.compiled._ring_c, harness.core.native.compiled._scalar):
         path = Path(str(module.__file__)).resolve()
         if path.is_relative_to(CHECKOUT / "harness"):
             print(f"check_sanitized: {path} is the checkout's build, not the wheel's")

@@ -1,4 +1,5 @@
-/* harness._counted: the hooks callgrind counts by (harness/callgrind.py).
+/* harness.core.native.compiled._counted: the hooks callgrind counts by
+ * (harness/metrics/callgrind.py, through harness/core/native/counted.py).
  *
  * A process measured by the counts metric runs under valgrind's callgrind
  * with instrumentation off (--instr-atstart=no): starting Python and numpy

@@ -3,7 +3,7 @@
  * A point name is a template of segments: literal bytes, the server's name
  * (UTF-8 bytes) or the point number j in decimal. Each server s gets
  * counts[s] names, j = 0 .. counts[s]-1, hashed with one of the hashes of
- * harness/hashing.py; positions and owners are written in server order, so
+ * harness/core/hashing.py; positions and owners are written in server order, so
  * the output is what the Python reference builds before sorting.
  */
 #ifndef RING_HARNESS_GENERATE_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Hash kinds; the digest prefixes are read as in harness/hashing.py. */
+/* Hash kinds; the digest prefixes are read as in harness/core/hashing.py. */
 enum {
     GEN_BLAKE2B_32 = 0,    /* first 4 bytes of BLAKE2b-512, big-endian */
     GEN_BLAKE2B_64 = 1,    /* first 8 bytes of BLAKE2b-512, big-endian */

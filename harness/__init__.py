@@ -1,15 +1,44 @@
 """ring-harness: benchmark and memory-profile consistent-hash rings in several layouts.
 
-The public API; everything else lives in modules of one concept each.
+The public API, re-exported from the layers that own each name. The names are
+loaded on first use (PEP 562), so importing one layer's module does not load
+the others through this package.
 """
 
-from harness.errors import HarnessError, ParityError, ResultFormatError, ScenarioError
-from harness.generator import Server, generate_ring, numbered_servers
-from harness.hashing import HASHES, get_hash, hash_many, hash_one
-from harness.layouts import LAYOUTS, Layout, get_layout
-from harness.ring import Ring, reference_lookup
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from harness.core.version import VERSION as __version__
+
+if TYPE_CHECKING:
+    from harness.core.errors import HarnessError, ParityError, ResultFormatError, ScenarioError
+    from harness.core.hashing import HASHES, get_hash, hash_many, hash_one
+    from harness.core.ring import Ring, reference_lookup
+    from harness.core.servers import Server, numbered_servers
+    from harness.recipes.constructions.generator import generate_ring
+    from harness.recipes.layouts import LAYOUTS, Layout, get_layout
+
+#: each public name and the module that owns it
+_OWNERS = {
+    "HarnessError": "harness.core.errors",
+    "ParityError": "harness.core.errors",
+    "ResultFormatError": "harness.core.errors",
+    "ScenarioError": "harness.core.errors",
+    "HASHES": "harness.core.hashing",
+    "get_hash": "harness.core.hashing",
+    "hash_many": "harness.core.hashing",
+    "hash_one": "harness.core.hashing",
+    "Ring": "harness.core.ring",
+    "reference_lookup": "harness.core.ring",
+    "Server": "harness.core.servers",
+    "numbered_servers": "harness.core.servers",
+    "generate_ring": "harness.recipes.constructions.generator",
+    "LAYOUTS": "harness.recipes.layouts",
+    "Layout": "harness.recipes.layouts",
+    "get_layout": "harness.recipes.layouts",
+}
 
 __all__ = [
     "HASHES",
@@ -30,3 +59,10 @@ __all__ = [
     "numbered_servers",
     "reference_lookup",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    owner = _OWNERS.get(name)
+    if owner is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    return getattr(importlib.import_module(owner), name)

@@ -11,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.layouts import LAYOUTS, Layout
+from harness.recipes.layouts import LAYOUTS, Layout
 
 #: the layout whose lookups get twice the work, and the one whose entries grow 2 bytes
 SLOWED = "numpy-packed"

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms import ALGORITHMS, get_algorithm
-from harness.algorithms.ring import RingAlgorithm
-from harness.constructions import get_construction
-from harness.errors import HarnessError, ScenarioError, UnknownNameError
-from harness.generator import Server, generate_ring, numbered_servers
-from harness.hashing import hash_many
-from harness.layouts import LAYOUTS
-from harness.ring import reference_owners
+from harness.core.errors import HarnessError, ScenarioError, UnknownNameError
+from harness.core.hashing import hash_many
+from harness.core.ring import reference_owners
+from harness.core.servers import Server, numbered_servers
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.algorithms.ring import RingAlgorithm
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.layouts import LAYOUTS
 
 SERVERS = numbered_servers(20)
 KEYS = [f"key-{i}".encode() for i in range(3000)]

@@ -12,17 +12,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.bounded_load import (
+from harness.cli import main
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.servers import Server, numbered_servers
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.bounded_load import (
     BoundedLoadAlgorithm,
     slots_haproxy,
     slots_telescoped,
 )
-from harness.cli import main
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.results import load_result
-from harness.runner import check_parity
+from harness.report.results import load_result
 
 HASHES = ("blake2b-32", "blake2b-64")
 

@@ -10,13 +10,13 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import _cbindings
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.hashing import xxh64_many
-from harness.runner import check_parity
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.hashing import xxh64_many
+from harness.core.native import bindings as _cbindings
+from harness.core.servers import Server, numbered_servers
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
 
 EDGES = np.array([0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1],
                  dtype=np.uint64)

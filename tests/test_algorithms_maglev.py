@@ -8,10 +8,10 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms.maglev import Hosts, MaglevAlgorithm, fill_reference, is_prime
-from harness.errors import ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.runner import check_parity
+from harness.core.errors import ScenarioError
+from harness.core.servers import Server, numbered_servers
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms.maglev import Hosts, MaglevAlgorithm, fill_reference, is_prime
 
 KEYS = [f"key-{i}".encode() for i in range(3000)]
 SMALL_PRIMES = [2, 3, 5, 7, 11, 13, 101, 251, 1009, 4099]

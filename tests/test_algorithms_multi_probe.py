@@ -8,11 +8,16 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.multi_probe import MultiProbeAlgorithm, hashf, probe_hash, probe_hashes
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.runner import check_parity
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.servers import Server, numbered_servers
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.multi_probe import (
+    MultiProbeAlgorithm,
+    hashf,
+    probe_hash,
+    probe_hashes,
+)
 
 KEYS = [f"key-{i}".encode() for i in range(2000)]
 

@@ -10,17 +10,17 @@ from hypothesis import strategies as st
 from pymemcache.client.murmur3 import murmur3_32 as pymemcache_murmur3
 from pymemcache.client.rendezvous import RendezvousHash
 
-from harness import _cbindings
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.rendezvous import (
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.native import bindings as _cbindings
+from harness.core.servers import Server, numbered_servers
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.rendezvous import (
     KEYS,
     RendezvousAlgorithm,
     murmur3_32,
     murmur3_32_rows,
 )
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.runner import check_parity
 
 ASCII_KEYS = [f"key-{i}".encode() for i in range(4000)] + [
     b"", b"k", b"ab", b"abc", b"abcd", b"/img/cat.png?size=large&v=42", b"x" * 257]

@@ -26,9 +26,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from harness import _cbindings
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.rendezvous_weighted import (
+from harness.cli import main
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.native import bindings as _cbindings
+from harness.core.servers import Server
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.rendezvous_weighted import (
     KEY_HASH_SEED,
     SERVER_HASH_SEED,
     WeightedRendezvousAlgorithm,
@@ -37,10 +41,6 @@ from harness.algorithms.rendezvous_weighted import (
     pick,
     score,
 )
-from harness.cli import main
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server
-from harness.runner import check_parity
 
 MASK64 = 2**64 - 1
 KMUL = 0x9DDFEA08EB382D69

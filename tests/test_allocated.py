@@ -9,10 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms import ALGORITHMS
-from harness.algorithms.ring import layouts_for
-from harness.constructions import get_construction
-from harness.constructions.allocated import (
+from harness.core.errors import ScenarioError
+from harness.core.hashing import hash_many
+from harness.core.ring import Ring, reference_owners
+from harness.core.servers import Server, numbered_servers
+from harness.core.stats import arc_shares, cv
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.algorithms.ring import layouts_for
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.allocated import (
     SPACE,
     SplitMix64,
     allocate,
@@ -20,12 +25,7 @@ from harness.constructions.allocated import (
     rebalance,
     remove_server,
 )
-from harness.errors import ScenarioError
-from harness.generator import Server, numbered_servers
-from harness.hashing import hash_many
-from harness.metrics.balance import arc_shares, cv
-from harness.ring import Ring, reference_owners
-from harness.scenario import load_scenario
+from harness.run.scenario import load_scenario
 
 KEYS = [f"key-{i}".encode() for i in range(200_000)]
 KEY_HASHES = hash_many("blake2b-32", KEYS)

@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.algorithms.ring import RingAlgorithm
-from harness.constructions.allocated import allocate, remove_server
-from harness.generator import numbered_servers
-from harness.markdown import report
-from harness.metrics.balance import arc_shares, cv
+from harness.core.model import Result
+from harness.core.ring import reference_owners
+from harness.core.servers import numbered_servers
+from harness.core.stats import arc_shares, cv
 from harness.metrics.movement import Movement
-from harness.model import Result
-from harness.report import result_report
-from harness.ring import reference_owners
-from harness.runner import run_scenario
-from harness.scenario import parse_scenario
+from harness.recipes.algorithms.ring import RingAlgorithm
+from harness.recipes.constructions.allocated import allocate, remove_server
+from harness.report.markdown import report
+from harness.report.sections import result_report
+from harness.run.runner import run_scenario
+from harness.run.scenario import parse_scenario
 
 
 def scenario_document(construction: str, removed: str) -> dict[str, object]:

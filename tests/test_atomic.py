@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.atomic import dumps_strict, write_atomically, write_together
-from harness.errors import HarnessError
+from harness.core.atomic import dumps_strict, write_atomically, write_together
+from harness.core.errors import HarnessError
 
 
 def test_write_replaces_content(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_interrupted_write_keeps_old_content(tmp_path: Path,
     def interrupt(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("harness.atomic.os.fsync", interrupt)
+    monkeypatch.setattr("harness.core.atomic.os.fsync", interrupt)
     with pytest.raises(KeyboardInterrupt):
         write_atomically(target, "new content that must not appear")
     assert target.read_text() == "old"
@@ -126,7 +126,7 @@ def test_write_together_interrupted_while_writing_changes_nothing(
         if len(calls) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr("harness.atomic.os.fsync", interrupt_second)
+    monkeypatch.setattr("harness.core.atomic.os.fsync", interrupt_second)
     with pytest.raises(KeyboardInterrupt):
         write_together({tmp_path / "r.json": "new json", tmp_path / "r.md": "new md"})
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {

@@ -6,7 +6,7 @@ import multiprocessing
 import signal
 from functools import partial
 
-from harness.reproduction.bands import cv_rows, in_parallel, simulated_band
+from harness.apps.reproduction.bands import cv_rows, in_parallel, simulated_band
 
 
 def test_parallel_bands_are_bit_identical_and_in_order() -> None:

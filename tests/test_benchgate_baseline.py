@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.benchgate.baseline import FORMAT_VERSION
-from harness.benchgate.cli import main
-from harness.benchgate.decide import SLOWDOWN_THRESHOLD
+from harness.apps.benchgate.baseline import FORMAT_VERSION
+from harness.apps.benchgate.decide import SLOWDOWN_THRESHOLD
+from harness.cli.gate import main
 
 MACHINE: Mapping[str, object] = {
     "python_implementation": "CPython",
@@ -155,7 +155,7 @@ def test_unusable_results_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_parity_layouts_may_grow_but_not_shrink() -> None:
     """A layout joining the agreeing set passes; a layout dropping out of it is a regression."""
-    from harness.benchgate.decide import FigureVerdict
+    from harness.apps.benchgate.decide import FigureVerdict
 
     grown = FigureVerdict("ring32/16k/parity_layouts", "a,b", "a,b,c")
     shrunk = FigureVerdict("ring32/16k/parity_layouts", "a,b,c", "a,c")
@@ -165,7 +165,7 @@ def test_parity_layouts_may_grow_but_not_shrink() -> None:
 
 def test_builds_need_a_larger_change_than_lookups() -> None:
     """A significant 1.8x change flags a lookup but not a build (allocation-bound, noisier)."""
-    from harness.benchgate.decide import TimingVerdict
+    from harness.apps.benchgate.decide import TimingVerdict
 
     assert TimingVerdict("batch/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed
     assert not TimingVerdict("build/cffi-packed/16k", 1.0, 1.8, 1e-6).regressed

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.benchgate.cli import main
-from harness.benchgate.decide import COUNT_FLOOR
-from harness.callgrind import valgrind_problem
+from harness.apps.benchgate.decide import COUNT_FLOOR
+from harness.cli.gate import main
+from harness.metrics.callgrind import valgrind_problem
 from tests.injected_layouts import COUNTED
 
 TESTS = Path(__file__).resolve().parent

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.benchgate.cli import main
-from harness.benchgate.plan import PLANS
-from harness.benchgate.results import minimum_samples, smallest_p_value
+from harness.apps.benchgate.plan import PLANS
+from harness.apps.benchgate.results import minimum_samples, smallest_p_value
+from harness.cli.gate import main
 from tests.test_benchgate_baseline import MACHINE, REFERENCE_SECONDS, write_results
 
 
@@ -78,7 +78,7 @@ def test_baseline_is_written_atomically(tmp_path: Path, monkeypatch: pytest.Monk
     def interrupt(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("harness.atomic.os.fsync", interrupt)
+    monkeypatch.setattr("harness.core.atomic.os.fsync", interrupt)
     slower = write_results(tmp_path / "slow.json", scale=3.0)
     with pytest.raises(KeyboardInterrupt):
         main([str(slower), "--baseline-dir", str(tmp_path), "--update-baseline"])
@@ -275,7 +275,8 @@ def test_unusable_data_is_one_line_from_the_command(tmp_path: Path) -> None:
     results = tmp_path / "r.json"
     results.write_text("[]")
     done = subprocess.run(
-        [sys.executable, "-m", "harness.benchgate", str(results), "--baseline-dir", str(tmp_path)],
+        [sys.executable, "-m", "harness.cli.gate", str(results),
+         "--baseline-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import _cbindings
-from harness.benchgate.plan import MAX_ROUND_SCALE, MIN_ROUND_SECONDS, PLANS, round_scale
-from harness.errors import HarnessError
+from harness.apps.benchgate.plan import MAX_ROUND_SCALE, MIN_ROUND_SECONDS, PLANS, round_scale
+from harness.core.errors import HarnessError
+from harness.core.native import bindings as _cbindings
 
 
 @given(

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.benchgate.cli import main
+from harness.cli.gate import main
 from tests.injected_layouts import GROWN, SLOWED
 
 TESTS = Path(__file__).resolve().parent
 SUITE = TESTS.parent / "benchmarks"
 
 
-def run_suite(directory: Path, name: str, layouts: str = "harness.layouts:LAYOUTS") -> Path:
+def run_suite(directory: Path, name: str, layouts: str = "harness.recipes.layouts:LAYOUTS") -> Path:
     """Run the benchmark suite in smoke mode in a fresh process; its JSON report's path."""
     report = directory / f"{name}.json"
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(TESTS)}

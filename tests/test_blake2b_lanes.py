@@ -13,10 +13,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from harness import _cbindings
-from harness.errors import HarnessError
-from harness.generator import parse_template
-from harness.hashing import get_hash, hash_many
+from harness.core.errors import HarnessError
+from harness.core.hashing import get_hash, hash_many
+from harness.core.native import bindings as _cbindings
+from harness.recipes.constructions.generator import parse_template
 
 
 def _hashlib_position(name: bytes, width: int) -> int:

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.generator import generate_ring, numbered_servers
-from harness.layouts import get_layout
-from harness.ring import Ring, reference_lookup_many, reference_owners
+from harness.core.ring import Ring, reference_lookup_many, reference_owners
+from harness.core.servers import numbered_servers
+from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.layouts import get_layout
 
 BUCKET = 2**16  # positions per bucket: the low 16 bits
 TOP_BUCKET = 2**16 - 1

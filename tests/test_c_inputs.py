@@ -1,7 +1,7 @@
 """Arrays handed to the C core in every shape numpy allows: misaligned views, strided
 views, other dtypes, no keys. On x86 a misaligned load happens to work, so a plain build
 passes these either way; under `tox -e sanitize` (UBSan) the misaligned case aborted
-("load of misaligned address") until harness._cbindings copied such arrays."""
+("load of misaligned address") until harness.core.native.bindings copied such arrays."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from harness.algorithms import ALGORITHMS
-from harness.generator import numbered_servers
-from harness.hashing import fmix32, fnv1a32, hash_many
-from harness.layouts import LAYOUTS
-from harness.ring import Ring, reference_owners
+from harness.core.hashing import fmix32, fnv1a32, hash_many
+from harness.core.ring import Ring, reference_owners
+from harness.core.servers import numbered_servers
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.layouts import LAYOUTS
 
 
 def misaligned(values: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import cache_model
-from harness.cache_model import lru_misses, lru_misses_reference
-from harness.errors import HarnessError
+from harness.core import cache_model
+from harness.core.cache_model import lru_misses, lru_misses_reference
+from harness.core.errors import HarnessError
 
 # A handful of distinct keys per stream keeps caches of 1 to 5 objects evicting all the
 # time; the ends of the uint32 range are drawn often, as the C table keys are uint32.
@@ -102,7 +102,7 @@ def zipf_stream(
 
 @pytest.mark.slow
 def test_ten_million_zipf_requests_in_seconds() -> None:
-    """The stream of the harness.cache_model docstring (10M requests, 1M keys, 100 servers
+    """The stream of the harness.core.cache_model docstring (10M requests, 1M keys, 100 servers
     of 10,000 objects) replays in under 10 s, with the miss ratio measured there."""
     servers, keys = zipf_stream(10_000_000, 1_000_000, 100, seed=1)
     start = time.perf_counter()

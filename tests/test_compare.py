@@ -5,9 +5,9 @@ import json
 import re
 from pathlib import Path
 
-from harness import markdown
-from harness.compare import comparison_report, sibling
-from harness.results import load_result
+from harness.report import markdown
+from harness.report.compare import comparison_report, sibling
+from harness.report.results import load_result
 
 FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
 

@@ -9,20 +9,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import markdown
-from harness.algorithms import ALGORITHMS, get_algorithm
 from harness.cli import main
-from harness.generator import Server, fleet_servers
-from harness.metrics.comparison import Comparison, FleetFigures
+from harness.core.model import Result
+from harness.core.ring import Ring, reference_lookup_many
+from harness.core.servers import Server, fleet_servers
 from harness.metrics.comparison_options import DEFAULT_LAYOUTS
+from harness.metrics.comparison_records import Comparison, FleetFigures
 from harness.metrics.comparison_tables import NOT_SUPPORTED
-from harness.model import Result
-from harness.peers import PEERS
-from harness.peers.hashring_peer import expected_agreement
-from harness.report import result_report
-from harness.ring import Ring, reference_lookup_many
-from harness.runner import run_scenario
-from harness.scenario import load_scenario
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.peers import PEERS
+from harness.recipes.peers.hashring_peer import expected_agreement
+from harness.report import markdown
+from harness.report.results import result_from_json
+from harness.report.sections import result_report
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
 
 EXACT_PEERS = [name for name, cls in PEERS.items() if cls.exact]
 
@@ -138,7 +139,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Result:
     path.write_text(TINY.format(extra="memory = false"))
     result = run_scenario(load_scenario(path), show_progress=False)
     # Typed records survive the JSON round trip (result format 2).
-    return Result.from_json(result.to_json())
+    return result_from_json(result.to_json())
 
 
 def _fleet(result: Result, servers: int, equal: bool) -> FleetFigures:

@@ -6,11 +6,11 @@ import zlib
 import numpy as np
 import pytest
 
-from harness.constructions import CONSTRUCTIONS, get_construction
-from harness.constructions.libketama import digest_counts
-from harness.constructions.nginx import server_points, split_host_port
-from harness.errors import HarnessError, ScenarioError, UnknownNameError
-from harness.generator import Server
+from harness.core.errors import HarnessError, ScenarioError, UnknownNameError
+from harness.core.servers import Server
+from harness.recipes.constructions import CONSTRUCTIONS, get_construction
+from harness.recipes.constructions.libketama import digest_counts
+from harness.recipes.constructions.nginx import server_points, split_host_port
 
 
 def nginx_crc32_register(data: bytes, register: int) -> int:

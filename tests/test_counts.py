@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.callgrind import count_layout, parse_totals, valgrind_problem
-from harness.errors import HarnessError, ScenarioError
-from harness.layouts import LAYOUTS
-from harness.scenario import parse_scenario
+from harness.core.errors import HarnessError, ScenarioError
+from harness.metrics.callgrind import count_layout, parse_totals, valgrind_problem
+from harness.recipes.layouts import LAYOUTS
+from harness.run.scenario import parse_scenario
 
 needs_valgrind = pytest.mark.skipif(valgrind_problem() is not None,
                                     reason=f"counts cannot run here: {valgrind_problem()}")
@@ -39,7 +39,7 @@ def test_output_without_instruction_events_is_refused() -> None:
 def test_counts_refused_at_validation_without_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
     """With no valgrind on PATH, a scenario asking for counts is refused before any work,
     with the way to install it."""
-    monkeypatch.setattr("harness.callgrind.shutil.which", lambda _name: None)
+    monkeypatch.setattr("harness.metrics.callgrind.shutil.which", lambda _name: None)
     document = {"servers": {"count": 3}, "measure": {"metrics": ["throughput", "counts"]}}
     with pytest.raises(ScenarioError) as error:
         parse_scenario(document, "scenarios/x.toml")
@@ -96,7 +96,7 @@ def test_c_layout_counted_alike_twice_and_scalar_matches_batch(tmp_path: Path) -
 def test_count_figures_regress_past_two_percent(baseline: float, current: float,
                                                 regressed: bool) -> None:
     """A count regresses when it grows by more than 2% and by more than 0.01 per key."""
-    from harness.benchgate.decide import FigureVerdict
+    from harness.apps.benchgate.decide import FigureVerdict
 
     verdict = FigureVerdict("counts/batch/cffi-packed/16k/instructions_per_key", baseline,
                             current)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ScenarioError
-from harness.markdown import report
+from harness.core.errors import ScenarioError
+from harness.core.model import Result
 from harness.metrics.equivalence import (
     EXTRAPOLATED,
     INTERPOLATED,
@@ -20,10 +20,11 @@ from harness.metrics.equivalence import (
     interpolated_k,
     theory_c,
 )
-from harness.model import Result
-from harness.report import result_report
-from harness.runner import run_scenario
-from harness.scenario import load_scenario, parse_scenario
+from harness.report.markdown import report
+from harness.report.results import result_from_json
+from harness.report.sections import result_report
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario, parse_scenario
 
 
 def point(k: int, cv: float, entries: int = 0) -> CurvePoint:
@@ -109,7 +110,7 @@ def test_the_run_measures_every_fleet_within_its_caps(small: Result) -> None:
 
 def test_the_result_reads_back_and_renders(small: Result) -> None:
     """The record survives JSON, and the report has a table and a chart per fleet."""
-    again = Result.from_json(json.loads(json.dumps(small.to_json())))
+    again = result_from_json(json.loads(json.dumps(small.to_json())))
     assert again.runs[0].figure("equivalence") == small.runs[0].figure("equivalence")
     model = result_report(small)
     sections = [s for s in model.sections if "against random points" in s.title]

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.generator import Server, generate_ring
-from harness.hashing import hash_many, hash_one
-from harness.ring import reference_owners
+from harness.core.hashing import hash_many, hash_one
+from harness.core.ring import reference_owners
+from harness.core.servers import Server
+from harness.recipes.constructions.generator import generate_ring
 
 from .browser import MISSING, browser, console_errors
 
@@ -45,7 +46,7 @@ def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.mark.parametrize("hash_name", ["fnv1a-fmix32", "crc32", "md5-32", "blake2b-32"])
 def test_page_hashes_match_python(simulator: Any, hash_name: str) -> None:
-    """Each hash the page computes equals harness.hashing on the same UTF-8 bytes."""
+    """Each hash the page computes equals harness.core.hashing on the same UTF-8 bytes."""
     names = _names()
     got = simulator.execute_script(
         "return arguments[1].map(n => RingHashes[arguments[0]](new TextEncoder().encode(n)));",

@@ -7,19 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import _cbindings
-from harness.constructions.libketama import LibketamaConstruction
-from harness.constructions.nginx import NginxConstruction
-from harness.generator import (
-    Server,
+from harness.core.hashing import HASHES
+from harness.core.native import bindings as _cbindings
+from harness.core.ring import CollisionWinner, Ring, sort_points_reference
+from harness.core.servers import Server, numbered_servers
+from harness.core.stats import arc_shares, arc_shares_reference
+from harness.recipes.constructions.generator import (
     generate_ring,
     generate_ring_reference,
-    numbered_servers,
     parse_template,
 )
-from harness.hashing import HASHES
-from harness.metrics.balance import arc_shares, arc_shares_reference
-from harness.ring import CollisionWinner, Ring, sort_points_reference
+from harness.recipes.constructions.libketama import LibketamaConstruction
+from harness.recipes.constructions.nginx import NginxConstruction
 
 # Names with non-ASCII letters, braces, colons and digits: what a template can meet.
 NAMES = st.text(

@@ -12,9 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.algorithms import ALGORITHMS
-from harness.constructions import CONSTRUCTIONS, get_construction
-from harness.constructions.haproxy import (
+from harness.core.errors import HarnessError, ScenarioError
+from harness.core.ring import reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.constructions import CONSTRUCTIONS, get_construction
+from harness.recipes.constructions.haproxy import (
     MAX_SERVER_ID,
     HaproxyConstruction,
     arc_ends,
@@ -25,9 +28,6 @@ from harness.constructions.haproxy import (
     sdbm,
     sdbm_many,
 )
-from harness.errors import HarnessError, ScenarioError
-from harness.generator import Server
-from harness.ring import reference_lookup_many
 
 MASK32 = 0xFFFFFFFF
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.constructions import get_construction
-from harness.constructions.haproxy import HaproxyConstruction, sdbm_many
-from harness.generator import Server
-from harness.ring import reference_lookup_many
+from harness.core.ring import reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.haproxy import HaproxyConstruction, sdbm_many
 
 REQUESTS = 3_000
 START_TIMEOUT_S = 10.0

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import UnknownNameError
-from harness.hashing import HASHES, fmix32, fnv1a32, get_hash, hash_many, hash_one
+from harness.core.errors import UnknownNameError
+from harness.core.hashing import HASHES, fmix32, fnv1a32, get_hash, hash_many, hash_one
 
 
 def test_crc32_check_value() -> None:

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.generator import generate_ring, numbered_servers
-from harness.layouts import LAYOUTS
-from harness.ring import Ring, reference_lookup_many, reference_owners
+from harness.core.ring import Ring, reference_lookup_many, reference_owners
+from harness.core.servers import numbered_servers
+from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.layouts import LAYOUTS
 
 BITS = [32, 64]
 DTYPES = {32: np.uint32, 64: np.uint64}

@@ -6,10 +6,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from harness import _cbindings
-from harness.errors import HarnessError, UnknownNameError
-from harness.layouts import LAYOUTS, get_layout
-from harness.layouts.numpy_struct import entry_dtype
+from harness.core.errors import HarnessError, UnknownNameError
+from harness.core.native import bindings as _cbindings
+from harness.recipes.layouts import LAYOUTS, get_layout
+from harness.recipes.layouts.numpy_struct import entry_dtype
 
 #: layouts whose nbytes is exactly entry_size x entries
 EXPECTED_ENTRY_SIZE = {

@@ -11,7 +11,7 @@ import pytest
 #: (ru_maxrss, KiB on Linux) over the peak after imports and a small warm-up ring.
 PROBE = """
 import resource, sys
-from harness.generator import generate_ring, numbered_servers
+from harness.recipes.constructions.generator import generate_ring, numbered_servers
 from harness.metrics.balance import arc_shares
 servers = numbered_servers(1000)
 arc_shares(generate_ring(servers, 2, sys.argv[1]), 1000)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from uhashring import HashRing  # type: ignore[import-untyped]  # ships no type hints
 
-from harness.constructions import get_construction
-from harness.constructions.libketama import digest_counts
-from harness.generator import Server
-from harness.ring import Ring, reference_lookup_many
+from harness.core.ring import Ring, reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.libketama import digest_counts
 
 KEYS_PER_SET = 5_000
 # Two servers whose ketama points collide at 2493200072 (found by a birthday search).

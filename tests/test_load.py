@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness.metrics.load import Load
-from harness.runner import run_scenario
-from harness.scenario import load_scenario
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
 
 
 def _load(write_scenario: Callable[[str], Path], keys: str) -> Load:

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from harness.metrics.balance import arc_shares, cv, floor_cv, measure_balance, theory_cv
-from harness.metrics.collisions import expected_collisions
+from harness.core.ring import Ring
+from harness.core.stats import arc_shares, cv, expected_collisions, floor_cv, theory_cv
+from harness.metrics.balance import measure_balance
 from harness.metrics.movement import measure_movement
-from harness.ring import Ring
 
 
 def test_cv_is_population_std_over_mean() -> None:

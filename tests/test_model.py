@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.errors import ResultFormatError
-from harness.model import FORMAT_VERSION, Result, relative_path, upgrade
-from harness.results import load_result
+from harness.core.errors import ResultFormatError
+from harness.core.model import FORMAT_VERSION, relative_path, upgrade
+from harness.report.results import load_result, result_from_json
 
 FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
 FORMAT1_FILES = sorted(FORMAT1.glob("*.json")) + sorted((FORMAT1 / "reproduce").glob("*.json"))
@@ -35,7 +35,7 @@ def test_every_committed_format_1_file_shows(path: Path,
 def test_format_2_round_trips(path: Path) -> None:
     """to_json then from_json gives back the same result, figures typed."""
     result = load_result(path)
-    again = Result.from_json(json.loads(json.dumps(result.to_json())))
+    again = result_from_json(json.loads(json.dumps(result.to_json())))
     assert again == result
     assert again.format_version == FORMAT_VERSION
 

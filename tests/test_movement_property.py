@@ -4,9 +4,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.generator import Server, generate_ring
-from harness.hashing import hash_many
-from harness.ring import reference_owners
+from harness.core.hashing import hash_many
+from harness.core.ring import reference_owners
+from harness.core.servers import Server
+from harness.recipes.constructions.generator import generate_ring
 
 KEYS = hash_many("fnv1a-fmix32", [f"key-{i}".encode() for i in range(3000)])
 

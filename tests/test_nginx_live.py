@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.constructions import get_construction
-from harness.generator import Server
-from harness.ring import Ring, reference_lookup_many
+from harness.core.ring import Ring, reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.constructions import get_construction
 
 REQUESTS = 3_000
 START_TIMEOUT_S = 10.0

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import OutputError
-from harness.outputs import check_outputs
+from harness.core.errors import OutputError
+from harness.core.outputs import check_outputs
 
 
 def test_distinct_outputs_in_a_new_directory_pass(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_kernel_pseudo_file_systems_are_refused(place: str) -> None:
 
 def test_unwritable_directory_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A directory we may not write to (simulated: these tests may run as root)."""
-    monkeypatch.setattr("harness.outputs.os.access", lambda path, mode: False)
+    monkeypatch.setattr("harness.core.outputs.os.access", lambda path, mode: False)
     with pytest.raises(OutputError, match="is not writable"):
         check_outputs([tmp_path / "r.json"], [])
 

@@ -2,12 +2,12 @@
 
 import pytest
 
-from harness.constructions import get_construction
-from harness.errors import HarnessError, UnknownNameError
-from harness.generator import Server
-from harness.peers import PEERS, get_peer
-from harness.peers.sizing import deep_sizeof
-from harness.ring import reference_lookup_many
+from harness.core.errors import HarnessError, UnknownNameError
+from harness.core.ring import reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.constructions import get_construction
+from harness.recipes.peers import PEERS, get_peer
+from harness.recipes.peers.sizing import deep_sizeof
 
 SERVERS = [Server(f"cache-{i}:11211", w) for i, w in enumerate([1, 2, 1, 3, 1, 2])]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.apps.plan import allocated_section, allocated_tries, make_plan, points_for_target
 from harness.cli import main
-from harness.generator import Server
-from harness.metrics.balance import theory_cv
-from harness.plan import allocated_section, allocated_tries, make_plan, points_for_target
+from harness.core.servers import Server
+from harness.core.stats import theory_cv
 
 
 def test_100_servers_at_1_percent_need_9900_points() -> None:

@@ -61,8 +61,8 @@ def test_plugin_layout_is_measured_and_checked_like_ours(site: Path, tmp_path: P
 def test_plugin_algorithm_is_registered(site: Path) -> None:
     """The plugin's algorithm is in ALGORITHMS and routes through the common contract."""
     done = _python(site, "-c", (
-        "from harness.algorithms import ALGORITHMS\n"
-        "from harness.generator import Server\n"
+        "from harness.recipes.algorithms import ALGORITHMS\n"
+        "from harness.recipes.constructions.generator import Server\n"
         "a = ALGORITHMS['demo-modulo'].build([Server('x'), Server('y'), Server('z')])\n"
         "print(list(ALGORITHMS), a.route([b'k1', b'k2']).tolist())"))
     assert done.returncode == 0, done.stderr
@@ -79,7 +79,7 @@ def test_a_plugin_cannot_take_a_registered_name(site: Path) -> None:
                             "numpy-packed = ring_harness_demo:DemoBisectLayout\n")
     (site / "ring_harness_demo.py").write_text(
         PLUGIN.read_text().replace('name = "demo-bisect"', 'name = "numpy-packed"'))
-    done = _python(site, "-c", "from harness.layouts import LAYOUTS; print(list(LAYOUTS))")
+    done = _python(site, "-c", "from harness.recipes.layouts import LAYOUTS; print(list(LAYOUTS))")
     assert done.returncode != 0
     assert "registers 'numpy-packed', a name already taken" in done.stderr
 

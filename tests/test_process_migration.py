@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ScenarioError
+from harness.core.errors import ScenarioError
+from harness.core.servers import eligibility_sets
 from harness.metrics.migration import Migration
-from harness.metrics.process import ProcessCost, eligibility_sets
-from harness.runner import run_scenario
-from harness.scenario import load_scenario
+from harness.metrics.process import ProcessCost
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
 
 
 def test_eligibility_is_every_combination_present() -> None:

@@ -6,22 +6,23 @@ from typing import Any
 
 import pytest
 
-from harness import markdown
-from harness.errors import HarnessError
-from harness.metrics.balance import Balance, theory_cv
-from harness.metrics.memory import Memory
-from harness.model import Machine, Parity, Result, RingInfo, Run, Subject
-from harness.reproduction.bands import (
+from harness.apps.reproduction.bands import (
     binomial_band,
     cv_rows,
     poisson_band,
     rounding_band,
     simulated_band,
 )
-from harness.reproduction.checks import Check, Figure, evaluate, show
-from harness.reproduction.figures import collision_trend_std
-from harness.reproduction.reading import Results, packing_saving, run_of
-from harness.reproduction.render import checks_table, sweep_table, tolerance_reasons
+from harness.apps.reproduction.checks import Check, Figure, evaluate, show
+from harness.apps.reproduction.figures import collision_trend_std
+from harness.apps.reproduction.reading import Results, packing_saving, run_of
+from harness.apps.reproduction.render import checks_table, sweep_table, tolerance_reasons
+from harness.core.errors import HarnessError
+from harness.core.model import Machine, Parity, Result, RingInfo, Run, Subject
+from harness.core.stats import theory_cv
+from harness.metrics.balance import Balance
+from harness.metrics.memory import Memory
+from harness.report import markdown
 
 
 def _figure(key: str, published: float | str, value: float, band: tuple[float, float],

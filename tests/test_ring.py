@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from harness.errors import HarnessError
-from harness.generator import Server, generate_ring, numbered_servers
-from harness.ring import Ring, reference_lookup, reference_lookup_many
+from harness.core.errors import HarnessError
+from harness.core.ring import Ring, reference_lookup, reference_lookup_many
+from harness.core.servers import Server, numbered_servers
+from harness.recipes.constructions.generator import generate_ring
 
 
 def test_semicolony_worked_example() -> None:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.generator import Server
-from harness.layouts import LAYOUTS
-from harness.layouts.numpy_packed import NumpyPackedLayout
+from harness.core.model import Result
+from harness.core.servers import Server
 from harness.metrics.memory import Memory
-from harness.model import Result
-from harness.results import load_result
+from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.numpy_packed import NumpyPackedLayout
+from harness.report.results import load_result
 
 from .conftest import SMALL_SCENARIO
 
@@ -194,9 +194,9 @@ class ScalarMisroutingLayout(NumpyPackedLayout):
 
 def test_scalar_only_parity_failure_names_the_scalar_answer() -> None:
     """When only the scalar path is wrong, the message shows the scalar answer, not the batch's."""
-    from harness.algorithms.ring import RingAlgorithm
-    from harness.errors import ParityError
-    from harness.runner import check_parity
+    from harness.core.errors import ParityError
+    from harness.metrics.parity import check_parity
+    from harness.recipes.algorithms.ring import RingAlgorithm
 
     reference = RingAlgorithm.build([Server("a"), Server("b")], points_per_weight=3)
     ring = reference.ring

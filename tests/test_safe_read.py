@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ResultFormatError, ScenarioError
-from harness.safe_read import read_regular_file
+from harness.core.errors import ResultFormatError, ScenarioError
+from harness.core.safe_read import read_regular_file
 
 
 def test_reads_a_regular_file(tmp_path: Path) -> None:

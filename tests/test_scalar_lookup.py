@@ -1,11 +1,11 @@
-"""The vectorcall scalar lookup (harness._scalar): argument checks and array lifetime."""
+"""The vectorcall scalar lookup (compiled `_scalar`): argument checks and array lifetime."""
 
 import gc
 
 import numpy as np
 import pytest
 
-from harness.layouts import LAYOUTS
+from harness.recipes.layouts import LAYOUTS
 
 C_LAYOUTS = ["cffi-aligned", "cffi-packed", "bucketed"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.layouts import LAYOUTS
-from harness.scenario import load_scenario
+from harness.recipes.layouts import LAYOUTS
+from harness.run.scenario import load_scenario
 
 from .conftest import SMALL_SCENARIO
 
@@ -180,7 +180,7 @@ def test_ring_only_metrics_need_no_layout(write_scenario: Callable[[str], Path])
 def test_construction_point_counts_set_the_estimate(write_scenario: Callable[[str], Path]) -> None:
     """libketama gives each server a share of 40 digests per server whatever its weight, so
     weights 1 and 1e7 make a 320-point ring: accepted, not refused as hundreds of GiB."""
-    from harness.estimate import estimate_peak_bytes
+    from harness.run.estimate import estimate_peak_bytes
 
     scenario = load_scenario(write_scenario(
         '[servers]\nlist = [{name = "a", weight = 1}, {name = "b", weight = 1e7}]\n'
@@ -225,8 +225,8 @@ def test_a_process_of_an_algorithm_without_layouts_is_refused(
 
 def test_a_ring_only_run_says_no_form_was_checked(write_scenario: Callable[[str], Path]) -> None:
     """With no layout the reference routes alone: the report says so, not "all 0 forms"."""
-    from harness.report import parity_section
-    from harness.runner import run_scenario
+    from harness.report.sections import parity_section
+    from harness.run.runner import run_scenario
 
     scenario = load_scenario(write_scenario(
         '[servers]\ncount = 3\n[keys]\ncount = 500\n'

@@ -19,20 +19,20 @@ mean over servers, so equal weights reduce to plain shares.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness import _cbindings, charts
-from harness.ring import Ring
-from harness.tables import Chart, Section, Table, count, number, pct, text
+from harness.core import charts
+from harness.core.ring import Ring
+from harness.core.stats import arc_shares, cv, floor_cv, theory_cv
+from harness.core.tables import Chart, Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
 
 
 @dataclass(frozen=True)
@@ -56,53 +56,6 @@ class Balance:
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
-
-
-def cv(values: npt.ArrayLike) -> float:
-    """Coefficient of variation: population std / mean."""
-    array = np.asarray(values, dtype=np.float64)
-    return float(array.std() / array.mean())
-
-
-def arc_shares(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
-    """Each server's exact share of the ring: the arcs ending at its points, summed.
-
-    One pass in C (cext/lean.c) with no per-point temporaries; it adds the arcs as
-    doubles in index order, as `arc_shares_reference` does, so the two are identical.
-    """
-    return _cbindings.arc_sums(ring.positions, ring.owners, servers) / float(2**ring.bits)
-
-
-def arc_shares_reference(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
-    """`arc_shares` in numpy: an arc array (8 bytes per point) and a weighted bincount."""
-    space = 2**ring.bits
-    arcs = np.empty(ring.entries, dtype=np.float64)
-    # Sorted unique positions: differences in their own unsigned dtype are exact.
-    arcs[1:] = np.diff(ring.positions)
-    arcs[0] = float(int(ring.positions[0]) + space - int(ring.positions[-1]))
-    per_server = np.bincount(ring.owners, weights=arcs, minlength=servers)
-    return per_server / float(space)
-
-
-def _with_points(points_per_server: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    # A server without points (a construction can round a small weight to none) has no
-    # Beta share: it owns nothing, which min_keys shows; theory covers the others.
-    k = np.asarray(points_per_server, dtype=np.float64)
-    return k[k > 0]
-
-
-def theory_cv(points_per_server: npt.ArrayLike) -> float:
-    """CV of share/weight predicted from point counts (Beta shares, see module doc)."""
-    k = _with_points(points_per_server)
-    total = k.sum()
-    return math.sqrt(float(np.mean((total - k) / (k * (total + 1)))))
-
-
-def floor_cv(points_per_server: npt.ArrayLike, keys: int) -> float:
-    """cv_theory plus the Poisson noise of counting `keys` keys, in quadrature."""
-    k = _with_points(points_per_server)
-    poisson = float(np.mean(k.sum() / (keys * k)))
-    return math.sqrt(theory_cv(k) ** 2 + poisson)
 
 
 def measure_balance(

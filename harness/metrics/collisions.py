@@ -7,23 +7,15 @@ points is n - S (1 - (1 - 1/S)**n), about n**2 / (2 S).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from harness import charts
+from harness.core import charts
+from harness.core.model import Result
+from harness.core.stats import expected_collisions
+from harness.core.tables import Section, Table, count, number, text
 from harness.metrics.context import RunContext, RunPlan, Scope
-from harness.model import Result
-from harness.ring_access import ring_of
-from harness.tables import Section, Table, count, number, text
-
-
-def expected_collisions(points: int, bits: int) -> float:
-    """Expected points dropped when `points` uniform hashes share 2**bits slots."""
-    slots = float(2**bits)
-    # expm1/log1p keep precision where 1/S is far below float epsilon of 1.
-    occupied = -slots * math.expm1(points * math.log1p(-1.0 / slots))
-    return points - occupied
+from harness.recipes.ring_access import ring_of
 
 
 @dataclass

@@ -36,41 +36,50 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.algorithms import get_algorithm
-from harness.generator import Server, fleet_servers
+from harness.core.fields import Fields
+from harness.core.servers import Server, fleet_servers
+from harness.core.stats import theory_cv
+from harness.core.workload import KeysSpec, key_names
 from harness.metrics.comparison_options import (
     ComparisonOptions,
     RecipeSpec,
     parse_comparison,
     recipe_label,
 )
-from harness.metrics.load import Load, load_of
+from harness.metrics.comparison_records import (
+    Comparison,
+    FleetFigures,
+    MoveFigure,
+    PeerFigures,
+    RecipeFigures,
+)
+from harness.metrics.comparison_tables import comparison_sections
+from harness.metrics.load import load_of
 from harness.metrics.memory import (
     Memory,
     measure_in_subprocess,
     save_peer_spec,
     save_ring_for_probe,
 )
-from harness.metrics.movement import Movement, measure_movement, names_of
+from harness.metrics.movement import measure_movement, names_of
+from harness.metrics.parity import KeyHashes, check_parity
 from harness.metrics.throughput import Timing, measure_throughput
-from harness.peers import PEERS
-from harness.peers.base import Peer, PrehashedPeer
-from harness.ring_access import ring_of
-from harness.toml_fields import Fields
-from harness.workload import KeysSpec, key_names
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.peers import PEERS
+from harness.recipes.peers.base import Peer, PrehashedPeer
+from harness.recipes.ring_access import ring_of
 
 if TYPE_CHECKING:
-    from harness.algorithms.base import Algorithm
+    from harness.core.model import Result
+    from harness.core.tables import Section
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
-    from harness.tables import Section
+    from harness.recipes.algorithms.base import Algorithm
 
 #: keys a memory probe looks up (its lookup peak); a peer loops over fewer, one by one
 MEMORY_KEYS = 10_000
@@ -79,98 +88,6 @@ PEER_MEMORY_KEYS = 100
 NOISE_DRAWS = 200
 #: the three changes whose moved keys are measured
 OPERATIONS = ("add", "remove last", "remove middle")
-
-
-@dataclass
-class MoveFigure:
-    operation: str
-    server: str
-    #: the least any algorithm can move: the changed server's weight share
-    minimal_fraction: float
-    movement: Movement | None = None
-    unsupported: str | None = None
-
-
-@dataclass
-class RecipeFigures:
-    label: str
-    algorithm: str
-    params: dict[str, Any]
-    #: why this recipe cannot serve this fleet; None when measured
-    unsupported: str | None = None
-    entries: int | None = None
-    #: the structure's size as the algorithm accounts for it
-    nbytes: int | None = None
-    memory: Memory | None = None
-    build_ms: Timing | None = None
-    scalar_ns: Timing | None = None
-    batch_ns: Timing | None = None
-    #: one key hashed and looked up in a single call, where the algorithm has `route_one`
-    route_ns: Timing | None = None
-    uniform: Load | None = None
-    zipf: Load | None = None
-    weight_share_error: float | None = None
-    #: "exact" (the algorithm's own shares of the hash space) or "keys" (uniform keys)
-    shares_from: str | None = None
-    #: the largest share over its weight share, from exact shares (None where the
-    #: algorithm has none): balance without the noise of a finite key set
-    exact_peak_to_mean: float | None = None
-    #: rings: the CV of share per weight predicted from point counts
-    cv_theory: float | None = None
-    #: tables of slots (maglev): the most minus the fewest slots of a server
-    slot_spread: int | None = None
-    moves: list[MoveFigure] = field(default_factory=list)
-    parity_keys: int = 0
-
-
-@dataclass
-class PeerFigures:
-    name: str
-    #: the label of our recipe it should route like; None when none of ours can
-    agrees_with: str | None
-    exact: bool
-    note: str
-    unsupported: str | None = None
-    entries: int | None = None
-    nbytes: int | None = None
-    memory: Memory | None = None
-    agreement: float | None = None
-    agreement_keys: int = 0
-    #: the library's own lookup of one key (key hashing included)
-    scalar_ns: Timing | None = None
-    #: the library call alone on precomputed key hashes (libraries that take hashes)
-    call_ns: Timing | None = None
-
-
-@dataclass
-class FleetFigures:
-    servers: int
-    #: the weight pattern, repeated over the servers
-    weights: list[float]
-    keys: int
-    zipf_requests: int
-    zipf_exponent: float
-    #: a perfectly even split of the same keys (multinomial draws, median): what key
-    #: noise alone gives
-    noise_cv: float
-    noise_peak_to_mean: float
-    algorithms: list[RecipeFigures]
-    peers: list[PeerFigures]
-
-    @property
-    def equal_weights(self) -> bool:
-        return len(set(self.weights)) == 1
-
-    @property
-    def label(self) -> str:
-        pattern = ("equal weights" if self.equal_weights
-                   else "weights " + ":".join(f"{w:g}" for w in self.weights))
-        return f"N={self.servers:,}, {pattern}"
-
-
-@dataclass
-class Comparison:
-    fleets: list[FleetFigures]
 
 
 def weight_shares(servers: Sequence[Server]) -> npt.NDArray[np.float64]:
@@ -198,23 +115,14 @@ def noise_figures(servers: Sequence[Server], keys: int, seed: int) -> tuple[floa
 
 
 class _Hashes:
-    """Each way of hashing the keys computed once per fleet (the key hash depends on the
-    algorithm and its key-hash parameters, never on the servers)."""
+    """The fleet's keys and zipf requests, each hashed once per way of hashing."""
 
     def __init__(self, keys: list[bytes], requests: list[bytes]) -> None:
-        self.keys, self.requests = keys, requests
-        self._done: dict[str, tuple[npt.NDArray[np.unsignedinteger],
-                                    npt.NDArray[np.unsignedinteger]]] = {}
+        self._keys, self._requests = KeyHashes(keys), KeyHashes(requests)
 
     def of(self, algorithm: Algorithm) -> tuple[npt.NDArray[np.unsignedinteger],
                                                 npt.NDArray[np.unsignedinteger]]:
-        params = {k: v for k, v in algorithm.params.items()
-                  if k not in ("points_per_weight", "layout")}
-        hasher = f"{type(algorithm).name} {sorted(params.items())}"
-        if hasher not in self._done:
-            self._done[hasher] = (algorithm.hash_keys(self.keys),
-                                  algorithm.hash_keys(self.requests))
-        return self._done[hasher]
+        return self._keys.of(algorithm), self._requests.of(algorithm)
 
 
 def _changes(servers: list[Server], pattern: Sequence[float],
@@ -234,7 +142,6 @@ def _changes(servers: list[Server], pattern: Sequence[float],
 
 class ComparisonMetric:
     """Every algorithm recipe and peer, side by side on each fleet."""
-
     name: ClassVar[str] = "comparison"
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
@@ -307,7 +214,6 @@ class ComparisonMetric:
     def _recipe(self, context: RunContext, options: ComparisonOptions, recipe: RecipeSpec,
                 servers: list[Server], pattern: tuple[float, ...],
                 hashes: _Hashes) -> tuple[RecipeFigures, Algorithm | None]:
-        from harness.runner import check_parity  # the runner imports the metric registry
 
         cls = get_algorithm(recipe.algorithm)
         figures = RecipeFigures(recipe.label, recipe.algorithm, dict(recipe.params))
@@ -339,7 +245,6 @@ class ComparisonMetric:
             figures.exact_peak_to_mean = float(np.max(exact / weight_shares(servers)))
         construction = getattr(algorithm, "construction", None)
         if construction is not None:
-            from harness.metrics.balance import theory_cv
 
             figures.cv_theory = theory_cv(construction.point_counts(servers))
         slot_counts: Callable[[], npt.NDArray[np.int64]] | None = getattr(
@@ -495,7 +400,5 @@ class ComparisonMetric:
         return measure_in_subprocess("algorithm", type(algorithm).name, spec_file)
 
     def sections(self, result: Result) -> list[Section]:
-        from harness.metrics.comparison_tables import comparison_sections
-
         return comparison_sections(result, self.name)
 

@@ -5,7 +5,7 @@ weight patterns, algorithm names (and each recipe's parameters, checked by
 the algorithm itself) and peer names; every problem is one line naming the
 field (`comparison.servers`, `comparison.algorithms[2].name`, ...).
 
-Recipes default to every registered algorithm (`harness.algorithms.ALGORITHMS`,
+Recipes default to every registered algorithm (`harness.recipes.algorithms.ALGORITHMS`,
 plugins included) with its default parameters; an algorithm whose structure
 has layouts (the ring) is measured in `DEFAULT_LAYOUTS`: `cffi-packed`, the
 fastest scalar and batch lookup of the 32-bit layouts in this project's
@@ -19,12 +19,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from harness.algorithms import ALGORITHMS, get_algorithm
-from harness.errors import ScenarioError
-from harness.params import template_check
-from harness.peers import PEERS
-from harness.ring import MAX_SERVERS
-from harness.toml_fields import Fields
+from harness.core.errors import ScenarioError
+from harness.core.fields import Fields
+from harness.core.params import template_check
+from harness.core.ring import MAX_SERVERS
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.peers import PEERS
 
 #: the layouts an algorithm with layouts (the ring) is compared in, unless recipes are listed
 DEFAULT_LAYOUTS = ("cffi-packed", "bucketed")

@@ -1,7 +1,7 @@
 """The comparison's tables: per fleet, cost, balance and movement, peers, and the published
 figures beside ours; across fleets, the speed targets, computed from the records.
 
-Every cell comes from the typed records (`harness.metrics.comparison`); what a
+Every cell comes from the typed records (`harness.metrics.comparison_records`); what a
 recipe or peer cannot do reads "not supported" (its reason in the notes),
 never a blank or a zero.
 """
@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness import charts
-from harness.metrics.comparison import (
+from harness.core import charts
+from harness.core.tables import Cell, Section, Table, count, kib, number, pct, text
+from harness.metrics.comparison_records import (
     Comparison,
     FleetFigures,
     MoveFigure,
@@ -22,10 +23,9 @@ from harness.metrics.comparison import (
     RecipeFigures,
 )
 from harness.metrics.throughput import Timing, timing_cell
-from harness.tables import Cell, Section, Table, count, kib, number, pct, text
 
 if TYPE_CHECKING:
-    from harness.model import Result
+    from harness.core.model import Result
 
 NOT_SUPPORTED = "not supported"
 

@@ -13,21 +13,12 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from harness.algorithms.base import Algorithm
-from harness.generator import Server
-from harness.peers.base import Peer
+from harness.core.servers import Operation, Server
+from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.peers.base import Peer
 
 #: "run": a metric gives one figure per sweep point; "subject": one per measured form or peer
 Scope = Literal["run", "subject"]
-
-
-@dataclass(frozen=True)
-class Operation:
-    """Add or remove one server, to measure which keys move."""
-
-    kind: str
-    server: str
-    weight: float = 1.0
 
 
 @dataclass(frozen=True)

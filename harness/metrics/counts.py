@@ -1,7 +1,7 @@
 """Counts: instructions and simulated cache misses per key, batch and scalar (callgrind).
 
 Each layout of the ring is counted in a fresh process under valgrind's
-callgrind with a fixed cache geometry (harness.callgrind): the same figures on
+callgrind with a fixed cache geometry (harness.metrics.callgrind): the same figures on
 any machine, run after run, with no hardware counters needed. Opt in with
 `metrics = [..., "counts"]`; it needs valgrind, and validation refuses it
 without.
@@ -25,19 +25,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness.callgrind import count_layout, geometry_text, valgrind_problem, valgrind_version
-from harness.layouts.base import CFunctions
-from harness.tables import Cell, Section, Table, number, text
+from harness.core.tables import Cell, Section, Table, number, text
+from harness.metrics.callgrind import (
+    count_layout,
+    geometry_text,
+    valgrind_problem,
+    valgrind_version,
+)
+from harness.recipes.layouts.base import CFunctions
+from harness.recipes.ring_access import ring_of
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
 
 
 @dataclass
 class PathCounts:
     """One lookup path's figures per key."""
-
     keys: int
     instructions_per_key: float
     l1_misses_per_key: float
@@ -61,7 +66,6 @@ def _path(events: Any, keys: int, counted: str) -> PathCounts:
 
 class CountsMetric:
     """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
-
     name: ClassVar[str] = "counts"
     scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
@@ -75,8 +79,6 @@ class CountsMetric:
         return plan.forms
 
     def measure(self, context: RunContext) -> dict[str, Counts]:
-        from harness.ring_access import ring_of
-
         ring = ring_of(context.algorithm)
         if ring is None:
             return {}

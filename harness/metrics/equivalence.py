@@ -38,16 +38,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness import charts
-from harness.algorithms.ring import NO_LAYOUT
-from harness.generator import Server, fleet_servers, points_for
-from harness.tables import Cell, Chart, Section, Table, count, number, pct, text
-from harness.toml_fields import Fields
+from harness.core import charts
+from harness.core.fields import Fields
+from harness.core.servers import Server, fleet_servers
+from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
+from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
+from harness.recipes.constructions.generator import points_for
 
 if TYPE_CHECKING:
-    from harness.algorithms.base import Algorithm
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
+    from harness.recipes.algorithms.base import Algorithm
 
 INTERPOLATED = "interpolated"
 EXTRAPOLATED = "fit, extrapolated"
@@ -58,7 +59,6 @@ BEYOND_32_BITS = "fit, beyond any 32-bit ring"
 @dataclass(frozen=True)
 class Fleet:
     """`servers` servers named server-0, server-1, ..., weights cycling through `weights`."""
-
     servers: int
     weights: tuple[float, ...] = (1.0,)
 
@@ -87,7 +87,6 @@ class EquivalenceOptions:
 @dataclass
 class CurvePoint:
     """One ring of a sweep: its size and exact balance."""
-
     points_per_weight: int
     #: before collisions, and the ring's entries after
     points: int
@@ -100,7 +99,6 @@ class CurvePoint:
 @dataclass
 class EquivalentRow:
     """One ring of the recipe, and the random ring of the same cv_arcs."""
-
     ring: CurvePoint
     #: random points per unit weight of the same cv_arcs; None where the CV is 0
     random_k: float | None
@@ -206,8 +204,6 @@ class EquivalenceMetric:
     def parse_options(table: Fields) -> EquivalenceOptions:
         """`[equivalence]`: fleets, points_per_weight, max_points, and `[equivalence.against]`
         (ring parameters with their own points_per_weight list and max_points)."""
-        from harness.algorithms.ring import RingAlgorithm
-
         fleets = []
         for item in table.take_table_list("fleets"):
             servers = item.take_int("servers", minimum=2, maximum=65_535)

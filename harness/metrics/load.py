@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.generator import Server
-from harness.tables import Section, Table, count, number, pct, text
+from harness.core.servers import Server
+from harness.core.tables import Section, Table, count, number, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
 
 
 @dataclass

@@ -44,13 +44,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness import charts
-from harness.errors import HarnessError
-from harness.tables import Cell, Section, Table, count, kib, number, ratio, text
+from harness.core import charts
+from harness.core.errors import HarnessError
+from harness.core.servers import Server
+from harness.core.tables import Cell, Section, Table, count, kib, number, ratio, text
+from harness.metrics.throughput import base_form
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.layouts import get_layout
+from harness.recipes.peers import get_peer
+from harness.recipes.ring_access import ring_of
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
 
 
 @dataclass
@@ -122,8 +128,6 @@ def _measure_built(build: Callable[[], Any], lookup_all: Callable[[Any], object]
 
 def measure_layout_here(layout_name: str, ring_file: Path) -> Memory:
     """Measure a layout in this process (the subprocess entry point calls this)."""
-    from harness.layouts import get_layout
-
     layout_class = get_layout(layout_name)
     with np.load(ring_file) as data:
         positions, owners, keys = data["positions"], data["owners"], data["keys"]
@@ -135,9 +139,6 @@ def measure_layout_here(layout_name: str, ring_file: Path) -> Memory:
 
 def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
     """Measure a peer library's ring in this process, from servers and key names."""
-    from harness.generator import Server
-    from harness.peers import get_peer
-
     peer_class = get_peer(peer_name)
     spec = json.loads(spec_file.read_text())
     servers = [Server(name, weight) for name, weight in spec["servers"]]
@@ -153,9 +154,6 @@ def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
 
 def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
     """Measure an algorithm's structure in this process, from its servers and parameters."""
-    from harness.algorithms import get_algorithm
-    from harness.generator import Server
-
     algorithm_class = get_algorithm(algorithm_name)
     spec = json.loads(spec_file.read_text())
     servers = [Server(name, weight) for name, weight in spec["servers"]]
@@ -223,7 +221,6 @@ def save_peer_spec(path: Path, servers: list[tuple[str, float]], keys: list[str]
 
 class MemoryMetric:
     """Allocator-level bytes of each form and peer, each measured alone in a fresh process."""
-
     name: ClassVar[str] = "memory"
     scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
@@ -233,8 +230,6 @@ class MemoryMetric:
         return plan.forms + plan.peers
 
     def measure(self, context: RunContext) -> dict[str, Memory]:
-        from harness.ring_access import ring_of
-
         workdir = Path(context.workdir)
         jobs: list[tuple[str, str, Path]] = []
         ring = ring_of(context.algorithm)
@@ -266,8 +261,6 @@ class MemoryMetric:
         return measured
 
     def sections(self, result: Result) -> list[Section]:
-        from harness.metrics.throughput import base_form
-
         sections = []
         for run in result.runs:
             sized = [(s, m) for s in run.of_kind("layout") + run.of_kind("algorithm")

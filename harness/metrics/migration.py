@@ -13,7 +13,7 @@ Staged rollout. Each request picks the old or the new ring stably by its
 object's own hash (FNV-1a + fmix32 of "rollout:" and the name, a hash no
 ring uses): below the stage's share of the hash space it goes to the new
 ring. Every server is an LRU cache of `cache_objects` objects
-(`harness.cache_model`, in C), whichever ring sent the request; a miss is
+(`harness.core.cache_model`, in C), whichever ring sent the request; a miss is
 a fetch from the origin. One zipf stream is replayed three ways after the
 same warm-up on the old ring: with no migration (the steady state), with
 the new ring at once, and through the stages. Origin load is the miss rate
@@ -31,16 +31,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from harness import charts
-from harness.cache_model import lru_misses
-from harness.hashing import hash_many
-from harness.tables import Section, Table, count, kib, number, pct, text
-from harness.toml_fields import Fields
+from harness.core import charts
+from harness.core.cache_model import lru_misses
+from harness.core.fields import Fields
+from harness.core.hashing import hash_many
+from harness.core.servers import eligibility_sets, servers_with
+from harness.core.tables import Section, Table, count, kib, number, pct, text
+from harness.metrics.process import ProcessOptions
 
 if TYPE_CHECKING:
-    from harness.algorithms.base import Algorithm
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
+    from harness.recipes.algorithms.base import Algorithm
 
 #: windows per stage when looking for the peak origin rate
 WINDOWS_PER_STAGE = 10
@@ -76,7 +78,6 @@ class Stage:
 @dataclass
 class RingMigration:
     """One ring of a process, migrated: what moves and what it costs."""
-
     requires: list[str]
     servers: int
     moved_fraction: float
@@ -253,15 +254,13 @@ class MigrationMetric:
     def _process_rings(context: RunContext, new_params: dict[str, Any],
                        stream: npt.NDArray[np.uint32], universe: int) -> list[RingMigration] | None:
         """Each ring of the process ([process]) migrated, one at a time."""
-        from harness.metrics.process import ProcessOptions, eligibility_sets, ring_servers
-
         options = context.options.get("process")
         if not isinstance(options, ProcessOptions):
             return None
         names = [f"object-{i}".encode() for i in range(universe)]
         records = []
         for requires in eligibility_sets(context.capabilities, options.eligibility):
-            fleet = ring_servers(context.servers, context.capabilities, requires)
+            fleet = servers_with(context.servers, context.capabilities, requires)
             if not fleet:
                 continue
             context.stage(f"{context.label}: migration of ring {' + '.join(requires) or 'all'}")

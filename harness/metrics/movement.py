@@ -16,23 +16,22 @@ neighbouring servers) are reported beside it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness import charts
-from harness.generator import Server
-from harness.metrics.balance import cv
-from harness.tables import Section, Table, count, pct, text
+from harness.core import charts
+from harness.core.servers import servers_after
+from harness.core.stats import cv
+from harness.core.tables import Section, Table, count, pct, text
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.algorithms.base import Algorithm
-    from harness.algorithms.ring import RingAlgorithm
-    from harness.metrics.context import Operation, RunContext, RunPlan, Scope
-    from harness.model import Result
+    from harness.core.model import Result
+    from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.recipes.algorithms.base import Algorithm
+    from harness.recipes.algorithms.ring import RingAlgorithm
 
 
 @dataclass(frozen=True)
@@ -113,12 +112,6 @@ def measure_movement(
         changed_server_share=changed_server_share,
         ring_only_changed_server=only_changed,
     )
-
-
-def servers_after(servers: Sequence[Server], operation: Operation) -> list[Server]:
-    if operation.kind == "add":
-        return [*servers, Server(operation.server, operation.weight)]
-    return [s for s in servers if s.name != operation.server]
 
 
 def rebalance_after(before: Algorithm, fallen: RingAlgorithm,

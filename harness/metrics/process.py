@@ -19,7 +19,6 @@ the measured bytes per entry: it never silently guesses.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,16 +26,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness import charts
-from harness.generator import Server
-from harness.layouts import LAYOUTS
-from harness.machine import available_memory_bytes
-from harness.tables import Section, Table, count, kib, number, pct, text
-from harness.toml_fields import Fields
+from harness.core import charts
+from harness.core.fields import Fields
+from harness.core.machine import available_memory_bytes
+from harness.core.servers import Server, eligibility_sets, servers_with
+from harness.core.tables import Section, Table, count, kib, number, pct, text
+from harness.recipes.layouts import LAYOUTS
 
 if TYPE_CHECKING:
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result
 
 #: a resident ring in the router: its entries in an 8-byte layout plus our own 6-byte copy
 RESIDENT_BYTES_PER_ENTRY = 14
@@ -84,27 +83,6 @@ class ProcessCost:
         return self.built_rings < len(self.rings)
 
 
-def eligibility_sets(capabilities: Sequence[tuple[str, ...]],
-                     listed: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """The listed sets, or every combination of capabilities some server holds, and the
-    empty set (every server): each subset of a server's capabilities is a set a request
-    could need."""
-    if listed:
-        return [tuple(sorted(s)) for s in dict.fromkeys(tuple(sorted(s)) for s in listed)]
-    found: set[tuple[str, ...]] = {()}
-    for held in capabilities:
-        ordered = sorted(set(held))
-        for size in range(1, len(ordered) + 1):
-            found.update(itertools.combinations(ordered, size))
-    return sorted(found, key=lambda s: (len(s), s))
-
-
-def ring_servers(servers: Sequence[Server], capabilities: Sequence[tuple[str, ...]],
-                 requires: tuple[str, ...]) -> list[Server]:
-    need = set(requires)
-    return [s for s, held in zip(servers, capabilities, strict=True) if need <= set(held)]
-
-
 def shared_table_bytes(servers: Sequence[Server]) -> int:
     """The server table a process keeps once: each name's UTF-8 bytes and an 8-byte weight."""
     return sum(len(s.name.encode()) + 8 for s in servers)
@@ -150,7 +128,7 @@ class ProcessMetric:
         if not isinstance(options, ProcessOptions):
             return None
         sets = eligibility_sets(context.capabilities, options.eligibility)
-        fleets = [(s, ring_servers(context.servers, context.capabilities, s)) for s in sets]
+        fleets = [(s, servers_with(context.servers, context.capabilities, s)) for s in sets]
         fleets = [(s, f) for s, f in fleets if f]
         entries = [context.estimated_entries(f) for _, f in fleets]
         built = self._which_to_build(entries, options)

@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from harness import _cbindings
+from harness.core.native import bindings as _cbindings
 
 KeyType = TypeVar("KeyType", bound=np.unsignedinteger)
 

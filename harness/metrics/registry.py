@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Protocol
 
-from harness.errors import UnknownNameError
+from harness.core.errors import UnknownNameError
+from harness.core.model import Result
+from harness.core.tables import Section
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison import ComparisonMetric
@@ -27,8 +29,6 @@ from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
 from harness.metrics.throughput import ThroughputMetric
-from harness.model import Result
-from harness.tables import Section
 
 #: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
 #: (a layout, an algorithm or a peer); "process": runs in fresh processes

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from harness import charts
-from harness.tables import Cell, Section, Table, ratio, text
+from harness.core import charts
+from harness.core.tables import Cell, Section, Table, ratio, text
+from harness.metrics.random_access import RandomAccess
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
-    from harness.model import Result, Run
 
 
 class Lookups(Protocol):
@@ -40,7 +41,6 @@ class Lookups(Protocol):
 @dataclass(frozen=True)
 class Timing:
     """ns per key over rounds: median, and min and max as the spread."""
-
     median: float
     min: float
     max: float
@@ -143,8 +143,6 @@ class _Floor:
     """The random-access reference with the two calls the timing loop makes."""
 
     def __init__(self, entries: int) -> None:
-        from harness.metrics.random_access import RandomAccess
-
         self._reads = RandomAccess(max(1, entries))
 
     def lookup(self, key_hash: int) -> int:
@@ -165,7 +163,6 @@ def base_form(run: Run) -> str:
 
 class ThroughputMetric:
     """ns per key of every form (and peer), scalar and batch, in interleaved rounds."""
-
     name: ClassVar[str] = "throughput"
     scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms"})

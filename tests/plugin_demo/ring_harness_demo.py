@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.algorithms.base import Algorithm, Routing
-from harness.generator import Server, server_list_problem
-from harness.hashing import hash_many
-from harness.params import parse_keywords
-from harness.toml_fields import Fields
+from harness.core.fields import Fields
+from harness.core.hashing import hash_many
+from harness.core.params import parse_keywords
+from harness.core.servers import Server, server_list_problem
+from harness.recipes.algorithms.base import Algorithm, Routing
 
 
 class DemoBisectLayout:

@@ -1,0 +1,2 @@
+"""Applications built on the layers below: plan, explore, reproduction and the
+benchmark gate."""

@@ -1,0 +1,72 @@
+"""The fixed computations each layout's time is divided by, one per operation.
+
+A ratio of two times taken in the same process, a moment apart, cancels most
+of what a shared machine does to both (frequency changes, other tenants'
+load); raw times across runs do not. Each reference works on contiguous
+arrays of the same size as the ring, so it sees the same cache regime.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.native import bindings as _cbindings
+
+#: an operation's reference round, prepared for one ring and one key set
+Reference = Callable[[], object]
+
+
+def build_reference(
+    positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16], nbytes: int
+) -> Reference:
+    """Copy positions and owners (what any build must read) and fill a fresh buffer of the
+    layout's own size (what it must write), so that both allocate alike
+    (the suite also pins malloc's thresholds: harness.apps.benchgate.allocator).
+    """
+    return lambda: (positions.copy(), owners.copy(), np.ones(nbytes, dtype=np.uint8))
+
+
+def scalar_reference(
+    positions: npt.NDArray[np.unsignedinteger], keys: list[int], *, searches_in_c: bool
+) -> Reference:
+    """A Python loop of lower-bound searches over the positions, done the way the layout
+    does its own: for a layout that searches in C, one call per key to a plain C lower
+    bound over the bare positions (`_cbindings.search_reference`); for the others, the
+    standard library's `bisect_left` over a contiguous array.array.
+
+    Why two: on a ring larger than the L2 cache a C search waits on cache misses, while
+    `bisect_left` spends most of its time creating and comparing Python ints. A Python
+    reference therefore did not move with the machine's memory latency and a C search
+    did: unchanged code's ratio grew 1.3-1.6x between a busy and a quiet hour, and the
+    gate failed on it. A reference that misses like the layout cancels that.
+    """
+    if searches_in_c:
+        search = _cbindings.search_reference(positions)
+
+        def c_loop() -> None:
+            for key in keys:
+                search(key)
+
+        return c_loop
+    typecode = "I" if positions.dtype.itemsize == 4 else "Q"
+    table = array.array(typecode, positions.tobytes())
+    bisect_left = bisect.bisect_left
+
+    def loop() -> None:
+        for key in keys:
+            bisect_left(table, key)
+
+    return loop
+
+
+def batch_reference(
+    positions: npt.NDArray[np.unsignedinteger], keys: npt.NDArray[np.unsignedinteger]
+) -> Reference:
+    """One `np.searchsorted` of all keys over the contiguous positions."""
+    contiguous = np.ascontiguousarray(positions)
+    return lambda: np.searchsorted(contiguous, keys, side="left")

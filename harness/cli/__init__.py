@@ -1,0 +1,262 @@
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan`.
+
+Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
+internal error; 2 bad input (scenario, result file, output path, name), one
+line and nothing written; 130 interrupted (Ctrl-C); 143 terminated
+(SIGTERM). On both signals the children are stopped and reaped and the run's
+temporary folder removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import FrameType
+
+from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
+from harness.apps.plan import (
+    Rings,
+    check_hash,
+    check_layouts,
+    default_layouts,
+    numbered_fleet,
+    plan_document,
+    scenario_fleet,
+    weighted_fleet,
+)
+from harness.apps.reproduction.command import run_scenarios, write_report
+from harness.core.atomic import write_atomically, write_together
+from harness.core.errors import (
+    HarnessError,
+    OutputError,
+    ResultFormatError,
+    ScenarioError,
+    UnknownNameError,
+)
+from harness.core.hashing import HASHES
+from harness.core.outputs import check_outputs
+from harness.report import html, markdown
+from harness.report.compare import comparison_report
+from harness.report.results import load_result, result_paths, write_result
+from harness.report.sections import result_report
+from harness.run.estimate import check_memory
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "default.toml"
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the run is, so that it unwinds like Ctrl-C (cleanup included)."""
+
+
+def _terminate(_signum: int, _frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness",
+        description="Benchmark and memory-profile consistent-hash rings in several layouts.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", help="run scenarios; write NAME.json, NAME.md and NAME.html for each")
+    run.add_argument("scenarios", nargs="*", type=Path,
+                     help=f"scenario TOML files (default: {DEFAULT_SCENARIO.name})")
+    run.add_argument("--out", type=Path, default=Path("results"),
+                     help="folder for the result files (default: results/)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show a progress bar (default: only when stderr is a terminal)")
+    show = commands.add_parser("show", help="re-render a result as Markdown")
+    show.add_argument("result", type=Path)
+    compare = commands.add_parser("compare", help="two results side by side, with changes")
+    compare.add_argument("a", type=Path)
+    compare.add_argument("b", type=Path)
+    compare.add_argument("--out", type=Path,
+                         help="also write the table to this Markdown file, and an HTML page "
+                              "beside it (same name, .html)")
+    reproduce = commands.add_parser(
+        "reproduce", help="run scenarios/reproduce/, write REPRODUCTION.md, REPRODUCTION.html "
+        "and plots")
+    reproduce.add_argument("--out", type=Path, default=Path("results"),
+                           help="folder for REPRODUCTION.md and REPRODUCTION.html; results and "
+                                "plots go to OUT/reproduce/ (default: results/)")
+    reproduce.add_argument("--no-run", action="store_true",
+                           help="re-render from the results already in OUT/reproduce/")
+    reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                           help="show a progress bar (default: only when stderr is a terminal)")
+    explore = commands.add_parser(
+        "explore", help="write the ring explorer: an interactive page of a ring")
+    explore.add_argument("scenario", nargs="?", type=Path,
+                         help="a scenario whose ring to explore (default: the simulator's ring)")
+    explore.add_argument("--servers", type=int, default=3,
+                         help="servers of the simulator's ring (default 3; no scenario only)")
+    explore.add_argument("--points", type=int,
+                         help="points per unit weight (default: 100, or the scenario's)")
+    explore.add_argument("--out", type=Path, required=True, help="the page to write (.html)")
+    plan = commands.add_parser(
+        "plan", help="the smallest points per server for a balance target, and its cost")
+    plan.add_argument("scenario", nargs="?", type=Path,
+                      help="a scenario whose servers to plan for (and, with [process], "
+                           "every ring of the process)")
+    plan.add_argument("--servers", type=int, help="N servers of weight 1")
+    plan.add_argument("--weights", help="or one server per weight, e.g. 1,2,5")
+    plan.add_argument("--target-cv", type=float, help="largest CV of load, e.g. 0.01 for 1%%")
+    plan.add_argument("--target-peak-to-mean", type=float, help="largest peak-to-mean, e.g. 1.05")
+    plan.add_argument("--hash", default="blake2b-32", help="hash of points (default blake2b-32)")
+    plan.add_argument("--layouts", default=None,
+                      help="comma-separated layouts to cost (default: four of the 32-bit ones)")
+    plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    paths = args.scenarios or [DEFAULT_SCENARIO]
+    # Validate every file, every output, and the memory estimate before any work starts.
+    scenarios = [load_scenario(p) for p in paths]
+    check_outputs([p for s in scenarios for p in result_paths(s.name, args.out).values()],
+                  paths)
+    check_memory(scenarios)
+    for scenario in scenarios:
+        result = run_scenario(scenario, show_progress=args.progress)
+        written = write_result(result, args.out)
+        print(f"{scenario.name}: wrote {' and '.join(map(str, written.values()))} "
+              f"({result.duration_s} s)")
+    if len(scenarios) == 1:
+        print()
+        print(written["md"].read_text(encoding="utf-8"))
+    return 0
+
+
+def _explore(args: argparse.Namespace) -> int:
+    inputs = [args.scenario] if args.scenario is not None else []
+    check_outputs([args.out], inputs)
+    if args.scenario is not None:
+        if args.servers != 3:
+            raise ScenarioError("explore: --servers applies to the simulator's ring only; "
+                                "a scenario names its own servers")
+        if args.points is not None and args.points < 1:
+            raise ScenarioError(f"explore: --points must be at least 1 (got {args.points})")
+        ring = scenario_ring(load_scenario(args.scenario), args.points)
+    else:
+        ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
+    write_atomically(args.out, explorer_page(ring))
+    print(f"wrote {args.out}: open it in a browser (it needs no network)")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    result = load_result(args.result)
+    with _unshowable(args.result):
+        text = markdown.report(result_report(result))
+    print(text, end="")
+    return 0
+
+
+@contextlib.contextmanager
+def _unshowable(path: Path) -> Iterator[None]:
+    """A result read whole but whose figures cannot be rendered (a zero where a ratio's base
+    belongs, a list of the wrong length) is bad input, named in one line."""
+    try:
+        yield
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultFormatError(f"{path}: a result whose figures cannot be shown "
+                                f"({type(exc).__name__}: {exc})") from None
+
+
+def _compare(args: argparse.Namespace) -> int:
+    outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
+    check_outputs(outputs, [args.a, args.b])
+    a, b = load_result(args.a), load_result(args.b)
+    with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
+        report = comparison_report(a, b, str(args.a), str(args.b))
+        table = markdown.report(report)
+        page = html.report(report) if args.out else ""
+    if args.out:
+        write_together({outputs[0]: table, outputs[1]: page})
+    print(table, end="")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    check_outputs([args.out / "REPRODUCTION.md", args.out / "REPRODUCTION.html"], [])
+    if not args.no_run:
+        run_scenarios(args.out, args.progress)
+    checks = write_report(args.out)
+    outside = [c.figure.key for c in checks if not c.inside]
+    print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
+          f"{len(checks)} figures inside their tolerance" + (f"; outside: {', '.join(outside)}"
+                                                             if outside else ""))
+    # A figure outside its band is a failed check: the report is still written, to read why.
+    return EXIT_FAILED if outside else 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    given = [args.servers is not None, args.weights is not None, args.scenario is not None]
+    if sum(given) != 1:
+        raise ScenarioError("plan: give exactly one of --servers N, --weights W1,W2,... or "
+                            "a scenario")
+    rings: Rings = []
+    if args.scenario is not None:
+        servers, rings = scenario_fleet(load_scenario(args.scenario))
+    elif args.servers is not None:
+        servers = numbered_fleet(args.servers)
+    else:
+        servers = weighted_fleet(args.weights)
+    hash_name = check_hash(args.hash)
+    layouts = check_layouts(args.layouts.split(",") if args.layouts else
+                            default_layouts(hash_name), HASHES[hash_name].bits)
+    outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
+    check_outputs(outputs, [])
+    report = plan_document(servers, rings, args.target_cv, args.target_peak_to_mean,
+                           hash_name, layouts)
+    text = markdown.report(report)
+    if args.out:
+        write_together({outputs[0]: text, outputs[1]: html.report(report)})
+    print(text, end="")
+    return 0
+
+
+COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
+            "explore": _explore, "plan": _plan}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # Text we print may hold any character of a scenario's names; on an ASCII-only
+    # terminal or pipe, escape what it cannot show rather than fail after the work is done.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    args = _parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return COMMANDS[args.command](args)
+    except (ScenarioError, ResultFormatError, UnknownNameError, OutputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HarnessError as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted; no result file was written for the unfinished scenario",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("terminated; no result file was written for the unfinished scenario",
+              file=sys.stderr)
+        return EXIT_TERMINATED
+    except BrokenPipeError:
+        # The reader went away (`show big.json | head -1`): not an error of ours. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,172 @@
+"""Hash functions that place names (server points and keys) on the ring.
+
+Each hash maps bytes to an unsigned integer of `bits` bits. `hash_one` hashes
+a single name; `hash_many` hashes a sequence of names into a numpy array
+(uint32 or uint64), which is what ring generation and key workloads use.
+
+Byte orders are part of each definition, since they decide where points land:
+- blake2b-32 / blake2b-64: first 4 / 8 bytes of the default (64-byte) BLAKE2b
+  digest, big-endian ("BLAKE2b truncated to 32 bits", as in "Consistent
+  Hashing from Scratch, and Why Cloudflare Deleted 90% of It"); batches of
+  names up to one 128-byte block are hashed in C, eight at a time
+  (cext/blake2b_lanes.c), and `hash_one` calls hashlib.
+- md5-32: first 4 bytes of the MD5 digest, big-endian (the Python ring of
+  Semicolony's "Consistent hashing simulator").
+- fnv1a-fmix32: 32-bit FNV-1a, then MurmurHash3's fmix32 finalizer (the hash
+  of Semicolony's "Consistent hashing simulator"); computed in C for batches.
+- crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
+
+Outside the ring's hashes: `xxh64` / `xxh64_many`, xxHash64 with a seed (the
+integer digest), as Envoy hashes Maglev hosts and keys; jump, maglev and
+multi-probe hash keys with it (seed 0). The batch form runs in C and is
+tested against the xxhash library, which `xxh64` calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from harness.core.errors import UnknownNameError
+from harness.core.native import bindings as _cbindings
+
+FNV32_OFFSET_BASIS = 2166136261
+FNV32_PRIME = 16777619
+MASK32 = 0xFFFFFFFF
+
+
+def fmix32(h: int) -> int:
+    """MurmurHash3's 32-bit finalizer: every input bit affects every output bit."""
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & MASK32
+    h ^= h >> 16
+    return h
+
+
+def fnv1a32(data: bytes) -> int:
+    """Plain 32-bit FNV-1a."""
+    h = FNV32_OFFSET_BASIS
+    for byte in data:
+        h = ((h ^ byte) * FNV32_PRIME) & MASK32
+    return h
+
+
+def _blake2b_32(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data).digest()[:4], "big")
+
+
+def _blake2b_64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data).digest()[:8], "big")
+
+
+def _md5_32(data: bytes) -> int:
+    return int.from_bytes(hashlib.md5(data).digest()[:4], "big")
+
+
+def _fnv1a_fmix32(data: bytes) -> int:
+    return fmix32(fnv1a32(data))
+
+
+def _crc32(data: bytes) -> int:
+    return zlib.crc32(data)
+
+
+def _digest_prefixes_many(
+    digest: Callable[[bytes], bytes], width: int, names: Sequence[bytes]
+) -> npt.NDArray[np.unsignedinteger]:
+    """Batch form of a hashlib hash: join the digest prefixes, read them big-endian."""
+    raw = b"".join([digest(name)[:width] for name in names])
+    big_endian = np.dtype(f">u{width}")
+    return np.frombuffer(raw, dtype=big_endian).astype(f"u{width}")
+
+
+def _blake2b_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data).digest()
+
+
+def _blake2b_prefixes_many(width: int, names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+    """Batch BLAKE2b prefixes: in C, eight names at a time, when every name fits one block
+    (keys and point names do); through hashlib otherwise."""
+    if all(len(name) <= _cbindings.BLAKE2B_BLOCK_BYTES for name in names):
+        return _cbindings.blake2b_prefixes_many(names, width)
+    return _digest_prefixes_many(_blake2b_digest, width, names)
+
+
+def _md5_digest(data: bytes) -> bytes:
+    return hashlib.md5(data).digest()
+
+
+def _fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+    return _cbindings.fnv1a_fmix32_many(names)
+
+
+def _crc32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+    crc = zlib.crc32
+    return np.fromiter((crc(name) for name in names), dtype=np.uint32, count=len(names))
+
+
+@dataclass(frozen=True)
+class HashFunction:
+    """A named hash: its width in bits, and single and batch forms that agree."""
+    name: str
+    bits: int
+    one: Callable[[bytes], int]
+    many: Callable[[Sequence[bytes]], npt.NDArray[np.unsignedinteger]]
+
+    @property
+    def dtype(self) -> np.dtype[np.unsignedinteger]:
+        return np.dtype(np.uint32 if self.bits == 32 else np.uint64)
+
+
+HASHES: dict[str, HashFunction] = {
+    h.name: h
+    for h in [
+        HashFunction(
+            "blake2b-32", 32, _blake2b_32, lambda n: _blake2b_prefixes_many(4, n)
+        ),
+        HashFunction(
+            "blake2b-64", 64, _blake2b_64, lambda n: _blake2b_prefixes_many(8, n)
+        ),
+        HashFunction("md5-32", 32, _md5_32, lambda n: _digest_prefixes_many(_md5_digest, 4, n)),
+        HashFunction("fnv1a-fmix32", 32, _fnv1a_fmix32, _fnv1a_fmix32_many),
+        HashFunction("crc32", 32, _crc32, _crc32_many),
+    ]
+}
+
+
+def get_hash(name: str) -> HashFunction:
+    """The hash called `name`, or an error that lists the valid names."""
+    try:
+        return HASHES[name]
+    except KeyError:
+        raise UnknownNameError("hash", name, sorted(HASHES)) from None
+
+
+def hash_one(name: str, data: bytes | str) -> int:
+    """Hash one name with the hash called `name`."""
+    if isinstance(data, str):
+        data = data.encode()
+    return get_hash(name).one(data)
+
+
+def hash_many(name: str, names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+    """Hash a batch of encoded names into a uint32 (or uint64) array."""
+    return get_hash(name).many(names)
+
+
+def xxh64(data: bytes, seed: int = 0) -> int:
+    """xxHash64 of `data` with `seed` (Envoy's `HashUtil::xxHash64`)."""
+    return xxhash.xxh64_intdigest(data, seed)
+
+
+def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
+    """xxHash64 of each name, into a uint64 array (computed in C; `xxh64` is the library's)."""
+    return _cbindings.xxh64_many(names, seed)

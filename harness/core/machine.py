@@ -1,0 +1,79 @@
+"""What a result was measured on: machine, software versions, code revision."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_bytes(field: str) -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def available_memory_bytes() -> int | None:
+    """Memory the kernel says a new workload can use (MemAvailable), if known."""
+    return _memory_bytes("MemAvailable")
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit() -> str | None:
+    """The commit of the harness checkout, with '-dirty' when it has local changes.
+
+    Changes under results/ do not count: they are this harness's own output, and a
+    run of several scenarios rewrites committed results as it goes.
+    """
+    here = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
+                                "--", ".", ":(exclude)results"],
+                               cwd=here, capture_output=True, text=True, check=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("-dirty" if dirty else "")
+
+
+def machine_info() -> dict[str, object]:
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_bytes": _memory_bytes("MemTotal"),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "versions": {p: _version(p) for p in ("ring-harness", "numpy", "cffi", "memray")},
+    }

@@ -1,0 +1,95 @@
+"""Declared parameters: what an algorithm or construction accepts, checked in one place.
+
+A component lists its parameters as `Param`s. `parse_params` reads them from a
+`Fields` table (a scenario's TOML table, or keyword arguments wrapped in one),
+so a bad value gets the same one-line error wherever it comes from: file,
+field, what was expected and what was received.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.core.fields import Fields
+
+Kind = Literal["int", "number", "str", "choice", "template"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its name, kind, default and bounds, and what it means."""
+
+    name: str
+    kind: Kind
+    default: Any
+    doc: str
+    minimum: int | None = None
+    maximum: int | None = None
+    #: choice: the valid values (a callable so registries filled later are seen)
+    choices: Callable[[], Sequence[str]] | None = None
+    #: template: the fields a name template may use, each required
+    placeholders: tuple[str, ...] = ()
+    #: an extra rule on the parsed value: returns what was expected, or None if fine
+    check: Callable[[Any], str | None] | None = None
+    #: int: what the value must be, in the component's own words (a message that names the
+    #: component), for a value of the wrong type or out of bounds; else the bare range
+    expected: str | None = None
+
+    def take(self, fields: Fields) -> Any:
+        if self.kind == "int":
+            value: Any = fields.take_int(self.name, self.default, minimum=self.minimum,
+                                         maximum=self.maximum, expected=self.expected)
+        elif self.kind == "number":
+            value = fields.take_number(self.name, self.default)
+        elif self.kind == "choice":
+            assert self.choices is not None
+            value = fields.take_choice(self.name, list(self.choices()), self.default)
+        elif self.kind == "template":
+            value = fields.take_str(self.name, self.default,
+                                    check=template_check(*self.placeholders))
+        else:
+            value = fields.take_str(self.name, self.default)
+        problem = self.check(value) if self.check else None
+        if problem:
+            raise fields.error(self.name, problem, value)
+        return value
+
+
+def template_check(*placeholders: str) -> Callable[[str], str | None]:
+    """A name template may use exactly these fields, and must use each of them."""
+    expected = "a name template using " + " and ".join(f"{{{p}}}" for p in placeholders)
+
+    def check(value: str) -> str | None:
+        try:
+            value.format(**{p: 0 for p in placeholders})
+        except (KeyError, IndexError, ValueError):
+            return expected + " and no other field"
+        # Without a field every name would be the same: keys or points would all coincide.
+        if any(value.format(**{q: (1 if q == p else 0) for q in placeholders})
+               == value.format(**{q: 0 for q in placeholders}) for p in placeholders):
+            return expected + " (each of them, so that names differ)"
+        return None
+
+    return check
+
+
+def parse_params(params: Sequence[Param], fields: Fields) -> dict[str, Any]:
+    """Every declared parameter, read from `fields` (defaults filled in)."""
+    return {param.name: param.take(fields) for param in params}
+
+
+def keyword_fields(owner: str, values: Mapping[str, Any]) -> Fields:
+    """Keyword arguments seen as a table, so API calls get the scenario's error messages."""
+    return Fields(owner, "", dict(values))
+
+
+def parse_keywords(
+    owner: str, params: Sequence[Param], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Keyword arguments checked like a scenario table: declared, in range, none unknown."""
+    fields = keyword_fields(owner, values)
+    parsed = parse_params(params, fields)
+    fields.finish()
+    return parsed

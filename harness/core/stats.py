@@ -1,0 +1,85 @@
+"""Ring statistics: pure math on shares and point counts, used by recipes and metrics alike.
+
+For servers of weight w_i, load is judged as share_i / w_i, relative to its
+mean over servers, so equal weights reduce to plain shares.
+
+- `cv`: population std / mean.
+- `arc_shares`: each server's exact share of the ring (the sum of the arcs it
+  owns; arc of point i = (position[i-1], position[i]], wrapping). No sampling noise.
+- `theory_cv`: a server holding k_i of K points owns a Beta(k_i, K-k_i) share,
+  whose relative std is sqrt((K-k_i) / (k_i (K+1))); the CV over servers is
+  the root mean square of that. For N equal servers with k points each this is
+  sqrt((N-1) / (N k + 1)), the formula of "Consistent Hashing from Scratch, and
+  Why Cloudflare Deleted 90% of It" (docs/design.md, section 5).
+- `floor_cv`: theory_cv with the Poisson noise of counting M keys added in
+  quadrature: server i expects M k_i / K keys, relative variance K / (M k_i);
+  for equal servers sqrt(theory_cv**2 + N/M).
+- `expected_collisions`: for n points hashed uniformly into S = 2**bits slots,
+  the expected number of occupied slots is S (1 - (1 - 1/S)**n), so the expected
+  number of dropped points is n - S (1 - (1 - 1/S)**n), about n**2 / (2 S).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.native import bindings as _cbindings
+from harness.core.ring import Ring
+
+
+def cv(values: npt.ArrayLike) -> float:
+    """Coefficient of variation: population std / mean."""
+    array = np.asarray(values, dtype=np.float64)
+    return float(array.std() / array.mean())
+
+
+def arc_shares(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
+    """Each server's exact share of the ring: the arcs ending at its points, summed.
+
+    One pass in C (cext/lean.c) with no per-point temporaries; it adds the arcs as
+    doubles in index order, as `arc_shares_reference` does, so the two are identical.
+    """
+    return _cbindings.arc_sums(ring.positions, ring.owners, servers) / float(2**ring.bits)
+
+
+def arc_shares_reference(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
+    """`arc_shares` in numpy: an arc array (8 bytes per point) and a weighted bincount."""
+    space = 2**ring.bits
+    arcs = np.empty(ring.entries, dtype=np.float64)
+    # Sorted unique positions: differences in their own unsigned dtype are exact.
+    arcs[1:] = np.diff(ring.positions)
+    arcs[0] = float(int(ring.positions[0]) + space - int(ring.positions[-1]))
+    per_server = np.bincount(ring.owners, weights=arcs, minlength=servers)
+    return per_server / float(space)
+
+
+def _with_points(points_per_server: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    # A server without points (a construction can round a small weight to none) has no
+    # Beta share: it owns nothing, which min_keys shows; theory covers the others.
+    k = np.asarray(points_per_server, dtype=np.float64)
+    return k[k > 0]
+
+
+def theory_cv(points_per_server: npt.ArrayLike) -> float:
+    """CV of share/weight predicted from point counts (Beta shares, see module doc)."""
+    k = _with_points(points_per_server)
+    total = k.sum()
+    return math.sqrt(float(np.mean((total - k) / (k * (total + 1)))))
+
+
+def floor_cv(points_per_server: npt.ArrayLike, keys: int) -> float:
+    """cv_theory plus the Poisson noise of counting `keys` keys, in quadrature."""
+    k = _with_points(points_per_server)
+    poisson = float(np.mean(k.sum() / (keys * k)))
+    return math.sqrt(theory_cv(k) ** 2 + poisson)
+
+
+def expected_collisions(points: int, bits: int) -> float:
+    """Expected points dropped when `points` uniform hashes share 2**bits slots."""
+    slots = float(2**bits)
+    # expm1/log1p keep precision where 1/S is far below float epsilon of 1.
+    occupied = -slots * math.expm1(points * math.log1p(-1.0 / slots))
+    return points - occupied

@@ -1,8 +1,0 @@
-"""`cffi-packed`: the same struct with `__attribute__((packed))`, 6 bytes per entry."""
-
-from harness.layouts.cffi_struct import CffiStructLayout
-
-
-class CffiPackedLayout(CffiStructLayout):
-    name = "cffi-packed"
-    struct_kind = "packed"

@@ -1,0 +1,209 @@
+"""What every consistent-hashing algorithm is: the `Algorithm` protocol.
+
+An algorithm answers one question, "which server owns this key", and so is
+measured on the same terms as every other: memory, build time, lookup time
+(scalar and batch), balance, load and movement. The contract:
+
+- `ALGORITHMS[name].build(servers, **params)` returns an instance, where
+  `servers` is a sequence of `harness.recipes.constructions.generator.Server(name, weight)` in
+  configuration order. Parameters are checked with the scenario's one-line
+  errors (`parse_params`), and `check_servers` refuses server lists the
+  algorithm cannot take; both run when a scenario loads, before any work.
+- `instance.route(keys)` takes `bytes` keys and returns a uint16 array: each
+  key's owner as an index into `servers`. It hashes keys the algorithm's own
+  way (`hash_keys`).
+- `instance.lookup(key_hash)` / `instance.lookup_many(key_hashes)` answer on
+  the algorithm's own key-hash type (uint32 or uint64).
+- `instance.reference_lookup_many(hashes)` is the plain-Python definition and
+  `instance.reference_owners(hashes)` its vectorised form; every run checks
+  that the fast paths (`lookup`, `lookup_many`) agree with them ("parity").
+- `instance.nbytes` is the size of the structure it routes with.
+- `instance.forms(names)` are the physical forms measured side by side (the
+  ring's layouts); an algorithm with one form returns itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol, Self, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.errors import HarnessError
+from harness.core.fields import Fields
+from harness.core.params import Param, keyword_fields, parse_params
+from harness.core.servers import Server, server_list_problem
+
+
+class Algorithm(Protocol):
+    """One consistent-hashing algorithm, built for a list of servers."""
+
+    #: registry name, e.g. "ring"
+    name: ClassVar[str]
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        """Every parameter, read and checked from a table (defaults filled in)."""
+        ...
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        """What the servers must be, if these are refused for these parameters; else None."""
+        ...
+
+    @classmethod
+    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
+        """Entries the structure will hold, known before building (for the memory estimate)."""
+        ...
+
+    @classmethod
+    def label_for(cls, params: dict[str, Any]) -> str:
+        """How a run with these parameters is named in tables, e.g. "k=160" or "nginx"."""
+        ...
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self: ...
+
+    @property
+    def servers(self) -> tuple[Server, ...]: ...
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters it was built with, defaults filled in (JSON-serialisable)."""
+        ...
+
+    @property
+    def form(self) -> str:
+        """Name of this physical form (the ring's layout; the algorithm's name otherwise)."""
+        ...
+
+    @property
+    def key_bits(self) -> int:
+        """Width of the key hashes `lookup` takes (32 or 64)."""
+        ...
+
+    @property
+    def entries(self) -> int:
+        """Entries of the structure (points, slots, servers)."""
+        ...
+
+    @property
+    def entry_size(self) -> int:
+        """Bytes per entry of the representation, padding included."""
+        ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the structure itself, as the algorithm accounts for it."""
+        ...
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]: ...
+
+    def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]: ...
+
+    def lookup(self, key_hash: int) -> int: ...
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        ...
+
+    def reference_owners(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]: ...
+
+    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]: ...
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]: ...
+
+    def exact_shares(self) -> npt.NDArray[np.float64] | None:
+        """Each server's exact share of the key-hash space, where the structure gives it."""
+        ...
+
+
+def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
+                     params: dict[str, Any]) -> dict[str, Any]:
+    """Keyword parameters of `build` checked like a scenario table (declared, in range, none
+    unknown), and the servers checked for them: the one path every algorithm's build takes."""
+    fields = keyword_fields(f"algorithm {algorithm.name!r}", params)
+    checked = algorithm.parse_params(fields)
+    fields.finish()
+    problem = algorithm.check_servers(servers, checked)
+    if problem:
+        raise HarnessError(f"algorithm {algorithm.name!r}: servers must be {problem}")
+    return checked
+
+
+class Routing:
+    """What follows from `hash_keys` and `lookup_many`, shared by the algorithms."""
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        raise NotImplementedError
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        raise NotImplementedError
+
+    def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
+        return self.lookup_many(self.hash_keys(keys))
+
+
+def unweighted_problem(algorithm: str, servers: Sequence[Server]) -> str | None:
+    """What the servers of an algorithm without weights must be, if any weighs other than 1."""
+    problem = server_list_problem(servers)
+    if problem:
+        return problem
+    weighted = next((s for s in servers if s.weight != 1), None)
+    if weighted is not None:
+        return (f"all of weight 1, since {algorithm} has no weights (got weight "
+                f"{weighted.weight:g} for {weighted.name!r})")
+    return None
+
+
+class OneForm(Routing):
+    """An algorithm with a single physical form, its parameters declared as `Param`s.
+
+    Holds the servers and parameters; `checked_params` reads keyword arguments
+    as a scenario table is read, so `build` gets the scenario's one-line errors.
+    """
+
+    name: ClassVar[str]
+    #: the parameters `parse_params` reads, in order
+    declared: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
+        self._servers, self._params = tuple(servers), dict(params)
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        return parse_params(cls.declared, fields)
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        return server_list_problem(servers)
+
+    @classmethod
+    def checked_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> dict[str, Any]:
+        """Keyword parameters checked like a scenario table, and the servers for them."""
+        return checked_keywords(cast("type[Algorithm]", cls), servers, params)
+
+    @classmethod
+    def metric_problem(cls, metric: str) -> str | None:
+        """Why the named metric cannot be measured on this algorithm, or None if it can."""
+        if metric == "process":
+            return ("a process is costed as rings held in layouts, one per eligibility set; "
+                    f"{cls.name} has no layouts")
+        return None
+
+    @property
+    def servers(self) -> tuple[Server, ...]:
+        return self._servers
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @property
+    def form(self) -> str:
+        return self.name
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]:
+        return {self.name: cast(Algorithm, self)}

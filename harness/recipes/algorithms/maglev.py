@@ -1,0 +1,187 @@
+"""Maglev: Eisenbud et al., "Maglev: A Fast and Reliable Software Network Load
+Balancer" (NSDI 2016), built exactly as Envoy's `OriginalMaglevTable` builds it.
+
+`ALGORITHMS["maglev"].build(servers, table_size=65537)` fills a lookup table
+of `table_size` slots (a prime; Envoy's default) with server indexes:
+- hosts are taken in name order (Envoy sorts them by their hash key, the
+  address, which here is the server name);
+- host permutation: `offset = xxHash64(name, 0) % M`,
+  `skip = xxHash64(name, 1) % (M - 1) + 1`, slot j of it `(offset + j * skip) % M`;
+- weights normalised to `w / sum(w)` (doubles); in round i (from 1) a host
+  takes its next free slot when `i * weight >= target`, and its target (from
+  0) then grows by the largest normalised weight, until the table is full.
+
+The owner of a 64-bit key hash h is `table[h % M]`; `route` hashes keys with
+xxHash64, seed 0, as Envoy's hash policies do. With equal weights every
+server holds floor(M/N) or ceil(M/N) slots.
+
+The table is filled in C (cext/algorithms.c); the plain-Python reference fills
+its own table the same way (once, on first use) and parity compares them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.hashing import xxh64, xxh64_many
+from harness.core.native import bindings as _cbindings
+from harness.core.params import Param
+from harness.core.servers import Server
+from harness.recipes.algorithms.base import OneForm
+
+#: Envoy's default table size (`MaglevTable::DefaultTableSize`)
+DEFAULT_TABLE_SIZE = 65_537
+#: largest table: a permutation step `skip * next` must stay inside 64 bits
+MAX_TABLE_SIZE = 2**31 - 1
+
+
+def is_prime(n: int) -> bool:
+    """Trial division by 2, 3 and 6k +/- 1: enough for table sizes below 2**31."""
+    if n < 4:
+        return n >= 2
+    if n % 2 == 0 or n % 3 == 0:
+        return False
+    f = 5
+    while f * f <= n:
+        if n % f == 0 or n % (f + 2) == 0:
+            return False
+        f += 6
+    return True
+
+
+def _prime_check(value: int) -> str | None:
+    return None if is_prime(value) else (
+        "a prime number, so that each maglev permutation visits every slot")
+
+
+TABLE_SIZE = Param("table_size", "int", DEFAULT_TABLE_SIZE,
+                   "slots of the lookup table (a prime)", minimum=2, maximum=MAX_TABLE_SIZE,
+                   check=_prime_check)
+
+
+class Hosts:
+    """The servers as Envoy's table build takes them: name order, permutation, weight."""
+
+    def __init__(self, servers: Sequence[Server], table_size: int) -> None:
+        order = sorted(range(len(servers)), key=lambda i: servers[i].name.encode())
+        names = [servers[i].name.encode() for i in order]
+        total = math.fsum(servers[i].weight for i in order)
+        self.owners = order
+        self.offsets = [xxh64(name, 0) % table_size for name in names]
+        self.skips = [xxh64(name, 1) % (table_size - 1) + 1 for name in names]
+        self.weights = [servers[i].weight * 1.0 / total for i in order]
+        self.max_weight = max(self.weights)
+
+
+def fill_reference(hosts: Hosts, table_size: int) -> list[int]:
+    """Envoy's turns, in plain Python: the owner of every slot."""
+    table = [-1] * table_size
+    following = [0] * len(hosts.owners)
+    target = [0.0] * len(hosts.owners)
+    filled, iteration = 0, 1
+    while filled < table_size:
+        for i, owner in enumerate(hosts.owners):
+            if filled == table_size:
+                break
+            if iteration * hosts.weights[i] < target[i]:
+                continue
+            target[i] += hosts.max_weight
+            offset, skip = hosts.offsets[i], hosts.skips[i]
+            slot = (offset + skip * following[i]) % table_size
+            while table[slot] >= 0:
+                following[i] += 1
+                slot = (offset + skip * following[i]) % table_size
+            table[slot] = owner
+            following[i] += 1
+            filled += 1
+        iteration += 1
+    return table
+
+
+class MaglevAlgorithm(OneForm):
+    """A Maglev lookup table of uint16 server indexes."""
+
+    name: ClassVar[str] = "maglev"
+    declared: ClassVar[tuple[Param, ...]] = (TABLE_SIZE,)
+
+    def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
+        super().__init__(servers, params)
+        self.table_size: int = params["table_size"]
+        # Only the table is kept: what the memory figures count is what routing needs.
+        hosts = Hosts(self._servers, self.table_size)
+        self._table = _cbindings.CMaglevTable(
+            hosts.offsets, hosts.skips, hosts.weights, hosts.owners, hosts.max_weight,
+            self.table_size)
+        self.lookup = self._table.lookup
+
+    @classmethod
+    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
+        return int(params.get("table_size", DEFAULT_TABLE_SIZE))
+
+    @classmethod
+    def label_for(cls, params: dict[str, Any]) -> str:
+        return f"M={params.get('table_size', DEFAULT_TABLE_SIZE):,}"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
+
+    @property
+    def key_bits(self) -> int:
+        return 64
+
+    @property
+    def entries(self) -> int:
+        return self.table_size
+
+    @property
+    def entry_size(self) -> int:
+        return 2
+
+    @property
+    def nbytes(self) -> int:
+        return self._table.nbytes
+
+    def slots(self) -> npt.NDArray[np.uint16]:
+        """The owner of every slot (a copy of the table)."""
+        return self._table.slots()
+
+    def slot_counts(self) -> npt.NDArray[np.int64]:
+        """Slots each server holds, in configuration order."""
+        return np.bincount(self.slots(), minlength=len(self._servers))
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        return xxh64_many(keys)
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        return self._table.lookup_many(key_hashes)
+
+    @cached_property
+    def _reference_table(self) -> list[int]:
+        return fill_reference(Hosts(self._servers, self.table_size), self.table_size)
+
+    def reference_owners(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]:
+        table = np.array(self._reference_table, dtype=np.uint16)
+        slots = np.asarray(key_hashes, dtype=np.uint64) % np.uint64(self.table_size)
+        return np.take(table, slots)
+
+    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
+        table, size = self._reference_table, self.table_size
+        return [table[int(h) % size] for h in key_hashes]
+
+    def exact_shares(self) -> npt.NDArray[np.float64]:
+        # Of the 2**64 key hashes, slot s receives q + 1 if s < r, else q (2**64 = q*M + r).
+        q, r = divmod(2**64, self.table_size)
+        slots = self.slots()
+        counts = np.bincount(slots, minlength=len(self._servers))
+        low = np.bincount(slots[:r], minlength=len(self._servers))
+        return np.array([(q * int(c) + int(extra)) / 2**64 for c, extra in zip(counts, low,
+                                                                               strict=True)])

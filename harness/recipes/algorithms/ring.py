@@ -1,0 +1,225 @@
+"""The ring: a construction's sorted points, held in one of the layouts.
+
+`ALGORITHMS["ring"].build(servers, construction=..., hash=..., points_per_weight=...,
+point_name=..., layout=...)` builds the construction's ring (`points`, `nginx`,
+`libketama`; see `harness.recipes.constructions`) and holds it in a layout (any name
+in `LAYOUTS` that stores hashes of the construction's width). The owner of
+key hash h is the first point at or after h, wrapping (`harness.core.ring`).
+
+The layouts are the ring's physical forms: `forms(names)` gives the same
+ring in each named layout, sharing the points, so that they are measured
+side by side and checked against one reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.fields import Fields
+from harness.core.params import parse_params
+from harness.core.ring import Ring, reference_lookup_many, reference_owners
+from harness.core.servers import Server, server_list_problem
+from harness.core.stats import arc_shares
+from harness.recipes.algorithms.base import Algorithm, Routing, checked_keywords
+from harness.recipes.constructions import CONSTRUCTIONS, Construction, get_construction
+from harness.recipes.constructions.allocated import Rebalanced
+from harness.recipes.layouts import LAYOUTS, Layout
+
+#: the layout a ring is held in when none is named, by hash width
+DEFAULT_LAYOUT = {32: "numpy-aligned", 64: "numpy-aligned-64"}
+#: `layout = "none"`: no physical form, lookups through the reference on the ring's own
+#: sorted arrays (for runs that measure the ring itself, where a layout would only cost
+#: memory: a 204.8M-point ring in tuples would take 30 GB)
+NO_LAYOUT = "none"
+
+
+class ReferenceForm:
+    """The ring's own arrays, searched by the vectorised reference: no extra memory."""
+
+    name = NO_LAYOUT
+
+    def __init__(self, ring: Ring) -> None:
+        self._ring = ring
+
+    @property
+    def entries(self) -> int:
+        return self._ring.entries
+
+    @property
+    def entry_size(self) -> int:
+        return int(self._ring.positions.itemsize + self._ring.owners.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return 0  # it shares the ring's arrays
+
+    def lookup(self, key_hash: int) -> int:
+        return reference_lookup_many(self._ring, np.array([key_hash]))[0]
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        return reference_owners(self._ring, key_hashes)
+
+
+def layouts_for(bits: int) -> list[str]:
+    """Registered layouts that store hashes of this width."""
+    return [name for name, cls in LAYOUTS.items() if cls.hash_bits == bits]
+
+
+class RingAlgorithm(Routing):
+    """A construction's ring in one layout."""
+
+    name: ClassVar[str] = "ring"
+
+    def __init__(self, servers: Sequence[Server], params: dict[str, Any],
+                 construction: Construction, ring: Ring, layout: Layout | ReferenceForm) -> None:
+        self._servers, self._params = tuple(servers), params
+        self.construction, self.ring, self.layout = construction, ring, layout
+
+    @classmethod
+    def parse_params(cls, fields: Fields) -> dict[str, Any]:
+        ring = cls.parse_ring_params(fields)
+        bits = cls.construction_of(ring).bits
+        fitting = layouts_for(bits)
+        layout = fields.take_choice("layout", [*LAYOUTS, NO_LAYOUT], DEFAULT_LAYOUT[bits])
+        if layout not in fitting and layout != NO_LAYOUT:
+            raise fields.error("layout", f"a layout that stores {bits}-bit hashes "
+                               f"({', '.join(fitting)})", layout)
+        return {**ring, "layout": layout}
+
+    @classmethod
+    def parse_ring_params(cls, fields: Fields) -> dict[str, Any]:
+        """The ring's own parameters (the construction and its points, hash and names), without
+        the layout: what every algorithm built on a ring reads (bounded-load does too)."""
+        construction_name = fields.take_choice("construction", list(CONSTRUCTIONS), "points")
+        construction_class = CONSTRUCTIONS[construction_name]
+        own = {param.name for param in construction_class.params}
+        for other in CONSTRUCTIONS.values():
+            for param in other.params:
+                if param.name not in own and fields.has(param.name):
+                    raise fields.error(
+                        param.name, f"left out: construction {construction_name!r} fixes its "
+                        "own points and hash", fields.table[param.name])
+        values = parse_params(construction_class.params, fields)
+        return {"construction": construction_name, **values}
+
+    @classmethod
+    def construction_of(cls, params: dict[str, Any]) -> Construction:
+        """The construction the ring parameters name, built from its own parameters (the
+        others, such as the layout, are ignored)."""
+        own = {param.name for param in CONSTRUCTIONS[params["construction"]].params}
+        return get_construction(params["construction"],
+                                **{k: v for k, v in params.items() if k in own})
+
+    @classmethod
+    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
+        return server_list_problem(servers) or cls.construction_of(params).check_servers(servers)
+
+    @classmethod
+    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
+        return sum(cls.construction_of(params).point_counts(servers))
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        checked = checked_keywords(cls, servers, params)
+        construction = cls.construction_of(checked)
+        ring = construction.build_ring(servers)
+        layout: Layout | ReferenceForm = (
+            ReferenceForm(ring) if checked["layout"] == NO_LAYOUT
+            else LAYOUTS[checked["layout"]].build(ring.positions, ring.owners))
+        return cls(servers, checked, construction, ring, layout)
+
+    def with_layout(self, name: str) -> RingAlgorithm:
+        """The same ring (sharing its points) held in another layout."""
+        if name == self.layout.name:
+            return self
+        layout = LAYOUTS[name].build(self.ring.positions, self.ring.owners)
+        return RingAlgorithm(self._servers, {**self._params, "layout": name},
+                             self.construction, self.ring, layout)
+
+    @property
+    def servers(self) -> tuple[Server, ...]:
+        return self._servers
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @classmethod
+    def label_for(cls, params: dict[str, Any]) -> str:
+        return cls.construction_of(params).label
+
+    @property
+    def form(self) -> str:
+        return self.layout.name
+
+    @property
+    def key_bits(self) -> int:
+        return self.construction.bits
+
+    @property
+    def entries(self) -> int:
+        return self.layout.entries
+
+    @property
+    def entry_size(self) -> int:
+        return self.layout.entry_size
+
+    @property
+    def nbytes(self) -> int:
+        return self.layout.nbytes
+
+    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        return self.construction.key_hashes(keys)
+
+    def lookup(self, key_hash: int) -> int:
+        return self.layout.lookup(key_hash)
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        return self.layout.lookup_many(key_hashes)
+
+    def reference_owners(
+        self, key_hashes: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.uint16]:
+        return reference_owners(self.ring, key_hashes)
+
+    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
+        return reference_lookup_many(self.ring, key_hashes)
+
+    def forms(self, names: Sequence[str]) -> dict[str, Algorithm]:
+        return {name: self.with_layout(name) for name in names}
+
+    def exact_shares(self) -> npt.NDArray[np.float64]:
+        return arc_shares(self.ring, len(self._servers))
+
+    def without(self, index: int) -> RingAlgorithm | None:
+        """The ring after server `index` leaves, when its construction says how a deployment
+        loses a server (allocated tokens: the others stay put, its arcs fall to their
+        successors) rather than rebuilding from the shorter list; None when rebuilding is
+        what happens (hashed points: the same ring, collisions aside)."""
+        remove = getattr(self.construction, "remove_server", None)
+        if remove is None:
+            return None
+        servers = self._servers[:index] + self._servers[index + 1:]
+        return self._holding(remove(self.ring, index), servers)
+
+    def rebalanced(self, cv_target: float) -> tuple[RingAlgorithm, Rebalanced] | None:
+        """This ring with the fewest points re-placed to bring its arc CV (per weight) to
+        `cv_target`, and what that moved; None when the construction cannot re-place points
+        (hashed points sit where their names hash)."""
+        rebalance = getattr(self.construction, "rebalance", None)
+        if rebalance is None:
+            return None
+        done: Rebalanced = rebalance(self.ring, [s.weight for s in self._servers], cv_target)
+        return self._holding(done.ring, self._servers), done
+
+    def _holding(self, ring: Ring, servers: Sequence[Server]) -> RingAlgorithm:
+        """Another ring of the same recipe, in the same layout."""
+        name = self._params["layout"]
+        layout: Layout | ReferenceForm = (
+            ReferenceForm(ring) if name == NO_LAYOUT
+            else LAYOUTS[name].build(ring.positions, ring.owners))
+        return RingAlgorithm(servers, self._params, self.construction, ring, layout)

@@ -1,0 +1,39 @@
+"""The construction registry: one module per ring recipe, one typed map.
+
+`get_construction(name, **params)` gives a construction: `build_ring(servers)`
+builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
+`points` is the generic recipe (naming scheme x hash x points per weight);
+`nginx` and `libketama` reproduce production systems and take no parameters;
+`haproxy` reproduces HAProxy's, taking its key hash and server-id scheme;
+`allocated` chooses token positions so that arc shares track weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core.errors import UnknownNameError
+from harness.recipes.constructions.allocated import AllocatedConstruction
+from harness.recipes.constructions.base import Construction
+from harness.recipes.constructions.haproxy import HaproxyConstruction
+from harness.recipes.constructions.libketama import LibketamaConstruction
+from harness.recipes.constructions.nginx import NginxConstruction
+from harness.recipes.constructions.points import PointsConstruction
+
+CONSTRUCTIONS: dict[str, type[Construction]] = {
+    cls.name: cls
+    for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
+                HaproxyConstruction)
+}
+
+
+def get_construction(name: str, **params: Any) -> Construction:
+    """The construction called `name` with these parameters, or an error listing valid names."""
+    try:
+        cls = CONSTRUCTIONS[name]
+    except KeyError:
+        raise UnknownNameError("construction", name, list(CONSTRUCTIONS)) from None
+    return cls(**params)
+
+
+__all__ = ["CONSTRUCTIONS", "Construction", "get_construction"]

@@ -1,0 +1,80 @@
+"""What every construction is: the `Construction` protocol.
+
+A construction is a recipe for a ring's points: how points are named and
+hashed, how many each server gets, which point survives a collision, and how
+keys are hashed onto the ring. The generic recipe (`points`: naming scheme x
+hash x points per weight) is one construction; the others reproduce how a
+production system builds its ring, so that our layouts can be measured on
+exactly the ring that system routes with.
+
+A construction is built from its declared parameters (`params`), checked
+before any work starts; `check_servers` refuses server lists it cannot take
+(for example nginx's integer weights), also before any work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.params import Param, parse_keywords
+from harness.core.ring import Ring
+from harness.core.servers import Server
+
+
+class Construction(Protocol):
+    """A ring recipe: `build_ring` for the servers, `key_hashes` for the keys."""
+
+    #: registry name, e.g. "nginx"
+    name: ClassVar[str]
+    #: the parameters it takes (none for a production recipe that fixes its own)
+    params: ClassVar[tuple[Param, ...]]
+
+    def __init__(self, **params: Any) -> None: ...
+
+    @property
+    def bits(self) -> int:
+        """Width of the ring's positions and of the key hashes (32 or 64)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """How a run of this recipe is named in result tables, e.g. "k=160" or "nginx"."""
+        ...
+
+    def check_servers(self, servers: Sequence[Server]) -> str | None:
+        """What the server list must be, if this one is refused; None if it is fine."""
+        ...
+
+    def point_counts(self, servers: Sequence[Server]) -> list[int]:
+        """Points each server is given, before collisions (known before building)."""
+        ...
+
+    def build_ring(self, servers: Sequence[Server]) -> Ring:
+        """The ring for `servers`, listed in configuration order."""
+        ...
+
+    def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        """Each key's hash, ready for the ring's lookup convention."""
+        ...
+
+
+class FixedConstruction:
+    """Shared by production recipes that fix their own points and hash: no parameters."""
+
+    name: ClassVar[str]
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, **params: Any) -> None:
+        parse_keywords(f"construction {self.name!r}", self.params, params)
+
+    @property
+    def bits(self) -> int:
+        return 32
+
+    @property
+    def label(self) -> str:
+        return self.name

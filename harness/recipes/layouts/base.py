@@ -1,0 +1,67 @@
+"""What every layout is: the `Layout` protocol, and the checks shared by all of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, Self
+
+import numpy as np
+import numpy.typing as npt
+
+
+class Layout(Protocol):
+    """One physical representation of a ring.
+
+    `build` takes the ring's sorted unique positions and their owners; lookups
+    follow the ring convention (first position >= key hash, wrapping).
+
+    A layout whose work is done in C may also name its C functions as a class
+    attribute `c_functions` (a `CFunctions`): the counts metric
+    then counts only those; without it, it counts the whole Python call.
+    """
+
+    #: registry name, e.g. "numpy-packed"
+    name: ClassVar[str]
+    #: hash width the layout stores (32 or 64)
+    hash_bits: ClassVar[int]
+
+    @classmethod
+    def build(
+        cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
+    ) -> Self: ...
+
+    @property
+    def entries(self) -> int:
+        """Number of ring entries held."""
+        ...
+
+    @property
+    def entry_size(self) -> int:
+        """Bytes per entry of the representation (its stride, padding included)."""
+        ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the structure itself, as the layout accounts for it."""
+        ...
+
+    def lookup(self, key_hash: int) -> int:
+        """Owner (server index) of one key hash."""
+        ...
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+        """Owner of each key hash in a uint32 (or uint64) array."""
+        ...
+
+
+@dataclass(frozen=True)
+class CFunctions:
+    """The C functions a layout's calls spend their time in, by symbol name: what the
+    counts metric (harness.metrics.callgrind) counts instead of the whole Python call."""
+
+    build: str
+    scalar: str
+    batch: str
+
+    def of(self, phase: str) -> str:
+        return str(getattr(self, phase))

@@ -1,0 +1,2 @@
+"""Reports: result files, a result as table models, Markdown and HTML renderings, and two
+results side by side."""

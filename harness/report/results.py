@@ -1,0 +1,66 @@
+"""Result files: one versioned JSON per scenario run, plus its renderings (Markdown).
+
+`load_result` reads any supported format (older ones through the migration
+chain in `harness.core.model`) and refuses other files with a one-line message.
+`write_result` writes NAME.json, NAME.md and NAME.html; all are rendered
+first and then replaced together (`write_together`), so neither a rendering
+bug nor a failed write leaves a lone or mismatched file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.core.atomic import dumps_strict, write_together
+from harness.core.errors import ResultFormatError
+from harness.core.model import FORMAT_NAME, FORMAT_VERSION, Result
+from harness.core.safe_read import read_regular_file
+from harness.metrics.registry import record_type
+from harness.report import html, markdown
+from harness.report.sections import result_report
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_result", "result_from_json", "result_paths",
+           "write_result"]
+
+
+#: the largest result file read (the biggest committed one is under 100 KB)
+MAX_RESULT_BYTES = 256 << 20
+
+
+def load_result(path: str | Path) -> Result:
+    path = Path(path)
+    raw = read_regular_file(path, MAX_RESULT_BYTES, "result file", error=ResultFormatError)
+    try:
+        document = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultFormatError(f"{path}: not a JSON result file ({exc})") from None
+    return result_from_json(document, str(path))
+
+
+def result_from_json(document: object, source: str = "result") -> Result:
+    """A result document read into the typed model, each figure as its metric's record."""
+    return Result.from_json(document, source, record_type=record_type)
+
+
+def _refuse_constant(name: str) -> float:
+    # NaN and Infinity are not JSON; a figure holding one cannot be compared or shown.
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def result_paths(name: str, out_dir: Path) -> dict[str, Path]:
+    """Where a result called `name` is written, by rendering."""
+    return {kind: out_dir / f"{name}.{kind}" for kind in ("json", "md", "html")}
+
+
+def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
+    """Write every rendering of `result` into out_dir, each atomically; return the paths."""
+    paths = result_paths(result.name, out_dir)
+    report = result_report(result)
+    contents = {
+        "json": dumps_strict(result.to_json(), f"result {result.name!r}"),
+        "md": markdown.report(report),
+        "html": html.report(report),
+    }
+    write_together({path: contents[kind] for kind, path in paths.items()})
+    return paths

@@ -1,0 +1,99 @@
+"""A result as a report: metadata, then each metric's tables (in registry order), peers, parity.
+
+This module only selects; `harness.report.markdown` (and later HTML) formats.
+"""
+
+from __future__ import annotations
+
+from harness.core.model import Result, Run
+from harness.core.tables import Cell, Report, Section, Table, count, kib, number, pct, text
+from harness.metrics.memory import Memory
+from harness.metrics.registry import METRICS
+from harness.metrics.throughput import Throughput, timing_cell
+
+
+def metadata(result: Result) -> str:
+    machine = result.machine
+    return (f"Written by ring-harness {result.harness_version} (result format "
+            f"{result.format_version}) from `{result.scenario_file}` at {result.started_at}, "
+            f"commit `{result.git_commit}`; {machine.cpu}, {machine.cores} cores, "
+            f"Python {machine.python}, numpy {machine.versions.get('numpy')}; "
+            f"run took {result.duration_s} s.")
+
+
+def result_report(result: Result) -> Report:
+    sections: list[Section] = [section for metric in METRICS
+                               for section in metric.sections(result)]
+    sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
+    sections.append(resources_section(result))
+    sections.append(parity_section(result))
+    return Report(result.name, [str(result.scenario["description"]), metadata(result)],
+                  sections, metadata=metadata_pairs(result))
+
+
+def metadata_pairs(result: Result) -> list[tuple[str, str]]:
+    """The run's provenance, one (name, value) pair per line of the HTML page's header."""
+    machine = result.machine
+    versions = ", ".join(f"{k} {v}" for k, v in machine.versions.items() if v)
+    memory = machine.memory_bytes
+    return [
+        ("scenario", f"`{result.scenario_file}` (sha256 {result.scenario_sha256[:12]})"),
+        ("commit", f"`{result.git_commit}`"),
+        ("started", f"{result.started_at}, took {result.duration_s} s"),
+        ("machine", f"{machine.cpu}, {machine.cores} cores"
+                    + (f", {memory / 2**30:.1f} GiB" if memory else "")),
+        ("system", f"{machine.os}, {machine.implementation} {machine.python}"),
+        ("versions", versions),
+        ("result format", str(result.format_version)),
+    ]
+
+
+def resources_section(result: Result) -> Section:
+    """What each sweep point cost this machine: wall time, and the process's peak resident
+    set once it was done (a running maximum: the sweep runs in order)."""
+    rows = [[text(run.label), count(run.ring.points) if run.ring else text(""),
+             number(run.wall_s, 2) if run.wall_s is not None else text(""),
+             kib(run.peak_rss_bytes) if run.peak_rss_bytes is not None else text("")]
+            for run in result.runs]
+    return Section("Resources", tables=[Table.of(
+        ["run", "points", "wall s", "peak RSS so far"], rows,
+        notes=["Peak RSS is the harness process's high-water mark after the run (children "
+               "measuring memory are not included); runs of a sweep go in order, so a "
+               "larger ring after a smaller one shows its own peak."])])
+
+
+def parity_section(result: Result) -> Section:
+    lines = [f"{run.label}: all {len(run.parity.forms)} forms routed {run.parity.keys:,} keys "
+             f"identically to the reference." if run.parity.forms else
+             f"{run.label}: no form to check: the reference alone routed "
+             f"{run.parity.keys:,} keys." for run in result.runs]
+    return Section("Parity", paragraphs=["\n".join(lines)])
+
+
+def peers_section(run: Run) -> Section:
+    """Each peer against our smallest layout (bytes per entry) and fastest scalar lookup."""
+    ours = [(s.name, m, t) for s in run.of_kind("layout") + run.of_kind("algorithm")
+            if isinstance(m := s.figure("memory"), Memory)
+            and isinstance(t := s.figure("throughput"), Throughput)]
+    smallest = min(ours, key=lambda o: o[1].bytes_per_entry) if ours else None
+    fastest = min(ours, key=lambda o: o[2].scalar_ns.median) if ours else None
+    rows: list[list[Cell]] = []
+    for peer in run.of_kind("peer"):
+        row = [text(peer.name), count(peer.entries), pct(peer.agreement or 0.0, 1)]
+        memory, timing = peer.figure("memory"), peer.figure("throughput")
+        if smallest and memory is not None:
+            row += [number(memory.bytes_per_entry, 1),
+                    text(f"{memory.bytes_per_entry / smallest[1].bytes_per_entry:.1f}x "
+                         f"({smallest[0]})")]
+        if fastest and timing is not None:
+            row += [timing_cell(timing.scalar_ns),
+                    text(f"{timing.scalar_ns.median / fastest[2].scalar_ns.median:.1f}x "
+                         f"({fastest[0]})")]
+        rows.append(row)
+    entries = run.ring.entries if run.ring else 0
+    table = Table.of(["peer", "points", "same owner as our ring", "bytes per point",
+                      "vs our smallest", "scalar_ns per key (min-max)",
+                      "vs our fastest scalar"], rows,
+                     notes=["Peers look keys up by name (hashing included); our scalar_ns "
+                            "starts from a precomputed hash."]).trimmed()
+    return Section(f"Peer libraries ({run.label}, {entries:,} entries)", tables=[table])

@@ -1,0 +1,103 @@
+"""Estimate a scenario's peak memory before running it, to refuse what cannot fit.
+
+Generation holds every encoded point name next to the hashes; the timing pass
+holds every measured layout at once. Each layout's cost per entry comes from
+building it at two small sizes and fitting bytes = fixed + per_entry x n, so
+layouts added later are estimated without a table to maintain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+
+from harness.core.errors import ScenarioError
+from harness.core.machine import available_memory_bytes
+from harness.core.servers import servers_after
+from harness.core.workload import KeysSpec
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.constructions.generator import parse_template
+from harness.recipes.layouts import LAYOUTS
+from harness.run.scenario import Scenario
+
+#: bytes per point while generating a ring in C: packed 64-bit words sorted in place, then
+#: split into positions and owners (14 B measured at the peak; tests/test_lean_memory.py)
+GENERATION_BYTES_PER_POINT = 16
+#: the same through Python (a template C does not format): each encoded name beside its hash
+PYTHON_GENERATION_BYTES_PER_POINT = 110
+#: bytes per key: the encoded name while hashing, its hash, owner and reference copies
+BYTES_PER_KEY = 100
+SMALL, LARGE = 2**12, 2**16
+
+
+@cache
+def layout_cost(name: str) -> tuple[float, float]:
+    """(fixed bytes, bytes per entry) of a layout, from builds at two sizes."""
+    cls = LAYOUTS[name]
+    sizes = []
+    for n in (SMALL, LARGE):
+        dtype = np.dtype(np.uint32 if cls.hash_bits == 32 else np.uint64)
+        positions = np.arange(n, dtype=dtype) * np.array(2**cls.hash_bits // n, dtype=dtype)
+        sizes.append(cls.build(positions, np.zeros(n, np.uint16)).nbytes)
+    per_entry = (sizes[1] - sizes[0]) / (LARGE - SMALL)
+    return max(0.0, sizes[0] - per_entry * SMALL), per_entry
+
+
+def key_bytes(keys: KeysSpec) -> float:
+    """The workload's names and hashes: every key name (the longest one's length, so a
+    template such as "{i:>100000}" counts), and for zipf every distinct name plus the
+    popularity, draw and permutation arrays over the universe."""
+    longest = max(len(keys.name.format(i=keys.count - 1)), len(keys.name.format(i=0)))
+    # The name as a str and again encoded to bytes while hashing: twice its length.
+    per_name = BYTES_PER_KEY + 2 * longest
+    total = per_name * keys.count
+    if keys.distribution == "zipf":
+        total += keys.universe * (per_name + 3 * 8)
+    return float(total)
+
+
+def estimate(scenario: Scenario) -> tuple[int, str]:
+    """Largest estimated footprint over the sweep (operations included), and what it is
+    mostly made of, named as the fields that set it."""
+    servers = scenario.ring_servers()
+    fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
+    keys = key_bytes(scenario.keys)
+    ring = 0.0
+    for recipe in scenario.recipes():
+        algorithm = get_algorithm(recipe.algorithm)
+        points = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
+        layouts = sum(fixed + per_entry * points
+                      for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
+        template = recipe.params.get("point_name")
+        per_point = (PYTHON_GENERATION_BYTES_PER_POINT
+                     if template is not None and parse_template(template) is None
+                     else GENERATION_BYTES_PER_POINT)
+        ring = max(ring, per_point * points, layouts + 6 * points)
+    culprit = ("keys (count, name, distribution, universe)" if keys > ring else
+               "the ring's size (servers' weights, generator.points_per_weight, operations' "
+               "weights)")
+    return int(ring + keys), culprit
+
+
+def estimate_peak_bytes(scenario: Scenario) -> int:
+    """Largest estimated footprint over the sweep, operations included."""
+    return estimate(scenario)[0]
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:,.1f} GiB" if value < 2**60 else f"{value / 2**30:.3g} GiB"
+
+
+def check_memory(scenarios: Sequence[Scenario]) -> None:
+    """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
+    available = available_memory_bytes()
+    for scenario in scenarios:
+        peak, culprit = estimate(scenario)
+        if available is not None and peak > available:
+            raise ScenarioError(
+                f"{scenario.path}: {culprit} must keep the run within this machine's "
+                f"available memory of {_gib(available)} (got an estimated peak of "
+                f"{_gib(peak)})"
+            )

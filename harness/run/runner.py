@@ -1,0 +1,167 @@
+"""The runner: a scenario in, one typed result out.
+
+For every point of the sweep: build the algorithm (the ring: its
+construction's points) in each form to measure (the ring's layouts), route
+the workload through the reference and check that every form routes
+identically (parity), build the peers, then walk the metric registry: each
+selected metric measures and returns its typed record. Progress is counted
+from the plan of jobs, known before any work starts.
+"""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.machine import git_commit, machine_info
+from harness.core.model import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    Machine,
+    Result,
+    RingInfo,
+    Run,
+    Subject,
+    structure,
+)
+from harness.core.servers import Server
+from harness.core.version import VERSION
+from harness.core.workload import key_names
+from harness.metrics.context import RunContext, RunPlan
+from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
+from harness.metrics.registry import selected
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.peers import PEERS, Peer
+from harness.recipes.ring_access import ring_of
+from harness.run.progress import Progress
+from harness.run.scenario import Recipe, Scenario
+
+
+def _peer_subject(name: str, peer: Peer, names: list[str],
+                  owners: npt.NDArray[np.uint16]) -> Subject:
+    """A peer's size, and how often it agrees with our reference (1.0 only for the same ring)."""
+    sample = names[:PLAIN_REFERENCE_KEYS]
+    agree = sum(peer.lookup_key(key) == int(o) for key, o in zip(sample, owners, strict=False))
+    return Subject(name, "peer", peer.entries, peer.nbytes, agreement=agree / len(sample),
+                   agreement_keys=len(sample))
+
+
+def plan_of(scenario: Scenario) -> RunPlan:
+    measure = scenario.measure
+    return RunPlan(forms=len(measure.forms), peers=len(measure.peers),
+                   operations=len(scenario.operations), settings=measure.settings,
+                   options=measure.options)
+
+
+def steps_per_run(scenario: Scenario) -> int:
+    """Progress steps of one sweep point: building and parity, then each metric's share."""
+    plan = plan_of(scenario)
+    return 1 + sum(metric.steps(plan) for metric in selected(scenario.measure.metrics))
+
+
+def run_recipe(
+    scenario: Scenario, recipe: Recipe, names: list[str], hashes: KeyHashes,
+    progress: Progress, scratch: str,
+) -> Run:
+    """Everything measured for one recipe of the sweep."""
+    started = time.perf_counter()
+    servers = scenario.ring_servers()
+    algorithm_class = get_algorithm(recipe.algorithm)
+    label = recipe.label
+    progress.stage(f"{label}: building")
+    reference = algorithm_class.build(servers, **recipe.params)
+    keys = hashes.of(reference)
+    progress.stage(f"{label}: building forms, checking parity")
+    forms = reference.forms(scenario.measure.forms)
+    owners, parity = check_parity(reference, keys, forms)
+    peers = {name: PEERS[name].build(servers) for name in scenario.measure.peers}
+    progress.advance()
+    subjects = [Subject(name, "layout" if ring_of(form) is not None else "algorithm",
+                        form.entries, form.nbytes, entry_size=form.entry_size)
+                for name, form in forms.items()]
+    subjects += [_peer_subject(name, peer, names, owners) for name, peer in peers.items()]
+    by_name = {subject.name: subject for subject in subjects}
+    run = Run(label=label, algorithm=recipe.algorithm, params=reference.params,
+              points_per_weight=recipe.params.get("points_per_weight"), parity=parity,
+              ring=_ring_info(reference, servers), subjects=subjects)
+
+    def rebuild(after: Sequence[Server]) -> Algorithm:
+        return algorithm_class.build(after, **recipe.params)
+
+    with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
+        context = RunContext(
+            label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
+            key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
+            settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
+            build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
+            estimated_entries=lambda fleet: algorithm_class.estimated_entries(
+                fleet, recipe.params),
+            capabilities=scenario.ring_capabilities(), options=scenario.measure.options,
+            stage=progress.stage, advance=progress.advance,
+        )
+        for metric in selected(scenario.measure.metrics):
+            record = metric.measure(context)
+            if record is None:
+                continue
+            if metric.scope == "run":
+                run.figures[metric.name] = record
+            else:
+                for name, subject_record in record.items():
+                    by_name[name].figures[metric.name] = subject_record
+    run.wall_s = round(time.perf_counter() - started, 3)
+    run.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return run
+
+
+def _build_recipe(default: str, servers: Sequence[Server], params: dict[str, Any]) -> Algorithm:
+    """An algorithm from parameters that may name another one (`algorithm = "maglev"`)."""
+    name = params.get("algorithm", default)
+    return get_algorithm(name).build(servers, **{k: v for k, v in params.items()
+                                                 if k != "algorithm"})
+
+
+def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | None:
+    ring = ring_of(algorithm)
+    construction: Any = getattr(algorithm, "construction", None)
+    if ring is None or construction is None:
+        return None
+    params = algorithm.params
+    return RingInfo(servers=len(servers), points=ring.entries + ring.collisions,
+                    entries=ring.entries, bits=ring.bits,
+                    hash=params.get("hash", params.get("construction", "")))
+
+
+def run_scenario(
+    scenario: Scenario, show_progress: bool | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Result:
+    """Run every recipe of the scenario's sweep; return the result."""
+    started, start = clock(), time.perf_counter()
+    recipes = scenario.recipes()
+    with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
+                  enabled=show_progress) as progress:
+        progress.stage("naming keys")
+        names = key_names(scenario.keys)
+        hashes = KeyHashes([name.encode() for name in names])
+        # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
+        with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
+            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch)
+                    for recipe in recipes]
+
+
+    return Result(
+        format=FORMAT_NAME, format_version=FORMAT_VERSION, harness_version=VERSION,
+        scenario=scenario.as_record(), scenario_file=scenario.path,
+        scenario_sha256=scenario.sha256, machine=structure(machine_info(), Machine),
+        git_commit=git_commit(),
+        started_at=started.isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - start, 1), runs=runs,
+    )

@@ -1,0 +1,515 @@
+"""Scenario files (TOML): what ring to build, which keys to route, what to measure.
+
+`load_scenario(path)` parses and validates the whole file before any work
+starts; every problem is a `ScenarioError` naming the file, the field, what
+was expected and what was received. The format is documented in README.md
+and `scenarios/default.toml` is a fully commented example.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.core.errors import ScenarioError
+from harness.core.fields import Fields
+from harness.core.model import relative_path
+from harness.core.params import template_check
+from harness.core.ring import MAX_SERVERS
+from harness.core.safe_read import read_regular_file
+from harness.core.servers import Operation, Server, servers_after, servers_with
+from harness.core.workload import DISTRIBUTIONS, KeysSpec
+from harness.metrics.context import Settings
+from harness.metrics.registry import (
+    DEFAULT_METRICS,
+    METRIC_NAMES,
+    TABLE_METRICS,
+    get_metric,
+    unavailable,
+)
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
+from harness.recipes.constructions import CONSTRUCTIONS
+from harness.recipes.layouts import LAYOUTS
+from harness.recipes.peers import PEERS
+
+FORMAT_VERSION = 1
+OPERATIONS = ("add", "remove")
+#: a scenario is a few kilobytes of TOML; a larger file is a mistake (or /dev/zero)
+MAX_SCENARIO_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    weight: float = 1.0
+    capabilities: tuple[str, ...] = ()
+
+    def server(self) -> Server:
+        return Server(self.name, self.weight)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One point of the sweep: an algorithm and its parameters, checked."""
+
+    algorithm: str
+    params: dict[str, Any]
+    label: str
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """The ring's recipe as the scenario gives it: one set of ring parameters per sweep point."""
+
+    #: ring parameters (construction, hash, point_name, points_per_weight) per sweep point
+    sweep: tuple[dict[str, Any], ...]
+    #: only servers holding all these capabilities are on the ring
+    requires: tuple[str, ...] = ()
+
+    @property
+    def construction(self) -> str:
+        return str(self.sweep[0]["construction"])
+
+    @property
+    def points_per_weight(self) -> tuple[int, ...]:
+        return tuple(p["points_per_weight"] for p in self.sweep if "points_per_weight" in p)
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """An algorithm other than the ring (`[algorithm]`): its name and checked parameters."""
+
+    name: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    #: the ring's layouts measured side by side (its forms)
+    layouts: tuple[str, ...]
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    #: timed rounds per layout, after one warm-up round
+    repeats: int = 5
+    #: keys per round of the scalar (Python loop) timing
+    scalar_keys: int = 20_000
+    #: layout that ratio columns compare against
+    base_layout: str = "numpy-aligned"
+    #: third-party ring libraries measured beside the layouts (harness.recipes.peers)
+    peers: tuple[str, ...] = ()
+    distribution: str = "uniform"
+    #: an algorithm other than the ring is measured in its one form, named after it
+    algorithm: str | None = None
+    #: options of the metrics configured by their own table ([process], [migration])
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return self.layouts if self.algorithm is None else (self.algorithm,)
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(self.repeats, self.scalar_keys, self.distribution)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    #: as given, or relative to the current directory when inside it
+    path: str
+    sha256: str
+    servers: tuple[ServerSpec, ...]
+    generator: GeneratorSpec
+    keys: KeysSpec
+    measure: MeasureSpec
+    operations: tuple[Operation, ...] = field(default=())
+    #: None: the ring, as `[generator]` describes it
+    algorithm: AlgorithmSpec | None = None
+
+    def ring_servers(self) -> list[Server]:
+        """The servers on the ring: those with every required capability."""
+        return servers_with([s.server() for s in self.servers],
+                            [s.capabilities for s in self.servers], self.generator.requires)
+
+    def ring_capabilities(self) -> list[tuple[str, ...]]:
+        """The capabilities of each server on the ring, in the same order."""
+        need = set(self.generator.requires)
+        return [s.capabilities for s in self.servers if need <= set(s.capabilities)]
+
+    def recipes(self) -> list[Recipe]:
+        """The sweep: the ring, held in the base layout, once per set of parameters; or the
+        one algorithm `[algorithm]` names."""
+        if self.algorithm is not None:
+            cls = get_algorithm(self.algorithm.name)
+            return [Recipe(self.algorithm.name, self.algorithm.params,
+                           cls.label_for(self.algorithm.params))]
+        recipes = []
+        # With no layout to measure, the ring is routed by the reference on its own arrays.
+        base = self.measure.base_layout if self.measure.layouts else NO_LAYOUT
+        for params in self.generator.sweep:
+            full = {**params, "layout": base}
+            recipes.append(Recipe("ring", full, RingAlgorithm.label_for(full)))
+        return recipes
+
+    def as_record(self) -> dict[str, Any]:
+        """The scenario as results echo it (defaults filled in)."""
+        record = asdict(self)
+        for key in ("path", "sha256"):
+            record.pop(key)
+        generator = record["generator"]
+        sweep = generator.pop("sweep")
+        generator.update({k: v for k, v in sweep[0].items() if k != "points_per_weight"})
+        if "points_per_weight" in sweep[0]:
+            generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
+        record["measure"].pop("distribution")
+        record["measure"].pop("algorithm")
+        options = record["measure"].pop("options")
+        record.update({name: options[name] for name in options})
+        if self.algorithm is None:
+            record.pop("algorithm")
+        return record
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file; raise ScenarioError on the first problem."""
+    path = Path(path)
+    file = str(path)
+    raw = read_regular_file(path, MAX_SCENARIO_BYTES, "scenario file")
+    try:
+        document = tomllib.loads(raw.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    return parse_scenario(document, file, hashlib.sha256(raw).hexdigest())
+
+
+def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> Scenario:
+    top = Fields(file, "", document)
+    top.take_int("format_version", FORMAT_VERSION, minimum=FORMAT_VERSION, maximum=FORMAT_VERSION)
+    name = top.take_str("name", Path(file).stem, check=_check_file_name)
+    description = top.take_str("description", name)
+    servers = _servers(top.take_table("servers"))
+    algorithm = _algorithm(top.take_table("algorithm"))
+    if algorithm is not None and top.has("generator"):
+        raise top.error("generator", f"left out: algorithm {algorithm.name!r} is not a ring "
+                        "(its parameters go in [algorithm])", top.table["generator"])
+    generator = _generator(top.take_table("generator"))
+    keys = _keys(top.take_table("keys"))
+    bits = RingAlgorithm.construction_of(generator.sweep[0]).bits
+    measure = _measure(top.take_table("measure"), bits, keys.distribution,
+                       None if algorithm is None else algorithm.name)
+    operations = tuple(_operation(t) for t in top.take_table_list("operations"))
+    for metric_name in TABLE_METRICS:
+        if top.has(metric_name):
+            parse = getattr(get_metric(metric_name), "parse_options")  # noqa: B009
+            measure.options[metric_name] = parse(top.take_table(metric_name))
+            if metric_name not in measure.metrics:
+                measure = replace(measure, metrics=(*measure.metrics, metric_name))
+    top.finish()
+    scenario = Scenario(name, description, relative_path(file), sha256, servers, generator,
+                        keys, measure, operations, algorithm)
+    _check_consistency(scenario, top)
+    return scenario
+
+
+def _check_file_name(value: str) -> str | None:
+    ok = value.replace("-", "").replace("_", "").replace(".", "").isalnum()
+    if ok and len(value.encode()) > 200:
+        return "at most 200 bytes (it names the result files)"
+    return None if ok else "letters, digits, '-', '_' or '.' (it names the result files)"
+
+
+def _servers(table: Fields) -> tuple[ServerSpec, ...]:
+    if table.has("list") == table.has("count"):
+        raise ScenarioError(
+            f"{table.file}: servers needs either count (with name and weight) or list, "
+            f"not {'both' if table.has('list') else 'neither'}"
+        )
+    if table.has("count"):
+        count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
+        template = table.take_str("name", "server-{i}", check=template_check("i"))
+        names = [template.format(i=i) for i in range(count)]
+        if table.has("weights") or table.has("capabilities"):
+            generated = generated_servers(table, names)
+            table.finish()
+            return generated
+        weight = table.take_number("weight", 1.0)
+        table.finish()
+        return tuple(ServerSpec(name, weight) for name in names)
+    specs = []
+    for item in table.take_table_list("list"):
+        specs.append(ServerSpec(
+            item.take_str("name"),
+            item.take_number("weight", 1.0),
+            item.take_str_list("capabilities", []),
+        ))
+        item.finish()
+    table.finish()
+    if not specs or len(specs) > MAX_SERVERS:
+        raise table.error("list", f"1 to {MAX_SERVERS} servers (owners are 16-bit)", len(specs))
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise table.error("list", "servers with distinct names", spec.name)
+        seen.add(spec.name)
+    return tuple(specs)
+
+
+def _algorithm(table: Fields) -> AlgorithmSpec | None:
+    """`[algorithm]`: `name` (default "ring", described by `[generator]`) and the named
+    algorithm's own parameters, checked by the algorithm."""
+    name = table.take_choice("name", list(ALGORITHMS), "ring")
+    if name == "ring":
+        rest = table.take_rest()
+        if rest:
+            key = sorted(rest)[0]
+            raise table.error(key, "left out: the ring's parameters go in [generator]",
+                              rest[key])
+        table.finish()
+        return None
+    params = get_algorithm(name).parse_params(table)
+    table.finish()
+    return AlgorithmSpec(name, params)
+
+
+def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]:
+    """Servers drawn from stated distributions (seeded): `weights = { values = [...],
+    shares = [...] }` (for example disk sizes as weights) and `capabilities = { name =
+    share, ... }` (the share of servers holding each, drawn independently)."""
+    rng = np.random.default_rng(table.take_int("seed", 1, minimum=0))
+    weights = np.ones(len(names))
+    if table.has("weights"):
+        spec = table.take_table("weights")
+        values = spec.take_raw("values")
+        shares = spec.take_raw("shares")
+        spec.finish()
+        ok = (isinstance(values, list) and isinstance(shares, list) and values
+              and len(values) == len(shares)
+              and all(isinstance(v, int | float) and not isinstance(v, bool)
+                      and math.isfinite(v) and v > 0 for v in values)
+              and all(isinstance(p, int | float) and not isinstance(p, bool)
+                      and math.isfinite(p) and p >= 0 for p in shares)
+              and sum(shares) > 0)
+        if not ok:
+            raise table.error("weights", "{ values = [positive numbers], shares = [as many "
+                              "non-negative numbers] }", spec.table)
+        probabilities = np.asarray(shares, dtype=np.float64)
+        weights = rng.choice(np.asarray(values, dtype=np.float64), size=len(names),
+                             p=probabilities / probabilities.sum())
+    held: list[list[str]] = [[] for _ in names]
+    if table.has("capabilities"):
+        spec = table.take_table("capabilities")
+        for capability, share in sorted(spec.table.items()):
+            if (isinstance(share, bool) or not isinstance(share, int | float)
+                    or not 0 <= share <= 1):
+                raise spec.error(capability, "a share between 0 and 1", share)
+            for i in np.flatnonzero(rng.random(len(names)) < share):
+                held[int(i)].append(capability)
+        spec.take_rest()
+        spec.finish()
+    return tuple(ServerSpec(name, float(w), tuple(caps))
+                 for name, w, caps in zip(names, weights, held, strict=True))
+
+
+def _generator(table: Fields) -> GeneratorSpec:
+    """The ring's parameters, checked by the ring itself, once per swept points_per_weight."""
+    requires = table.take_str_list("requires", [])
+    construction = table.take_choice("construction", list(CONSTRUCTIONS), "points")
+    sweeps = any(p.name == "points_per_weight" for p in CONSTRUCTIONS[construction].params)
+    sweep: tuple[int | None, ...] = (None,)
+    if sweeps:
+        sweep = table.take_int_or_list("points_per_weight", 160, maximum=10**8)
+    rest = table.take_rest()
+    if "layout" in rest:
+        raise table.error("layout", "left out: layouts are listed in measure.layouts",
+                          rest["layout"])
+    params = []
+    for ppw in sweep:
+        values = {"construction": construction, **rest}
+        if ppw is not None:
+            values["points_per_weight"] = ppw
+        fields = Fields(table.file, table.path, values)
+        parsed = RingAlgorithm.parse_params(fields)
+        fields.finish()
+        parsed.pop("layout")
+        params.append(parsed)
+    table.finish()
+    return GeneratorSpec(tuple(params), requires)
+
+
+def _keys(table: Fields) -> KeysSpec:
+    distribution = table.take_choice("distribution", DISTRIBUTIONS, "uniform")
+    spec = KeysSpec(
+        count=table.take_int("count", 200_000, minimum=1, maximum=10**9),
+        name=table.take_str("name", "key-{i}", check=template_check("i")),
+        distribution=distribution,
+        zipf_exponent=table.take_number("zipf_exponent", 1.0),
+        universe=table.take_int("universe", 100_000, minimum=1, maximum=10**9),
+        seed=table.take_int("seed", 1, minimum=0),
+    )
+    if distribution == "uniform":
+        for key in ("zipf_exponent", "universe"):
+            if table.has(key):
+                raise table.error(key, "left out: it applies to distribution = 'zipf' only",
+                                  table.table[key])
+    table.finish()
+    return spec
+
+
+def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None) -> MeasureSpec:
+    fitting = layouts_for(bits)
+    if algorithm is not None:
+        # Layouts are the ring's forms; another algorithm is measured as it is.
+        if table.has("layouts") or table.has("base_layout"):
+            key = "layouts" if table.has("layouts") else "base_layout"
+            raise table.error(key, f"left out: algorithm {algorithm!r} has no layouts",
+                              table.table[key])
+        fitting = []
+    layouts = table.take_str_list("layouts", fitting, choices=list(LAYOUTS))
+    for name in layouts:
+        if LAYOUTS[name].hash_bits != bits:
+            raise table.error(
+                "layouts", f"layouts that store {bits}-bit hashes ({', '.join(fitting)})", name
+            )
+    metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
+    for name in metrics:
+        if problem := unavailable(name):
+            raise table.error("metrics", f"metrics that can run here ({name}: {problem})", name)
+    # Some metrics are measured on the algorithm itself and need no layout: this is how
+    # rings too large for a layout are measured.
+    on_forms = [m for m in metrics if "forms" in get_metric(m).needs]
+    if not layouts and on_forms and algorithm is None:
+        raise table.error("layouts", "at least one layout when measuring "
+                          + " or ".join(on_forms), [])
+    spec = MeasureSpec(
+        layouts=layouts,
+        metrics=metrics,
+        repeats=table.take_int("repeats", 5, minimum=1, maximum=1000),
+        scalar_keys=table.take_int("scalar_keys", 20_000, minimum=1),
+        base_layout=algorithm if algorithm is not None else table.take_choice(
+            "base_layout", layouts or [fitting[0]],
+            "numpy-aligned" if "numpy-aligned" in layouts else (layouts or fitting)[0],
+        ),
+        peers=table.take_str_list("peers", [], choices=list(PEERS)),
+        distribution=distribution,
+        algorithm=algorithm,
+    )
+    table.finish()
+    return spec
+
+
+def _operation(table: Fields) -> Operation:
+    operation = Operation(
+        kind=table.take_choice("kind", OPERATIONS),
+        server=table.take_str("server"),
+        weight=table.take_number("weight", 1.0),
+    )
+    table.finish()
+    return operation
+
+
+def _check_consistency(scenario: Scenario, top: Fields) -> None:
+    """Rules across sections, each asked of the component it belongs to, before any work."""
+    names = {s.name for s in scenario.servers}
+    on_ring = scenario.ring_servers()
+    if not on_ring:
+        raise ScenarioError(
+            f"{top.file}: generator.requires must leave at least one server on the ring "
+            f"(got {list(scenario.generator.requires)!r}, which no server has in full)"
+        )
+    on_ring_names = {s.name for s in on_ring}
+    for i, op in enumerate(scenario.operations):
+        field_name = f"operations[{i}].server"
+        if op.kind == "remove" and op.server not in on_ring_names:
+            raise ScenarioError(
+                f"{top.file}: {field_name} must name a server on the ring to remove "
+                f"(got {op.server!r})"
+            )
+        if op.kind == "add" and op.server in names:
+            raise ScenarioError(
+                f"{top.file}: {field_name} must be a new server name to add "
+                f"(got {op.server!r}, already a server)"
+            )
+        if op.kind == "remove" and len(on_ring) == 1:
+            raise ScenarioError(f"{top.file}: {field_name} would leave the ring empty")
+    for recipe in scenario.recipes():
+        algorithm = get_algorithm(recipe.algorithm)
+        problem = algorithm.check_servers(on_ring, recipe.params)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for "
+                                f"{recipe.algorithm} {recipe.label}")
+        _check_metrics_apply(recipe.algorithm, scenario.measure.metrics, top)
+        for i, op in enumerate(scenario.operations):
+            # An algorithm that cannot measure a removal says why (jump: not the last).
+            removal = getattr(algorithm, "removal_problem", None)
+            if op.kind == "remove" and removal is not None:
+                reason = removal(on_ring, op.server)
+                if reason:
+                    raise ScenarioError(f"{top.file}: operations[{i}].server must be a server "
+                                        f"{recipe.algorithm} can remove: {reason}")
+            problem = algorithm.check_servers(servers_after(on_ring, op), recipe.params)
+            if problem:
+                raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
+                                    f"{problem} (got {op.kind} {op.server!r})")
+    migration = scenario.measure.options.get("migration")
+    if migration is not None:
+        target = migration.to.get("algorithm", None)
+        if target is not None and target not in ALGORITHMS:
+            raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
+                                f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
+        for recipe in scenario.recipes():
+            other = target is not None and target != recipe.algorithm
+            merged = ({k: v for k, v in migration.to.items() if k != "algorithm"} if other
+                      else {**recipe.params, **{k: v for k, v in migration.to.items()
+                                                 if k != "algorithm"}})
+            fields = Fields(top.file, "migration.to", merged)
+            algorithm = get_algorithm(target if other else recipe.algorithm)
+            if other:
+                _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
+            checked = algorithm.parse_params(fields)
+            fields.finish()
+            problem = algorithm.check_servers(scenario.ring_servers(), checked)
+            if problem:
+                raise ScenarioError(f"{top.file}: migration.to needs servers that are "
+                                    f"{problem}")
+    equivalence = scenario.measure.options.get("equivalence")
+    if equivalence is not None:
+        for recipe in scenario.recipes():
+            against = {**equivalence.against, "points_per_weight": 1, "layout": NO_LAYOUT}
+            for i, fleet in enumerate(equivalence.fleets):
+                servers = fleet.server_list()
+                for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):
+                    problem = get_algorithm(name).check_servers(servers, params)
+                    if problem:
+                        raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
+                                            f"servers that are {problem}")
+    for peer in scenario.measure.peers:
+        problem = PEERS[peer].check_servers(on_ring)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for peer {peer!r}")
+
+
+def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
+                         field: str | None = None) -> None:
+    """An algorithm that a metric cannot measure says why (bounded-load: a migration, whose
+    model gives every object one owner), as jump says which server it cannot remove."""
+    metric_problem = getattr(get_algorithm(name), "metric_problem", None)
+    if metric_problem is None:
+        return
+    for metric in metrics:
+        reason = metric_problem(metric)
+        if not reason:
+            continue
+        if field is not None:
+            raise ScenarioError(f"{top.file}: {field} must be an algorithm the {metric} metric "
+                                f"can measure (got {name!r}: {reason})")
+        if metric in TABLE_METRICS:
+            raise ScenarioError(f"{top.file}: {metric} must be left out for {name}: {reason}")
+        raise ScenarioError(f"{top.file}: measure.metrics must leave out {metric!r} for "
+                            f"{name}: {reason}")
