@@ -1,4 +1,5 @@
-"""The README's screenshots, taken by the tests' own browser: `python -m tests.screenshots`.
+"""Screenshots for the README and the documentation site (docs/images/), taken by the
+tests' own browser: `python -m tests.screenshots`.
 
 Reads `results/default.html` (written by `python -m harness run`) and writes
 an explorer page of the simulator's ring to a temporary folder, then saves

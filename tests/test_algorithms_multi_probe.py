@@ -124,8 +124,9 @@ def test_coinciding_points_go_to_the_later_server() -> None:
 
 
 @pytest.mark.parametrize(("params", "message"), [
-    ({"probes": 0}, "probes must be from 1 to 4,096: the number of times multi-probe hashes"),
-    ({"probes": 4097}, "probes must be from 1 to 4,096"),
+    ({"probes": 0}, "probes must be an integer from 1 to 4,096: the number of times "
+                    "multi-probe hashes"),
+    ({"probes": 4097}, "probes must be an integer from 1 to 4,096"),
     ({"probes": 2.5}, "probes must be an integer"),
     ({"points": 2}, "unknown key 'points'"),
 ])

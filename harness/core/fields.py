@@ -3,17 +3,61 @@
 Each `Fields` wraps one table; `take_*` methods read a key (with a default
 when it is optional) and `finish()` rejects the keys nobody took, so a typo
 such as `point_per_weight` is an error, not a silently ignored setting.
+
+The `take_*` calls are also the declarations of the format: inside `recording()`
+each call is noted as a `FieldRecord` (table, key, type, bounds, default), and
+the scenario reference (`harness.run.reference`) is generated from those notes,
+so the page and the validation cannot disagree.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import ScenarioError
 
 _MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class FieldRecord:
+    """One key as validation reads it: where, what it must be, and its default."""
+
+    #: the table's path with list indexes elided ("servers.list[]"; "" for the top level)
+    table: str
+    key: str
+    #: what the value must be, as the error message says it
+    expected: str
+    #: the default, or None when the key is required (`required` says which)
+    default: Any
+    required: bool
+    #: the default in words, where it depends on the rest of the file
+    shown_default: str | None = None
+
+
+_RECORDS: ContextVar[list[FieldRecord] | None] = ContextVar("field_records", default=None)
+
+
+@contextmanager
+def recording() -> Iterator[list[FieldRecord]]:
+    """Note every key read by any `Fields` while the block runs."""
+    records: list[FieldRecord] = []
+    token = _RECORDS.set(records)
+    try:
+        yield records
+    finally:
+        _RECORDS.reset(token)
+
+
+def table_pattern(path: str) -> str:
+    """A table's path with its list indexes elided, as the reference names tables."""
+    return re.sub(r"\[\d+\]", "[]", path)
 
 
 def describe(value: object) -> str:
@@ -25,8 +69,10 @@ def describe(value: object) -> str:
 
 
 class Fields:
-    def __init__(self, file: str, path: str, table: object) -> None:
-        self.file, self.path = file, path
+    def __init__(self, file: str, path: str, table: object, *, declares: bool = True) -> None:
+        """`declares`: whether this table's keys are scenario keys (noted while `recording`);
+        keyword arguments of an API call are read as a table too, but are no such keys."""
+        self.file, self.path, self._declares = file, path, declares
         if not isinstance(table, dict):
             raise self.error_at(path, "a table", table)
         self.table: dict[str, Any] = table
@@ -44,6 +90,15 @@ class Fields:
     def has(self, key: str) -> bool:
         return key in self.table
 
+    def _note(self, key: str, expected: str, default: Any,
+              shown_default: str | None = None) -> None:
+        records = _RECORDS.get()
+        if records is not None and self._declares:
+            required = default is _MISSING
+            records.append(FieldRecord(table_pattern(self.path), key, expected,
+                                       None if required else default, required,
+                                       shown_default))
+
     def _raw(self, key: str, default: Any) -> Any:
         self._taken.add(key)
         if key in self.table:
@@ -52,16 +107,19 @@ class Fields:
             raise ScenarioError(f"{self.file}: {self.field(key)} is required but missing")
         return default
 
-    def take_raw(self, key: str, default: Any = _MISSING) -> Any:
-        """The value as TOML gave it, for a caller that checks its shape itself."""
+    def take_raw(self, key: str, default: Any = _MISSING, *, expected: str) -> Any:
+        """The value as TOML gave it, for a caller that checks its shape itself; `expected`
+        says what that shape is (in the reference and in the caller's error)."""
+        self._note(key, expected, default)
         return self._raw(key, default)
 
     def take_int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
                  maximum: int | None = None, expected: str | None = None) -> int:
         """An integer within the bounds; `expected` words the message in the caller's own
         terms (what the value means to it) instead of the bare range."""
-        value = self._raw(key, default)
         expected = expected or _range_text("an integer", minimum, maximum)
+        self._note(key, expected, default)
+        value = self._raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(key, expected, value)
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
@@ -69,6 +127,7 @@ class Fields:
         return value
 
     def take_number(self, key: str, default: Any = _MISSING, *, positive: bool = True) -> float:
+        self._note(key, "a finite positive number" if positive else "a finite number", default)
         value = self._raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or (
             positive and not value > 0
@@ -78,7 +137,12 @@ class Fields:
         return float(value)
 
     def take_str(self, key: str, default: Any = _MISSING,
-                 check: Callable[[str], str | None] | None = None) -> str:
+                 check: Callable[[str], str | None] | None = None,
+                 expected: str = "a non-empty string",
+                 shown_default: str | None = None) -> str:
+        """A non-empty string; `check` returns what was expected when the value is wrong,
+        and `expected` describes the rule for the reference."""
+        self._note(key, expected, default, shown_default)
         value = self._raw(key, default)
         if not isinstance(value, str) or not value:
             raise self.error(key, "a non-empty string", value)
@@ -87,16 +151,31 @@ class Fields:
             raise self.error(key, problem, value)
         return value
 
-    def take_choice(self, key: str, choices: Sequence[str], default: Any = _MISSING) -> str:
+    def take_template(self, key: str, default: Any, *placeholders: str) -> str:
+        """A name template that uses exactly these fields, each of them."""
+        return self.take_str(key, default, check=template_check(*placeholders),
+                             expected=template_expected(*placeholders))
+
+    def take_choice(self, key: str, choices: Sequence[str], default: Any = _MISSING, *,
+                    described: tuple[str, str] | None = None) -> str:
+        """One of the choices; `described` is (the choices, the default) in words, for a
+        key whose choices depend on the rest of the file."""
+        expected = "one of " + ", ".join(repr(c) for c in choices)
+        if described is None:
+            self._note(key, expected, default)
+        else:
+            self._note(key, described[0], default, described[1])
         value = self._raw(key, default)
         if value not in choices:
-            raise self.error(key, "one of " + ", ".join(repr(c) for c in choices), value)
+            raise self.error(key, expected, value)
         return str(value)
 
     def take_int_or_list(self, key: str, default: Any = _MISSING, *,
-                         minimum: int = 1, maximum: int | None = None) -> tuple[int, ...]:
-        value = self._raw(key, default)
+                         minimum: int = 1, maximum: int | None = None,
+                         shown_default: str | None = None) -> tuple[int, ...]:
         expected = _range_text("an integer", minimum, maximum) + " or a non-empty list of them"
+        self._note(key, expected, default, shown_default)
+        value = self._raw(key, default)
         values = value if isinstance(value, list) else [value]
         ok = bool(values) and all(
             isinstance(v, int) and not isinstance(v, bool) and v >= minimum
@@ -108,7 +187,10 @@ class Fields:
         return tuple(values)
 
     def take_str_list(self, key: str, default: Any = _MISSING,
-                      choices: Sequence[str] | None = None) -> tuple[str, ...]:
+                      choices: Sequence[str] | None = None,
+                      shown_default: str | None = None) -> tuple[str, ...]:
+        self._note(key, "a list of strings" if choices is None else
+                   "a list of names from " + ", ".join(choices), default, shown_default)
         value = self._raw(key, default)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(key, "a list of strings", value)
@@ -119,9 +201,11 @@ class Fields:
         return tuple(value)
 
     def take_table(self, key: str) -> Fields:
+        self._note(key, "a table", {})
         return Fields(self.file, self.field(key), self._raw(key, {}))
 
     def take_table_list(self, key: str) -> list[Fields]:
+        self._note(key, "an array of tables", [])
         value = self._raw(key, [])
         if not isinstance(value, list):
             raise self.error(key, "an array of tables", value)
@@ -149,3 +233,25 @@ def _range_text(kind: str, minimum: int | None, maximum: int | None) -> str:
     if minimum is not None:
         return f"{kind} >= {minimum:,}"
     return kind
+
+
+def template_expected(*placeholders: str) -> str:
+    return "a name template using " + " and ".join(f"{{{p}}}" for p in placeholders)
+
+
+def template_check(*placeholders: str) -> Callable[[str], str | None]:
+    """A name template may use exactly these fields, and must use each of them."""
+    expected = template_expected(*placeholders)
+
+    def check(value: str) -> str | None:
+        try:
+            value.format(**{p: 0 for p in placeholders})
+        except (KeyError, IndexError, ValueError):
+            return expected + " and no other field"
+        # Without a field every name would be the same: keys or points would all coincide.
+        if any(value.format(**{q: (1 if q == p else 0) for q in placeholders})
+               == value.format(**{q: 0 for q in placeholders}) for p in placeholders):
+            return expected + " (each of them, so that names differ)"
+        return None
+
+    return check

@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.core.fields import Fields
+from harness.core.fields import Fields, template_check
+
+__all__ = ["Param", "keyword_fields", "parse_keywords", "parse_params", "template_check"]
 
 Kind = Literal["int", "number", "str", "choice", "template"]
 
@@ -47,32 +49,13 @@ class Param:
             assert self.choices is not None
             value = fields.take_choice(self.name, list(self.choices()), self.default)
         elif self.kind == "template":
-            value = fields.take_str(self.name, self.default,
-                                    check=template_check(*self.placeholders))
+            value = fields.take_template(self.name, self.default, *self.placeholders)
         else:
             value = fields.take_str(self.name, self.default)
         problem = self.check(value) if self.check else None
         if problem:
             raise fields.error(self.name, problem, value)
         return value
-
-
-def template_check(*placeholders: str) -> Callable[[str], str | None]:
-    """A name template may use exactly these fields, and must use each of them."""
-    expected = "a name template using " + " and ".join(f"{{{p}}}" for p in placeholders)
-
-    def check(value: str) -> str | None:
-        try:
-            value.format(**{p: 0 for p in placeholders})
-        except (KeyError, IndexError, ValueError):
-            return expected + " and no other field"
-        # Without a field every name would be the same: keys or points would all coincide.
-        if any(value.format(**{q: (1 if q == p else 0) for q in placeholders})
-               == value.format(**{q: 0 for q in placeholders}) for p in placeholders):
-            return expected + " (each of them, so that names differ)"
-        return None
-
-    return check
 
 
 def parse_params(params: Sequence[Param], fields: Fields) -> dict[str, Any]:
@@ -82,7 +65,7 @@ def parse_params(params: Sequence[Param], fields: Fields) -> dict[str, Any]:
 
 def keyword_fields(owner: str, values: Mapping[str, Any]) -> Fields:
     """Keyword arguments seen as a table, so API calls get the scenario's error messages."""
-    return Fields(owner, "", dict(values))
+    return Fields(owner, "", dict(values), declares=False)
 
 
 def parse_keywords(

@@ -21,7 +21,6 @@ from typing import Any
 
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
-from harness.core.params import template_check
 from harness.core.ring import MAX_SERVERS
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.peers import PEERS
@@ -116,9 +115,9 @@ def default_recipes(file: str) -> list[RecipeSpec]:
 
 
 def _weight_patterns(table: Fields) -> tuple[tuple[float, ...], ...]:
-    value = table.take_raw("weights", [[1]])
     expected = (f"a non-empty list of weight patterns, each a non-empty list of numbers "
                 f"from 0 (excluded) to {MAX_WEIGHT:,}, such as [[1], [1, 2, 5]]")
+    value = table.take_raw("weights", [[1]], expected=expected)
     if not isinstance(value, list) or not value:
         raise table.error("weights", expected, value)
     patterns = []
@@ -146,10 +145,11 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
     weights = _weight_patterns(table)
     recipes: list[RecipeSpec]
     if table.has("algorithms"):
-        listed = table.take_raw("algorithms")
+        expected = ("a non-empty list of algorithm names or tables such as "
+                    "{ name = \"ring\", layout = \"bucketed\" }")
+        listed = table.take_raw("algorithms", expected=expected)
         if not isinstance(listed, list) or not listed:
-            raise table.error("algorithms", "a non-empty list of algorithm names or tables "
-                              "such as { name = \"ring\", layout = \"bucketed\" }", listed)
+            raise table.error("algorithms", expected, listed)
         recipes = []
         for i, item in enumerate(listed):
             path = table.field(f"algorithms[{i}]")
@@ -164,7 +164,7 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
     options = ComparisonOptions(
         servers=servers, weights=weights, recipes=tuple(recipes),
         peers=table.take_str_list("peers", list(PEERS), choices=list(PEERS)),
-        name=table.take_str("name", ComparisonOptions.name, check=template_check("i")),
+        name=table.take_template("name", ComparisonOptions.name, "i"),
         keys=table.take_int("keys", ComparisonOptions.keys, minimum=1, maximum=10**8),
         zipf_requests=table.take_int("zipf_requests", ComparisonOptions.zipf_requests,
                                      minimum=1, maximum=10**8),
@@ -190,7 +190,7 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
 
 
 def _take_bool(table: Fields, key: str, default: bool) -> bool:
-    value = table.take_raw(key, default)
+    value = table.take_raw(key, default, expected="true or false")
     if not isinstance(value, bool):
         raise table.error(key, "true or false", value)
     return value

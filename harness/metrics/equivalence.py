@@ -207,18 +207,20 @@ class EquivalenceMetric:
         fleets = []
         for item in table.take_table_list("fleets"):
             servers = item.take_int("servers", minimum=2, maximum=65_535)
-            weights = item.take_raw("weights", [1.0])
+            expected = "a non-empty list of positive numbers (cycled over the servers)"
+            weights = item.take_raw("weights", [1.0], expected=expected)
             if (not isinstance(weights, list) or not weights
                     or not all(isinstance(w, int | float) and not isinstance(w, bool)
                                and math.isfinite(w) and w > 0 for w in weights)):
-                raise item.error("weights", "a non-empty list of positive numbers (cycled "
-                                 "over the servers)", weights)
+                raise item.error("weights", expected, weights)
             item.finish()
             fleets.append(Fleet(servers, tuple(float(w) for w in weights)))
         if not fleets:
             raise table.error("fleets", "a non-empty list of { servers = N, weights = [...] }",
                               [])
-        points = table.take_int_or_list("points_per_weight", [], maximum=65_536) if table.has(
+        points = table.take_int_or_list(
+            "points_per_weight", [], maximum=65_536,
+            shown_default="the recipe's own points_per_weight") if table.has(
             "points_per_weight") else ()
         max_points = table.take_int("max_points", 10**6, minimum=1, maximum=10**9)
         against = table.take_table("against")

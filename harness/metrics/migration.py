@@ -155,17 +155,18 @@ class MigrationMetric:
         """`[migration]`: `to` (the new recipe's parameters; checked by the scenario against
         the algorithm), stages, cache_objects, universe, zipf_exponent, requests_per_stage,
         warmup_requests, seed."""
-        to = table.take_raw("to")
+        expected = ("a table of the new recipe's parameters, such as "
+                    "{ points_per_weight = 16 }")
+        to = table.take_raw("to", expected=expected)
         if not isinstance(to, dict) or not to:
-            raise table.error("to", "a table of the new recipe's parameters, such as "
-                              "{ points_per_weight = 16 }", to)
-        stages = table.take_raw("stages", list(MigrationOptions.stages))
+            raise table.error("to", expected, to)
+        expected = "rising shares in (0, 1] ending at 1, such as [0.01, 0.1, 0.5, 1]"
+        stages = table.take_raw("stages", list(MigrationOptions.stages), expected=expected)
         if (not isinstance(stages, list) or not stages
                 or not all(isinstance(s, int | float) and not isinstance(s, bool)
                            and 0 < s <= 1 for s in stages)
                 or any(b <= a for a, b in itertools.pairwise(stages)) or stages[-1] != 1):
-            raise table.error("stages", "rising shares in (0, 1] ending at 1, such as "
-                              "[0.01, 0.1, 0.5, 1]", stages)
+            raise table.error("stages", expected, stages)
         options = MigrationOptions(
             to=dict(to), stages=tuple(float(s) for s in stages),
             cache_objects=table.take_int("cache_objects", 10_000, minimum=1, maximum=10**8),

@@ -97,11 +97,11 @@ class ProcessMetric:
         sample_rings, layouts."""
         eligibility: tuple[tuple[str, ...], ...] = ()
         if table.has("eligibility") and table.table["eligibility"] != "combinations":
-            value = table.take_raw("eligibility")
+            expected = "'combinations' or a non-empty list of lists of capability names"
+            value = table.take_raw("eligibility", expected=expected)
             if not isinstance(value, list) or not value or not all(
                     isinstance(s, list) and all(isinstance(c, str) for c in s) for s in value):
-                raise table.error("eligibility", "'combinations' or a non-empty list of lists "
-                                  "of capability names", value)
+                raise table.error("eligibility", expected, value)
             eligibility = tuple(tuple(s) for s in value)
         else:
             table.take_choice("eligibility", ["combinations"], "combinations")

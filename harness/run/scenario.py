@@ -2,8 +2,10 @@
 
 `load_scenario(path)` parses and validates the whole file before any work
 starts; every problem is a `ScenarioError` naming the file, the field, what
-was expected and what was received. The format is documented in README.md
-and `scenarios/default.toml` is a fully commented example.
+was expected and what was received. Every key is read by a `Fields.take_*` call,
+which also declares it: docs/reference/scenario.md is generated from those
+declarations (`harness.run.reference`), and `scenarios/default.toml` is a fully
+commented example.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import numpy as np
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.model import relative_path
-from harness.core.params import template_check
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
 from harness.core.servers import Operation, Server, servers_after, servers_with
@@ -192,8 +193,11 @@ def load_scenario(path: str | Path) -> Scenario:
 def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> Scenario:
     top = Fields(file, "", document)
     top.take_int("format_version", FORMAT_VERSION, minimum=FORMAT_VERSION, maximum=FORMAT_VERSION)
-    name = top.take_str("name", Path(file).stem, check=_check_file_name)
-    description = top.take_str("description", name)
+    name = top.take_str("name", Path(file).stem, check=_check_file_name,
+                        expected="letters, digits, '-', '_' or '.', at most 200 bytes (it names "
+                                 "the result files)",
+                        shown_default="the file's name without .toml")
+    description = top.take_str("description", name, shown_default="the name")
     servers = _servers(top.take_table("servers"))
     algorithm = _algorithm(top.take_table("algorithm"))
     if algorithm is not None and top.has("generator"):
@@ -233,7 +237,7 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
         )
     if table.has("count"):
         count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
-        template = table.take_str("name", "server-{i}", check=template_check("i"))
+        template = table.take_template("name", "server-{i}", "i")
         names = [template.format(i=i) for i in range(count)]
         if table.has("weights") or table.has("capabilities"):
             generated = generated_servers(table, names)
@@ -286,8 +290,9 @@ def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]
     weights = np.ones(len(names))
     if table.has("weights"):
         spec = table.take_table("weights")
-        values = spec.take_raw("values")
-        shares = spec.take_raw("shares")
+        values = spec.take_raw("values", expected="a non-empty list of positive numbers")
+        shares = spec.take_raw("shares", expected="as many non-negative numbers, the share "
+                               "of servers drawn with each value")
         spec.finish()
         ok = (isinstance(values, list) and isinstance(shares, list) and values
               and len(values) == len(shares)
@@ -335,9 +340,9 @@ def _generator(table: Fields) -> GeneratorSpec:
         if ppw is not None:
             values["points_per_weight"] = ppw
         fields = Fields(table.file, table.path, values)
-        parsed = RingAlgorithm.parse_params(fields)
+        # The ring's own parameters: its layouts are measure.layouts, not a generator key.
+        parsed = RingAlgorithm.parse_ring_params(fields)
         fields.finish()
-        parsed.pop("layout")
         params.append(parsed)
     table.finish()
     return GeneratorSpec(tuple(params), requires)
@@ -347,7 +352,7 @@ def _keys(table: Fields) -> KeysSpec:
     distribution = table.take_choice("distribution", DISTRIBUTIONS, "uniform")
     spec = KeysSpec(
         count=table.take_int("count", 200_000, minimum=1, maximum=10**9),
-        name=table.take_str("name", "key-{i}", check=template_check("i")),
+        name=table.take_template("name", "key-{i}", "i"),
         distribution=distribution,
         zipf_exponent=table.take_number("zipf_exponent", 1.0),
         universe=table.take_int("universe", 100_000, minimum=1, maximum=10**9),
@@ -371,7 +376,8 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
             raise table.error(key, f"left out: algorithm {algorithm!r} has no layouts",
                               table.table[key])
         fitting = []
-    layouts = table.take_str_list("layouts", fitting, choices=list(LAYOUTS))
+    layouts = table.take_str_list("layouts", fitting, choices=list(LAYOUTS),
+                                  shown_default="every layout of the ring's hash width")
     for name in layouts:
         if LAYOUTS[name].hash_bits != bits:
             raise table.error(
@@ -395,6 +401,8 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
         base_layout=algorithm if algorithm is not None else table.take_choice(
             "base_layout", layouts or [fitting[0]],
             "numpy-aligned" if "numpy-aligned" in layouts else (layouts or fitting)[0],
+            described=("one of the measured layouts",
+                       "numpy-aligned if measured, else the first measured layout"),
         ),
         peers=table.take_str_list("peers", [], choices=list(PEERS)),
         distribution=distribution,

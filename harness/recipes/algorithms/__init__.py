@@ -2,11 +2,9 @@
 
 `ALGORITHMS[name].build(servers, **params)` builds that algorithm for the
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
-one of them; `jump`, `maglev`, `rendezvous` and `multi-probe` route exactly like the
-libraries their modules name, and `bounded-load` applies HAProxy's hash-balance-factor
-rule to a ring. Installed packages add theirs through the
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
-route exactly like the libraries their modules name. Installed packages add theirs through the
+route exactly like the libraries their modules name, and `bounded-load` applies
+HAProxy's hash-balance-factor rule to a ring. Installed packages add theirs through the
 entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`).
 """
 

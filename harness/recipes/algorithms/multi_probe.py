@@ -41,15 +41,11 @@ from harness.recipes.algorithms.base import OneForm, unweighted_problem
 DEFAULT_PROBES = 21
 MAX_PROBES = 4096
 
-def _probes_check(value: int) -> str | None:
-    # Checked here rather than by the Param's bounds, so that the message names multi-probe.
-    if 1 <= value <= MAX_PROBES:
-        return None
-    return f"from 1 to {MAX_PROBES:,}: the number of times multi-probe hashes each key"
-
-
+# The bounds worded so that the message names multi-probe.
 PROBES = Param("probes", "int", DEFAULT_PROBES, "hashes of each key (probe seeds 1..probes)",
-               check=_probes_check)
+               minimum=1, maximum=MAX_PROBES,
+               expected=f"an integer from 1 to {MAX_PROBES:,}: the number of times "
+                        "multi-probe hashes each key")
 
 _P1, _P2, _P3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
 _P4, _P5 = 0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5
