@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.apps.benchgate.gate import judge_run
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
+from harness.core.outputs import check_outputs
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
@@ -50,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.regressions_out is not None:
+            # A device, FIFO or directory there would be replaced by the rename that writes it.
+            check_outputs([args.regressions_out], [args.results])
         regressions = judge_run(args.results, args.baseline_dir, update=args.update_baseline)
         if args.regressions_out is not None:
             write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))

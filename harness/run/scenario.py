@@ -24,7 +24,7 @@ from harness.core.fields import Fields
 from harness.core.model import relative_path
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
-from harness.core.servers import Operation, Server, servers_after, servers_with
+from harness.core.servers import WEIGHT_BOUNDS, Operation, Server, servers_after, servers_with
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.registry import (
@@ -187,6 +187,9 @@ def load_scenario(path: str | Path) -> Scenario:
         document = tomllib.loads(raw.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{file}: arrays or tables nested too deeply to read; expected a "
+                            "scenario (a few levels of tables)") from None
     return parse_scenario(document, file, hashlib.sha256(raw).hexdigest())
 
 
@@ -239,18 +242,20 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
         count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
         template = table.take_template("name", "server-{i}", "i")
         names = [template.format(i=i) for i in range(count)]
+        if len(set(names)) != count:  # the template rule makes names injective; say so if not
+            raise table.error("name", "a template giving each server its own name", template)
         if table.has("weights") or table.has("capabilities"):
             generated = generated_servers(table, names)
             table.finish()
             return generated
-        weight = table.take_number("weight", 1.0)
+        weight = table.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS)
         table.finish()
         return tuple(ServerSpec(name, weight) for name in names)
     specs = []
     for item in table.take_table_list("list"):
         specs.append(ServerSpec(
             item.take_str("name"),
-            item.take_number("weight", 1.0),
+            item.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS),
             item.take_str_list("capabilities", []),
         ))
         item.finish()
@@ -290,21 +295,23 @@ def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]
     weights = np.ones(len(names))
     if table.has("weights"):
         spec = table.take_table("weights")
-        values = spec.take_raw("values", expected="a non-empty list of positive numbers")
+        values = spec.take_raw("values", expected=f"a non-empty list of numbers from "
+                                                  f"{WEIGHT_BOUNDS[0]:g} to {WEIGHT_BOUNDS[1]:g}")
         shares = spec.take_raw("shares", expected="as many non-negative numbers, the share "
                                "of servers drawn with each value")
         spec.finish()
         ok = (isinstance(values, list) and isinstance(shares, list) and values
               and len(values) == len(shares)
               and all(isinstance(v, int | float) and not isinstance(v, bool)
-                      and math.isfinite(v) and v > 0 for v in values)
+                      and WEIGHT_BOUNDS[0] <= v <= WEIGHT_BOUNDS[1] for v in values)
               and all(isinstance(p, int | float) and not isinstance(p, bool)
                       and math.isfinite(p) and p >= 0 for p in shares)
-              and sum(shares) > 0)
+              and 0 < math.fsum(shares) < math.inf)
         if not ok:
-            raise table.error("weights", "{ values = [positive numbers], shares = [as many "
-                              "non-negative numbers] }", spec.table)
-        probabilities = np.asarray(shares, dtype=np.float64)
+            raise table.error("weights", f"{{ values = [numbers from {WEIGHT_BOUNDS[0]:g} to "
+                              f"{WEIGHT_BOUNDS[1]:g}], shares = [as many non-negative numbers, "
+                              "of a finite positive sum] }", spec.table)
+        probabilities = np.asarray(shares, dtype=np.float64) / math.fsum(shares)
         weights = rng.choice(np.asarray(values, dtype=np.float64), size=len(names),
                              p=probabilities / probabilities.sum())
     held: list[list[str]] = [[] for _ in names]
@@ -416,7 +423,7 @@ def _operation(table: Fields) -> Operation:
     operation = Operation(
         kind=table.take_choice("kind", OPERATIONS),
         server=table.take_str("server"),
-        weight=table.take_number("weight", 1.0),
+        weight=table.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS),
     )
     table.finish()
     return operation
@@ -468,7 +475,7 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     migration = scenario.measure.options.get("migration")
     if migration is not None:
         target = migration.to.get("algorithm", None)
-        if target is not None and target not in ALGORITHMS:
+        if target is not None and (not isinstance(target, str) or target not in ALGORITHMS):
             raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
                                 f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
         for recipe in scenario.recipes():
@@ -489,7 +496,11 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     equivalence = scenario.measure.options.get("equivalence")
     if equivalence is not None:
         for recipe in scenario.recipes():
-            against = {**equivalence.against, "points_per_weight": 1, "layout": NO_LAYOUT}
+            # The ring's parameters with their defaults, as the metric builds it.
+            against = {**RingAlgorithm.parse_ring_params(Fields(
+                top.file, "equivalence.against",
+                {**equivalence.against, "points_per_weight": 1}, declares=False)),
+                "layout": NO_LAYOUT}
             for i, fleet in enumerate(equivalence.fleets):
                 servers = fleet.server_list()
                 for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):

@@ -27,7 +27,7 @@ from typing import Any
 
 from harness.apps.benchgate.plan import PLANS, get_plan
 from harness.core.errors import HarnessError
-from harness.core.safe_read import read_regular_file
+from harness.core.safe_read import bounded_int, read_regular_file
 
 Figure = int | float | str
 
@@ -177,7 +177,7 @@ def read_run(path: Path, min_samples: int) -> BenchRun:
     benchmark needs `min_samples` samples."""
     data = read_regular_file(path, RESULTS_LIMIT_BYTES, "benchmark results", UnusableDataError)
     try:
-        document = json.loads(data)
+        document = json.loads(data, parse_int=bounded_int)
     except (ValueError, RecursionError) as exc:
         raise UnusableDataError(f"{path}: not JSON ({str(exc)[:100]})") from None
     if not isinstance(document, dict):
