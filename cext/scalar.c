@@ -18,9 +18,9 @@
  * plain lower bound over bare sorted positions, reached by the same call.
  *
  * It holds a reference to the cffi objects that own the arrays, so the memory
- * it points into lives as long as it does. Only the binding modules of
- * harness/core/native/ create these objects (ring.py, bucketed.py,
- * algorithms.py; scalar.py for the search reference).
+ * it points into lives as long as it does. harness/core/native/scalar.py binds
+ * this module; only the binding modules of harness/core/native/ create these
+ * objects (ring.py, bucketed.py, algorithms.py, and scalar.py's search reference).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
