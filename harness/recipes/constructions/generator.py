@@ -28,7 +28,7 @@ import numpy.typing as npt
 from harness.core.errors import HarnessError
 from harness.core.hashing import get_hash
 from harness.core.machine import usable_cores
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.core.ring import Ring, sort_points_reference
 from harness.core.servers import Server, server_list_problem
 
@@ -98,7 +98,7 @@ def generate_ring(
         positions, owners = _python_points(servers, counts, hash_name, point_name)
         return Ring.from_points(positions, owners, bits=hash_function.bits, servers=names)
     literals, segments = template
-    points, owners_or_none = _cbindings.generate_points(
+    points, owners_or_none = c_generate.generate_points(
         hash_name, literals, segments, [name.encode() for name in names], counts,
         generation_threads(),
     )

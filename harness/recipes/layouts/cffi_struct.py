@@ -12,7 +12,7 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native.bindings import CEntryArray
+from harness.core.native import ring as c_ring
 from harness.recipes.layouts.base import CFunctions
 
 
@@ -29,7 +29,7 @@ class CffiStructLayout:
                                      scalar=f"ring_lookup_{cls.struct_kind}",
                                      batch=f"ring_lookup_many_{cls.struct_kind}")
 
-    def __init__(self, array: CEntryArray) -> None:
+    def __init__(self, array: c_ring.CEntryArray) -> None:
         self._array = array
         # The C array's own methods, bound once: a wrapper method here would add a
         # Python call to every scalar lookup, which costs more than the C search.
@@ -42,7 +42,7 @@ class CffiStructLayout:
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        return cls(CEntryArray(cls.struct_kind, positions, owners))
+        return cls(c_ring.CEntryArray(cls.struct_kind, positions, owners))
 
     @property
     def entries(self) -> int:
