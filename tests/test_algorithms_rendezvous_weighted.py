@@ -346,14 +346,14 @@ def test_build_refuses_weights_that_are_not_positive_finite(weight: float) -> No
 
 BAD_WEIGHTS = {
     "zero in a list": ("", '[servers]\nlist = [{name = "a"}, {name = "b", weight = 0}]',
-                       "servers.list[1].weight must be a finite positive number", "got 0"),
+                       "servers.list[1].weight must be a number from 1e-06 to 1e+12", "got 0"),
     "negative for a count": ("", "[servers]\ncount = 3\nweight = -2",
-                             "servers.weight must be a finite positive number", "got -2"),
+                             "servers.weight must be a number from 1e-06 to 1e+12", "got -2"),
     "nan": ("", '[servers]\nlist = [{name = "a", weight = nan}]',
-            "servers.list[0].weight must be a finite positive number", "nan"),
+            "servers.list[0].weight must be a number from 1e-06 to 1e+12", "nan"),
     "infinite added server": ("", '[servers]\ncount = 3\n[[operations]]\nkind = "add"\n'
                               'server = "x"\nweight = inf',
-                              "operations[0].weight must be a finite positive number", "inf"),
+                              "operations[0].weight must be a number from 1e-06 to 1e+12", "inf"),
     "unknown parameter": ("seed = 3\n", "[servers]\ncount = 3",
                           "unknown key 'algorithm.seed'", "valid keys here"),
 }

@@ -306,12 +306,12 @@ def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]
                       and WEIGHT_BOUNDS[0] <= v <= WEIGHT_BOUNDS[1] for v in values)
               and all(isinstance(p, int | float) and not isinstance(p, bool)
                       and math.isfinite(p) and p >= 0 for p in shares)
-              and 0 < math.fsum(shares) < math.inf)
+              and 0 < sum(shares) < math.inf)
         if not ok:
             raise table.error("weights", f"{{ values = [numbers from {WEIGHT_BOUNDS[0]:g} to "
                               f"{WEIGHT_BOUNDS[1]:g}], shares = [as many non-negative numbers, "
                               "of a finite positive sum] }", spec.table)
-        probabilities = np.asarray(shares, dtype=np.float64) / math.fsum(shares)
+        probabilities = np.asarray(shares, dtype=np.float64) / sum(shares)
         weights = rng.choice(np.asarray(values, dtype=np.float64), size=len(names),
                              p=probabilities / probabilities.sum())
     held: list[list[str]] = [[] for _ in names]
@@ -484,7 +484,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                       else {**recipe.params, **{k: v for k, v in migration.to.items()
                                                  if k != "algorithm"}})
             fields = Fields(top.file, "migration.to", merged)
-            algorithm = get_algorithm(target if other else recipe.algorithm)
+            algorithm = get_algorithm(target if other and target is not None
+                                      else recipe.algorithm)
             if other:
                 _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
             checked = algorithm.parse_params(fields)
