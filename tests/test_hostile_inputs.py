@@ -12,17 +12,20 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from harness.apps.plan import MAX_PLANNED_POINTS, points_for_target
 from harness.cli import main
 from harness.cli.gate import main as gate_main
 from harness.core import atomic
-from harness.core.errors import ScenarioError
+from harness.core.errors import ParityError, ScenarioError
 from harness.core.fields import Fields
 from harness.core.outputs import Outcome
-from harness.core.servers import Server
+from harness.core.servers import Server, numbered_servers
 from harness.core.stats import theory_cv
+from harness.metrics.parity import check_parity
+from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
 
 SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
@@ -267,3 +270,24 @@ def test_scenario_error_is_the_refusal_type() -> None:
     """The template rule raises ScenarioError through Fields (what exit 2 is mapped from)."""
     with pytest.raises(ScenarioError, match="no other field"):
         Fields("x.toml", "servers", {"name": "{i.real}"}).take_template("name", "s-{i}", "i")
+
+
+class _ShortForm:
+    """A form that answers one owner whatever it is asked (a broken plugin layout)."""
+
+    def lookup_many(self, keys: Any) -> Any:
+        return np.zeros(1, dtype=np.uint16)
+
+    def lookup(self, key: int) -> int:
+        return 0
+
+    def reset(self) -> None:
+        return None
+
+
+def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
+    """Too few owners is a parity failure naming the form, not a numpy broadcasting error."""
+    ring = ALGORITHMS["ring"].build(numbered_servers(3), points_per_weight=4)
+    keys = np.arange(100, dtype=np.uint32) * 40_000_000
+    with pytest.raises(ParityError, match="layout short returned 1 owners for 100 keys"):
+        check_parity(ring, keys, {"short": _ShortForm()})  # type: ignore[dict-item]
