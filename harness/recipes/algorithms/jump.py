@@ -22,8 +22,8 @@ who hash their keys in Python pay for two calls).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -68,12 +68,13 @@ class JumpAlgorithm(OneForm):
     """Jump consistent hash over the servers, in configuration order."""
 
     name: ClassVar[str] = "jump"
+    #: route([key])[0] for one key, hashed and jumped in one C call
+    route_one: Callable[[bytes], int]
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
         self._jump = _cbindings.CJump(len(self._servers))
         self.lookup = self._jump.lookup
-        #: route([key])[0] for one key, hashed and jumped in one C call
         self.route_one = self._jump.route_one
 
     @classmethod
@@ -95,10 +96,6 @@ class JumpAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return "jump"
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def key_bits(self) -> int:
