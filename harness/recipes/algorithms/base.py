@@ -203,14 +203,16 @@ def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
     fields = keyword_fields(f"algorithm {algorithm.name!r}", params)
     checked = algorithm.parse_params(fields)
     fields.finish()
-    require_servers_for(algorithm, servers, checked)
+    problem = algorithm.check_servers(servers, checked)
+    if problem:
+        raise HarnessError(f"algorithm {algorithm.name!r}: servers must be {problem}")
     return checked
 
 
 def require_servers_for(algorithm: type[Algorithm], servers: Sequence[Server],
                         params: dict[str, Any]) -> Sequence[Server]:
     """The servers, if the algorithm takes them with these (checked) parameters; else the
-    error `build` gives."""
+    error `build` gives (`checked_keywords`)."""
     problem = algorithm.check_servers(servers, params)
     if problem:
         raise HarnessError(f"algorithm {algorithm.name!r}: servers must be {problem}")
@@ -285,9 +287,9 @@ def unweighted_problem(algorithm: str, servers: Sequence[Server]) -> str | None:
 class OneForm(Routing):
     """An algorithm with a single physical form, its parameters declared as `Param`s.
 
-    Holds the servers and parameters; `build` reads keyword arguments as a
-    scenario table is read (`checked_keywords`), so it gets the scenario's
-    one-line errors, and `from_params` (the scenario's path) trusts them.
+    Holds the servers and parameters; `checked_params` reads keyword arguments
+    as a scenario table is read, so `build` gets the scenario's one-line errors;
+    `from_params` (the scenario's path) takes parameters already read.
     """
 
     name: ClassVar[str]
@@ -306,9 +308,9 @@ class OneForm(Routing):
         return server_list_problem(servers)
 
     @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls.from_params(servers, checked_keywords(cast("type[Algorithm]", cls), servers,
-                                                         params))
+    def checked_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> dict[str, Any]:
+        """Keyword parameters checked like a scenario table, and the servers for them."""
+        return checked_keywords(cast("type[Algorithm]", cls), servers, params)
 
     @classmethod
     def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:

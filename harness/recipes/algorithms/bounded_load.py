@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -178,6 +178,10 @@ class BoundedLoadAlgorithm(OneForm):
     def label_for(cls, params: dict[str, Any]) -> str:
         factor = params.get("balance_factor", DEFAULT_BALANCE_FACTOR)
         return f"{RingAlgorithm.label_for(params)}, bound {factor}%"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def ring_points(self) -> Ring:

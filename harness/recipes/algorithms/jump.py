@@ -23,7 +23,7 @@ who hash their keys in Python pay for two calls).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -96,6 +96,10 @@ class JumpAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return "jump"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def key_bits(self) -> int:

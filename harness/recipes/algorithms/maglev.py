@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -127,6 +127,10 @@ class MaglevAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return f"M={params.get('table_size', DEFAULT_TABLE_SIZE):,}"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def key_bits(self) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -114,6 +114,10 @@ class MultiProbeAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return f"{params.get('probes', DEFAULT_PROBES)} probes"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def points(self) -> npt.NDArray[np.uint64]:

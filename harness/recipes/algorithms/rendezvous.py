@@ -31,7 +31,7 @@ references hash the whole string.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -178,6 +178,10 @@ class RendezvousAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return "murmur3"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def key_bits(self) -> int:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -143,6 +143,10 @@ class WeightedRendezvousAlgorithm(OneForm):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         return "murmur64A"
+
+    @classmethod
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        return cls(servers, cls.checked_params(servers, params))
 
     @property
     def server_hashes(self) -> list[int]:
