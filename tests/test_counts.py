@@ -73,7 +73,7 @@ def test_c_layout_counted_alike_twice_and_scalar_matches_batch(tmp_path: Path) -
     whole Python call of a numpy layout."""
     ring = _ring_file(tmp_path)
     layout = LAYOUTS["cffi-packed"]
-    functions = layout.c_functions  # type: ignore[attr-defined]  # C layouts only
+    functions = layout.c_functions
     first = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
     second = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
     assert first == second

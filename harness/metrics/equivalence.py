@@ -42,6 +42,7 @@ from harness.core import charts
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
+from harness.metrics.base import MetricBase
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
 from harness.recipes.constructions.generator import points_for
 
@@ -189,7 +190,7 @@ def measure_ring(build: Any, fleet: list[Server], params: dict[str, Any]) -> Cur
     shares = algorithm.exact_shares()
     assert shares is not None, "equivalence compares rings, which have exact shares"
     load = shares / np.array([s.weight for s in fleet])
-    ring = getattr(algorithm, "ring", None)
+    ring = algorithm.ring
     points = sum(points_for(s.weight, params["points_per_weight"]) for s in fleet)
     return CurvePoint(params["points_per_weight"], points,
                       ring.entries if ring is not None else algorithm.entries,
@@ -197,7 +198,7 @@ def measure_ring(build: Any, fleet: list[Server], params: dict[str, Any]) -> Cur
                       round(build_s, 3))
 
 
-class EquivalenceMetric:
+class EquivalenceMetric(MetricBase):
     """The random points per server that match a recipe's balance, and what they cost."""
 
     @staticmethod

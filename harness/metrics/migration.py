@@ -37,6 +37,7 @@ from harness.core.fields import Fields
 from harness.core.hashing import hash_many
 from harness.core.servers import eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, number, pct, text
+from harness.metrics.base import MetricBase
 from harness.metrics.process import ProcessOptions
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def _window_rates(misses: npt.NDArray[np.bool_], window: int) -> npt.NDArray[np.
     return rates
 
 
-class MigrationMetric:
+class MigrationMetric(MetricBase):
     """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
 
     @staticmethod

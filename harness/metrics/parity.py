@@ -39,9 +39,7 @@ def check_parity(
         wrong = np.flatnonzero(got != expected)
         # A stateful form (bounded-load) routes `lookup` calls as one stream of requests:
         # the sample must be its first requests, as it is the workload's.
-        reset = getattr(form, "reset", None)
-        if reset is not None:
-            reset()
+        form.reset()
         scalar = [form.lookup(int(h)) for h in sample]
         scalar_wrong = np.flatnonzero(np.asarray(scalar) != expected[: len(sample)])
         if len(wrong) or len(scalar_wrong):

@@ -214,7 +214,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
     for metric_name in TABLE_METRICS:
         if top.has(metric_name):
-            parse = getattr(get_metric(metric_name), "parse_options")  # noqa: B009
+            parse = get_metric(metric_name).parse_options
             measure.options[metric_name] = parse(top.take_table(metric_name))
             if metric_name not in measure.metrics:
                 measure = replace(measure, metrics=(*measure.metrics, metric_name))
@@ -462,9 +462,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         _check_metrics_apply(recipe.algorithm, scenario.measure.metrics, top)
         for i, op in enumerate(scenario.operations):
             # An algorithm that cannot measure a removal says why (jump: not the last).
-            removal = getattr(algorithm, "removal_problem", None)
-            if op.kind == "remove" and removal is not None:
-                reason = removal(on_ring, op.server)
+            if op.kind == "remove":
+                reason = algorithm.removal_problem(on_ring, op.server)
                 if reason:
                     raise ScenarioError(f"{top.file}: operations[{i}].server must be a server "
                                         f"{recipe.algorithm} can remove: {reason}")
@@ -519,11 +518,9 @@ def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
                          field: str | None = None) -> None:
     """An algorithm that a metric cannot measure says why (bounded-load: a migration, whose
     model gives every object one owner), as jump says which server it cannot remove."""
-    metric_problem = getattr(get_algorithm(name), "metric_problem", None)
-    if metric_problem is None:
-        return
+    algorithm = get_algorithm(name)
     for metric in metrics:
-        reason = metric_problem(metric)
+        reason = algorithm.metric_problem(metric)
         if not reason:
             continue
         if field is not None:

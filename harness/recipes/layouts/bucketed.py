@@ -18,14 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.native import bucketed as c_bucketed
-from harness.recipes.layouts.base import CFunctions
+from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
-class BucketedLayout:
+class BucketedLayout(LayoutBase):
     name: ClassVar[str] = "bucketed"
     hash_bits: ClassVar[int] = 32
     #: what the counts metric counts (bucketed.c)
-    c_functions: ClassVar[CFunctions] = CFunctions(
+    c_functions: ClassVar[CFunctions | None] = CFunctions(
         build="ring_bucketed_build", scalar="ring_bucketed_lookup",
         batch="ring_bucketed_lookup_many")
 

@@ -13,15 +13,15 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.native import ring as c_ring
-from harness.recipes.layouts.base import CFunctions
+from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
-class CffiStructLayout:
+class CffiStructLayout(LayoutBase):
     name: ClassVar[str]
     hash_bits: ClassVar[int] = 32
     struct_kind: ClassVar[str]
     #: what the counts metric counts (ring.c, one set per struct kind)
-    c_functions: ClassVar[CFunctions]
+    c_functions: ClassVar[CFunctions | None]
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
