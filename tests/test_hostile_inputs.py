@@ -24,7 +24,9 @@ from harness.core.fields import Fields
 from harness.core.outputs import Outcome
 from harness.core.servers import Server, numbered_servers
 from harness.core.stats import theory_cv
+from harness.metrics.migration import MigrationMetric, MigrationOptions
 from harness.metrics.parity import check_parity
+from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
 
@@ -291,3 +293,46 @@ def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
     keys = np.arange(100, dtype=np.uint32) * 40_000_000
     with pytest.raises(ParityError, match="layout short returned 1 owners for 100 keys"):
         check_parity(ring, keys, {"short": _ShortForm()})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(("table", "culprit"), [
+    ("[migration]\nto = { points_per_weight = 16 }\nuniverse = 100_000_000\n"
+     "requests_per_stage = 100_000_000\nwarmup_requests = 1_000_000_000\n", "[migration]"),
+    ('[equivalence]\nfleets = [{ servers = 3 }]\nmax_points = 1_000_000_000\n'
+     '[equivalence.against]\npoints_per_weight = [1]\nmax_points = 1_000_000_000\n',
+     "[equivalence]"),
+    ('[comparison]\nservers = [65_534]\nweights = [[1000]]\nalgorithms = ["jump"]\n',
+     "[comparison]"),
+])
+def test_a_table_metric_too_large_for_memory_is_refused_before_work(
+        table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each table metric's own memory is part of the estimate: a table that could not fit
+    is refused before any work, naming the table and the fields that set its size."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             f"{culprit} (")
+    assert not (tmp_path / "out").exists()
+
+
+def test_small_table_metrics_add_to_the_estimate() -> None:
+    """A table metric's estimate grows with its own fields (and is 0 for a metric without
+    a table)."""
+    servers = numbered_servers(3)
+    small = MigrationOptions(to={"points_per_weight": 16}, universe=1_000)
+    large = MigrationOptions(to={"points_per_weight": 16}, universe=1_000_000)
+    metric = MigrationMetric()
+    assert 0 < metric.estimated_bytes(small, servers) < metric.estimated_bytes(large, servers)
+    assert get_metric("balance").estimated_bytes(None, servers) == 0.0
+
+
+def test_process_combinations_of_many_capabilities_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'combinations' over a server of 16 capabilities would be 65,536 rings: refused in one
+    line before any ring is enumerated."""
+    capabilities = ", ".join(f'"c{i}"' for i in range(16))
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[[servers.list]]\nname = "a"\ncapabilities = [{capabilities}]\n'
+                        f'[[servers.list]]\nname = "b"\n{SMALL}[process]\n')
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "at most 12 capabilities each")

@@ -4,15 +4,18 @@ A metric is one module with one class following `Metric`: its `name`, what
 it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Two members are optional, with their
+tables it contributes to reports). Four members are optional, with their
 default in `MetricBase`, which every metric subclasses: `check()`, why the
 metric cannot run on this machine (None: it can; scenario validation asks
-before any work), and `parse_options(table)`, the options of a metric
-configured by a scenario table of its name (`TABLE_METRICS` in the registry).
+before any work); `parse_options(table)`, the options of a metric
+configured by a scenario table of its name (`TABLE_METRICS` in the registry);
+and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
+own work adds (the estimate checks it before any work) and the fields that set it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from harness.core.errors import HarnessError
@@ -20,6 +23,7 @@ from harness.core.errors import HarnessError
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.fields import Fields
     from harness.core.model import Result
+    from harness.core.servers import Server
     from harness.core.tables import Section
     from harness.metrics.context import RunContext, RunPlan, Scope
 
@@ -52,9 +56,18 @@ class Metric(Protocol):
         no table)."""
         ...
 
+    #: the fields of its table that set `estimated_bytes`, as an error names them
+    cost_fields: ClassVar[str]
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """Peak bytes its own work adds to the ring and keys a run holds, from its table's
+        options, before any work (default: 0, a metric measuring what the run holds)."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
-METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options")
+METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
+                                    "estimated_bytes")
 
 
 class MetricBase:
@@ -69,3 +82,9 @@ class MetricBase:
     def parse_options(self, table: Fields) -> Any:
         """An error naming the metric: only the metrics of `TABLE_METRICS` take a table."""
         raise HarnessError(f"{table.file}: metric {self.name!r} takes no table of options")
+
+    cost_fields: ClassVar[str] = ""
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """0: the metric measures what the run already holds."""
+        return 0.0

@@ -140,8 +140,27 @@ def _changes(servers: list[Server], pattern: Sequence[float],
     ]
 
 
+#: bytes per point of a fleet's ring: generation (16), the fastest and the smallest layout
+#: (6 + 4), the reference arrays (6) and the arc shares (8), rounded up
+COMPARISON_BYTES_PER_POINT = 48
+#: bytes per key or request: its encoded name (about 60) and hashes for every key hash (24)
+COMPARISON_BYTES_PER_KEY = 100
+
+
 class ComparisonMetric(MetricBase):
     """Every algorithm recipe and peer, side by side on each fleet."""
+
+    cost_fields: ClassVar[str] = "servers, weights, keys, zipf_requests, zipf_universe"
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """The largest fleet's ring at 160 points per unit weight, in generation and in its
+        two layouts, and every key, request and universe name with their hashes; recipes
+        are measured one after the other."""
+        assert isinstance(options, ComparisonOptions)
+        heaviest = max(options.servers) * max(max(p) for p in options.weights)
+        points = 160 * heaviest
+        names = options.keys + options.zipf_requests + options.zipf_universe
+        return float(COMPARISON_BYTES_PER_POINT * points + COMPARISON_BYTES_PER_KEY * names)
     name: ClassVar[str] = "comparison"
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()

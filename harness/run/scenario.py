@@ -24,7 +24,14 @@ from harness.core.fields import Fields
 from harness.core.model import relative_path
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
-from harness.core.servers import WEIGHT_BOUNDS, Operation, Server, servers_after, servers_with
+from harness.core.servers import (
+    WEIGHT_BOUNDS,
+    Operation,
+    Server,
+    eligibility_sets,
+    servers_after,
+    servers_with,
+)
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.registry import (
@@ -41,6 +48,10 @@ from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 
 FORMAT_VERSION = 1
+#: a process of more rings than this is a mistake of the eligibility rule, not a router
+MAX_PROCESS_RINGS = 10_000
+#: capabilities one server may hold under 'combinations': 2**12 subsets of them, rings all
+MAX_COMBINED_CAPABILITIES = 12
 OPERATIONS = ("add", "remove")
 #: a scenario is a few kilobytes of TOML; a larger file is a mistake (or /dev/zero)
 MAX_SCENARIO_BYTES = 1 << 20
@@ -471,6 +482,22 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             if problem:
                 raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
                                     f"{problem} (got {op.kind} {op.server!r})")
+    process = scenario.measure.options.get("process")
+    if process is not None and not process.eligibility:
+        # 'combinations': every subset of a server's capabilities is a ring of the process.
+        most = max(len(set(c)) for c in scenario.ring_capabilities())
+        if most > MAX_COMBINED_CAPABILITIES:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' needs servers of at most "
+                f"{MAX_COMBINED_CAPABILITIES} capabilities each, since each subset of them is "
+                f"a ring (got a server of {most}: {2**most:,} rings); list the sets in "
+                "process.eligibility")
+        rings = len(eligibility_sets(scenario.ring_capabilities(), ()))
+        if rings > MAX_PROCESS_RINGS:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' must make at most "
+                f"{MAX_PROCESS_RINGS:,} rings (got {rings:,} from the servers' capabilities); "
+                "list the sets in process.eligibility")
     migration = scenario.measure.options.get("migration")
     if migration is not None:
         target = migration.to.get("algorithm", None)
