@@ -40,6 +40,7 @@ from harness.core.errors import (
 )
 from harness.core.hashing import HASHES
 from harness.core.outputs import Outcome, check_outputs
+from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.results import load_result, result_paths, write_result
@@ -249,11 +250,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:
+        # The reader went away (`show big.json | head -1`): not an error of ours. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         # Writing failed (disk full, permissions changed during the run): the rename that
         # replaces a result never happened, so the previous files are intact.
-        print(f"failed: cannot write {exc.filename or 'an output'}: {exc.strerror or exc}; "
-              "files already there are kept as they were", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"failed: {where}{exc.strerror or exc}; files already there are kept as they "
+              "were", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print(outcome.stopped("interrupted"), file=sys.stderr)
@@ -261,10 +268,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print(outcome.stopped("terminated"), file=sys.stderr)
         return EXIT_TERMINATED
-    except BrokenPipeError:
-        # The reader went away (`show big.json | head -1`): not an error of ours. Point
-        # stdout at /dev/null so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except (Exception, SystemExit) as exc:
+        # A plugin's own code failing is reported as its failure, in one line; anything
+        # else is a bug of ours, and its traceback is what a report needs.
+        blamed = plugin_failure(exc.__traceback__)
+        if blamed is None:
+            raise
+        print(f"{'error' if blamed.validating else 'failed'}: {blamed.message(exc)}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT if blamed.validating else EXIT_FAILED
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -22,11 +22,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
 from harness.core.errors import HarnessError
 
 T = TypeVar("T")
+
+#: every plugin class loaded so far, and the entry point that named it (with its group)
+_PLUGIN_CLASSES: dict[type, str] = {}
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,56 @@ def load_plugins(group: str, taken: Mapping[str, Any], contract: Contract) -> di
             raise HarnessError(f"plugin {entry.value!r} ({group}) registers {name!r}, "
                                "a name already taken")
         found[name] = cls
+        _PLUGIN_CLASSES[cls] = f"{entry.value} ({group})"
     return found
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """Where a plugin's own code raised: the plugin, its function, and whether the harness
+    was validating a scenario then (bad input) or running one (a failed run)."""
+
+    plugin: str
+    function: str
+    validating: bool
+
+    def message(self, exc: BaseException) -> str:
+        what = (f"exited with status {exc.code}" if isinstance(exc, SystemExit)
+                else f"raised {type(exc).__name__}: {exc}")
+        return f"plugin {self.plugin}: {self.function} {what}".replace("\n", " ")
+
+
+def _plugin_of(frame: FrameType) -> str | None:
+    """The plugin a frame runs the code of: its class (through `self` or `cls`), or any
+    plugin class defined in the frame's module."""
+    owner = frame.f_locals.get("cls", None)
+    if not isinstance(owner, type):
+        owner = type(frame.f_locals["self"]) if "self" in frame.f_locals else None
+    module = frame.f_globals.get("__name__", "")
+    by_module = None
+    for cls, entry in _PLUGIN_CLASSES.items():
+        if owner is not None and issubclass(owner, cls):
+            return entry
+        if by_module is None and cls.__module__ == module:
+            by_module = entry
+    return by_module
+
+
+def plugin_failure(trace: TracebackType | None) -> PluginFailure | None:
+    """The plugin whose code the traceback ends in (its innermost plugin frame), if any."""
+    blamed: PluginFailure | None = None
+    validating = False
+    plugin_modules = {cls.__module__ for cls in _PLUGIN_CLASSES}
+    while trace is not None:
+        frame = trace.tb_frame
+        module = str(frame.f_globals.get("__name__", ""))
+        validating = validating or module == "harness.run.scenario"
+        if module in plugin_modules:
+            plugin = _plugin_of(frame)
+            if plugin is not None:
+                blamed = PluginFailure(plugin, frame.f_code.co_name, validating)
+        trace = trace.tb_next
+    return blamed
 
 
 class Registry(dict[str, T]):
