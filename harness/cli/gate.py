@@ -1,11 +1,12 @@
 """`ring-bench-gate RESULTS.json`: compare one run of `benchmarks/` with the committed baseline.
 
 Exit status: 0 when nothing regressed (or a baseline was recorded), 1 on a
-regression, 2 when the results cannot be judged: not the suite's JSON, a mode
-the suite does not define, no timings or figures, NaN or non-positive times,
-too few samples, nothing in common with a baseline of the same environment, or
-a --baseline-dir that is not a directory. A baseline
-recorded in another environment has its timings replaced, but its
+regression or on a benchmark of a baseline of this environment that the run did not
+measure (and its plan did not leave out), 2 when the results cannot be judged: not
+the suite's JSON, a mode the suite does not define, no timings or figures, NaN or
+non-positive times, too few samples, nothing in common with a baseline of the same
+environment, or a --baseline-dir that is not a directory. A baseline recorded in
+another environment has its timings replaced, but its
 CPU-independent figures (routing digests, and sizes where Python and the
 architecture match) still decide. `--update-baseline` (or RING_BENCH_UPDATE=1
 in the environment) rewrites the baseline on purpose.
