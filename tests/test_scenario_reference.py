@@ -69,11 +69,16 @@ def _set(document: dict[str, Any], table: str, key: str, value: Any) -> dict[str
     here: Any = changed
     for part in [p for p in table.split(".") if p]:
         name, is_list = part.removesuffix("[]"), part.endswith("[]")
+        # An earlier change may have put a value where a table goes: a table replaces it.
         if is_list:
-            entries = here.setdefault(name, [{}])
-            here = entries[0]
+            if not (isinstance(here.get(name), list) and here[name]
+                    and isinstance(here[name][0], dict)):
+                here[name] = [{}]
+            here = here[name][0]
         else:
-            here = here.setdefault(name, {})
+            if not isinstance(here.get(name), dict):
+                here[name] = {}
+            here = here[name]
     here[key] = value
     return changed
 
