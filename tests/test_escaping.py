@@ -107,7 +107,8 @@ def test_text_cell_shows_its_value_and_sorts_by_it() -> None:
 def test_escape_text_and_attribute() -> None:
     """Text cannot open an element; an attribute value cannot close its quotes."""
     assert html.escape_text(IMG_TAG) == "&lt;img src=x onerror=alert(1)&gt;"
-    assert html.escape_attribute(CLOSE_ATTRIBUTE) == "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert html.escape_attribute(CLOSE_ATTRIBUTE) == (
+        "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;")
     assert html.escape_attribute(QUOTES_AMPERSANDS) == (
         "Tom &amp; Jerry&#x27;s &quot;cache&quot; &amp;amp; &#x27;co&#x27; &amp;lt;")
     page = _parsed(f'<p title="{html.escape_attribute(CLOSE_ATTRIBUTE)}">x</p>')
