@@ -185,3 +185,25 @@ def test_explorer_runs_no_injected_script_and_shows_the_servers(pages: dict[str,
     owner = driver.execute_script("return window.ringExplorer.lookup(arguments[0]);",
                                   KEY_NAME.format(i=0))
     assert owner in SERVERS
+
+
+def test_chart_tooltips_show_server_names_as_text(pages: dict[str, Path], driver: Any) -> None:
+    """Hovering each bar of the report's shares chart: vega's tooltip holds the server
+    name as text (only its own table elements), and nothing injected runs."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    _load(driver, pages["run"], "window.chartsReady")
+    bars = driver.find_elements(  # the shares chart's bars (vega labels each mark)
+        "css selector", ".mark-rect path[aria-label^='server: ']")
+    assert bars
+    shown = set()
+    for bar in bars:
+        ActionChains(driver).move_to_element(bar).perform()
+        tooltip = driver.execute_script(
+            "const t = document.getElementById('vg-tooltip-element');"
+            "return {tags: Array.from(t.querySelectorAll('*')).map(e => e.tagName),"
+            "        server: t.querySelector('td.value').textContent};")
+        assert set(tooltip["tags"]) <= {"TABLE", "TBODY", "TR", "TD"}
+        shown.add(tooltip["server"])
+    assert shown and shown <= set(SERVERS)
+    assert driver.execute_script("return [window.__pwned, window.__dialogs]") == [None, []]
