@@ -52,7 +52,7 @@ def _parsed(fragment: str) -> _Page:
 @pytest.mark.parametrize("value", HOSTILE)
 def test_literal_reads_as_itself_in_html(value: str) -> None:
     """Through literal(), the HTML renderer shows the value's characters and adds no element."""
-    page = _parsed(html.inline(literal(value)))
+    page = _parsed(html.inline(literal(value, line_start=True)))
     assert page.tags == []
     assert "".join(page.text) == value
 
@@ -60,7 +60,7 @@ def test_literal_reads_as_itself_in_html(value: str) -> None:
 @pytest.mark.parametrize("value", HOSTILE)
 def test_literal_adds_no_markdown_structure(value: str) -> None:
     """Through literal(), no raw '<', no unescaped markup character and no line break is left."""
-    escaped = literal(value)
+    escaped = literal(value, line_start=True)
     assert "\n" not in escaped and "\r" not in escaped
     unescaped = re.sub(r"\\.", "", escaped)
     assert not re.search(r"[`*\[\]<~$\\]", unescaped)
@@ -74,11 +74,12 @@ def test_literal_keeps_ordinary_names_as_they_are() -> None:
 
 
 def test_literal_escapes_what_starts_a_block() -> None:
-    """A leading '#', '- ', '1. ' or '>' cannot make a heading, list or quote."""
-    assert literal("# h") == "\\# h"
-    assert literal("- x") == "\\- x"
-    assert literal("1. x") == "1\\. x"
-    assert literal("> q") == "\\> q"
+    """At a line's start, a leading '#', '- ', '1. ', '=' or '>' cannot make a heading,
+    list, underline or quote; in the middle of a line they are left as they are."""
+    starts = ["# h", "- x", "1. x", "==", "> q"]
+    assert [literal(v, line_start=True) for v in starts] == [
+        "\\# h", "\\- x", "1\\. x", "\\==", "\\> q"]
+    assert [literal(v) for v in starts] == starts
 
 
 def test_literal_turns_line_breaks_into_spaces() -> None:
@@ -96,10 +97,12 @@ def test_code_span_holds_any_value(value: str) -> None:
 
 
 def test_text_cell_shows_its_value_and_sorts_by_it() -> None:
-    """text() escapes the cell's Markdown and keeps the raw value for sorting."""
+    """text() escapes the cell's Markdown and keeps the raw value for sorting; what would
+    start a block at a line's start is left alone in a cell (a cell holds no blocks)."""
     cell = text(IMAGE_ONERROR)
     assert cell.value == IMAGE_ONERROR
     assert cell.text == literal(IMAGE_ONERROR)
+    assert [text(v).text for v in ("=", "-", "# 1", "1. x")] == ["=", "-", "# 1", "1. x"]
 
 
 # --- HTML text, attributes, URLs ---------------------------------------------------------
@@ -185,10 +188,11 @@ def test_json_for_script_escapes_the_separators() -> None:
 
 def _hostile_report(value: str) -> Report:
     chart = Chart(value, {"title": value, "data": {"values": [{"server": value}]}})
-    table = Table.of([literal(value), "n"], [[text(value), Cell("1", 1)]], notes=[literal(value)])
-    return Report(literal(value), [literal(value)],
-                  [Section(literal(value), paragraphs=[literal(value)], tables=[table],
-                           footer=[literal(value)], charts=[chart])],
+    start = literal(value, line_start=True)
+    table = Table.of([literal(value), "n"], [[text(value), Cell("1", 1)]], notes=[start])
+    return Report(start, [start],
+                  [Section(start, paragraphs=[start], tables=[table], footer=[start],
+                           charts=[chart])],
                   metadata=[("scenario", code(value))])
 
 

@@ -94,13 +94,16 @@ _BLOCK_START = re.compile(r"^(\s*)(?:([#+=-])(?=\s|$|\2)|(>)|(\d{1,9})([.)])(?=\
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def literal(value: str) -> str:
+def literal(value: str, *, line_start: bool = False) -> str:
     """`value` as Markdown that reads as exactly `value` (line breaks as spaces): each
     character a renderer would take as markup is backslash-escaped, which both our HTML
-    renderer and CommonMark viewers show as the character itself."""
+    renderer and CommonMark viewers show as the character itself. With `line_start`
+    (the text begins a paragraph, a line of one, or a title), so is a leading '#', '-',
+    '+', '=', '>' or '1.' that would make a heading, list, quote or underline there; in
+    the middle of a line or in a table cell none of these starts a block."""
     one_line = _LINE_BREAK.sub(" ", value)
     escaped = _MARKUP.sub(lambda m: "\\" + m.group(0), one_line)
-    return _BLOCK_START.sub(_escape_block_start, escaped)
+    return _BLOCK_START.sub(_escape_block_start, escaped) if line_start else escaped
 
 
 def _escape_block_start(match: re.Match[str]) -> str:

@@ -297,11 +297,12 @@ def fleet_section(fleet: FleetFigures) -> Section:
     published = _published_rows(fleet)
     if published:
         tables.append(Table.of(["recipe", "figure", "published", "ours", "source"], published))
-    reasons = [literal(f"{r.label}: {NOT_SUPPORTED}: {r.unsupported}.")
+    reasons = [literal(f"{r.label}: {NOT_SUPPORTED}: {r.unsupported}.", line_start=True)
                for r in fleet.algorithms if r.unsupported is not None]
-    reasons += [literal(f"{r.label}, {m.operation}: {NOT_SUPPORTED}: {m.unsupported}.")
+    reasons += [literal(f"{r.label}, {m.operation}: {NOT_SUPPORTED}: {m.unsupported}.",
+                        line_start=True)
                 for r in fleet.algorithms for m in r.moves if m.unsupported is not None]
-    reasons += [literal(f"peer {p.name}: {NOT_SUPPORTED}: {p.unsupported}.")
+    reasons += [literal(f"peer {p.name}: {NOT_SUPPORTED}: {p.unsupported}.", line_start=True)
                 for p in fleet.peers if p.unsupported is not None]
     bars = [{"recipe": r.label, "path": path, "ns": t.median, "label": f"{t.median:,.1f}"}
             for r in fleet.algorithms

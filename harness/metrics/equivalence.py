@@ -333,7 +333,8 @@ class EquivalenceMetric:
               pct(p.cv_arcs, 3),
               pct(fleet.fit_c / math.sqrt(p.points_per_weight), 3) if fleet.fit_c else text(""),
               number(p.peak_to_mean, 4), number(p.build_s, 2)] for p in fleet.random])
-        return Section(f"{shown} against random points: {literal(fleet.label)}",
+        return Section(f"{literal(recipe, line_start=True)} against random points: "
+                       f"{literal(fleet.label)}",
                        tables=[table, curve], charts=[self._chart(recipe, fleet)])
 
     @staticmethod

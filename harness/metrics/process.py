@@ -202,6 +202,7 @@ class ProcessMetric:
                      pct(r.cv_arcs, 3) if r.cv_arcs is not None else text(""),
                      number(r.peak_to_mean, 3) if r.peak_to_mean is not None else text("")]
                     for r in cost.rings]
+            layouts = [literal(name) for name in cost.layouts]
             how = (f"estimated from {cost.built_rings} built rings (of {len(cost.rings)}), "
                    "at their measured bytes per entry: "
                    + ", ".join(f"{literal(n)} {b:.3f}" for n, b in cost.bytes_per_entry.items())
@@ -220,8 +221,7 @@ class ProcessMetric:
                 category="layout", value="bytes", value_title="bytes", label="label")
             sections.append(Section(
                 f"Process ({literal(run.label)}): {len(cost.rings)} rings", tables=[
-                    totals, Table.of(["ring (requires)", "servers", "entries",
-                                      *map(literal, cost.layouts), "build s", "cv_arcs",
-                                      "peak-to-mean"],
+                    totals, Table.of(["ring (requires)", "servers", "entries", *layouts,
+                                      "build s", "cv_arcs", "peak-to-mean"],
                                      rows)], charts=[chart]))
         return sections

@@ -40,8 +40,9 @@ def result_report(result: Result) -> Report:
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
     sections.append(resources_section(result))
     sections.append(parity_section(result))
-    return Report(literal(result.name),
-                  [literal(str(result.scenario["description"])), metadata(result)],
+    return Report(literal(result.name, line_start=True),
+                  [literal(str(result.scenario["description"]), line_start=True),
+                   metadata(result)],
                   sections, metadata=metadata_pairs(result))
 
 
@@ -78,9 +79,9 @@ def resources_section(result: Result) -> Section:
 
 
 def parity_section(result: Result) -> Section:
-    lines = [f"{literal(run.label)}: all {len(run.parity.forms)} forms routed "
+    lines = [f"{literal(run.label, line_start=True)}: all {len(run.parity.forms)} forms routed "
              f"{run.parity.keys:,} keys identically to the reference." if run.parity.forms else
-             f"{literal(run.label)}: no form to check: the reference alone routed "
+             f"{literal(run.label, line_start=True)}: no form to check: the reference alone routed "
              f"{run.parity.keys:,} keys." for run in result.runs]
     return Section("Parity", paragraphs=["\n".join(lines)])
 

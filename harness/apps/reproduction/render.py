@@ -125,8 +125,9 @@ def weights_table(results: Results) -> Table:
     servers = results["c_weights"].scenario["servers"]
     total = sum(s["weight"] for s in servers)
     shares = balance(results, "c_weights").arc_shares or ()
-    rows = [[literal(str(s["name"])), f"{s['weight']:g}", f"{round(160 * s['weight']):,}",
-             _pct(share, 2), _pct(s["weight"] / total, 2), f"{share / (s['weight'] / total):.3f}"]
+    rows = [[literal(str(s["name"])), f"{s['weight']:g}",
+             f"{round(160 * s['weight']):,}", _pct(share, 2), _pct(s["weight"] / total, 2),
+             f"{share / (s['weight'] / total):.3f}"]
             for s, share in zip(servers, shares, strict=True)]
     return _table(rows, ["server", "weight", "points", "share of the ring", "weight / total",
                          "share / weight share"])
