@@ -1,8 +1,9 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
-- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/algorithms.c,
-  cext/generate.c, cext/lean.c, ...) behind cffi, `harness.core.native.compiled._ring_c`; it links OpenSSL's
-  libcrypto and zlib.
+- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/hashes.c,
+  cext/algorithms.c, cext/generate.c, cext/lean.c, ...) behind cffi,
+  `harness.core.native.compiled._ring_c`; it links OpenSSL's libcrypto and zlib. Each C unit
+  has its binding module in harness/core/native/ (ring.py for cext/ring.c, ...).
 - `harness.core.native.compiled._scalar`: a small CPython extension that calls the same lookup functions one
   key at a time through vectorcall (see cext/scalar.c for why).
 - `harness.core.native.compiled._counted`: one marker function that callgrind counts by (cext/counted.c).
@@ -30,8 +31,9 @@ setup(
     ext_modules=[
         Extension(
             "harness.core.native.compiled._scalar",
-            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/algorithms.c"],
-            depends=["cext/ring.h", "cext/bucketed.h", "cext/algorithms.h"],
+            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/hashes.c",
+                     "cext/algorithms.c"],
+            depends=["cext/ring.h", "cext/bucketed.h", "cext/hashes.h", "cext/algorithms.h"],
             include_dirs=["cext"],
             libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],

@@ -6,6 +6,10 @@ Options:
   (default harness.recipes.layouts:LAYOUTS; the gate's tests pass registries with an
   injected regression).
 
+Benchmarks that a plan leaves out on purpose (a layout over the memory budget on the
+big ring, a layout the counts gate does not judge) are skipped through `skip_by_plan`,
+which names them in the report's `skipped`: the gate does not count them as missing.
+
 Deterministic figures (bytes, collisions, cv_arcs, routing digests) are not
 timings, so pytest-benchmark has no place for them: the figure tests record
 them here and `pytest_benchmark_update_json` adds them to the JSON report.
@@ -24,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +47,8 @@ from harness.recipes.layouts import Layout
 HASH_FOR_BITS = {32: "fnv1a-fmix32", 64: "blake2b-64"}
 
 FIGURES = pytest.StashKey[dict[str, object]]()
+#: what this run leaves out on purpose, as "layout/ring" -> why (see `skip_by_plan`)
+SKIPPED = pytest.StashKey[dict[str, str]]()
 #: the suite module that a counts plan runs (and a timing plan leaves out)
 COUNTS_MODULE = "test_counts.py"
 
@@ -67,6 +74,7 @@ def load_registry(spec: str) -> Mapping[str, type[Layout]]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[FIGURES] = {}
+    config.stash[SKIPPED] = {}
     # Before anything is timed: builds must not depend on what earlier tests freed.
     pin_malloc_thresholds()
 
@@ -98,6 +106,9 @@ def _ring_bench(config: pytest.Config) -> dict[str, object]:
         "mode": config.getoption("bench_mode"),
         "layouts": config.getoption("bench_layouts"),
         "figures": config.stash[FIGURES],
+        # The gate fails on a benchmark of the baseline that the run did not measure,
+        # unless the run says here that its plan leaves that layout and ring out.
+        "skipped": dict(sorted(config.stash[SKIPPED].items())),
     }
     if get_plan(config.getoption("bench_mode")).measures == "counts":
         # Counts depend on the simulator's version too; the gate adds it to the environment.
@@ -169,6 +180,21 @@ def workload_for(plan: BenchPlan) -> Callable[[int, RingSize], Workload]:
         return Workload(ring, keys, keys[: plan.batch_keys], keys[: plan.scalar_keys].tolist())
 
     return workload
+
+
+SkipByPlan = Callable[[str, RingSize, str], NoReturn]
+
+
+@pytest.fixture(scope="session")
+def skip_by_plan(pytestconfig: pytest.Config) -> SkipByPlan:
+    """Skip this test's layout on this ring for a reason of the plan, and record that in
+    the report, so that the gate does not count what it would have measured as missing."""
+
+    def skip(layout_name: str, size: RingSize, reason: str) -> NoReturn:
+        pytestconfig.stash[SKIPPED][f"{layout_name}/{size.label}"] = reason
+        pytest.skip(f"{layout_name} on the {size.label} ring: {reason}")
+
+    return skip
 
 
 @pytest.fixture(scope="session")

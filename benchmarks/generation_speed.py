@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/generation_speed.py [--hash blake2b-32] [--repeats 3]
 
-Times `harness.core.native.bindings.generate_points` (names formatted and hashed in C, packed
+Times `harness.core.native.generate.generate_points` (names formatted and hashed in C, packed
 words out, no sorting) on 1,000 servers x 10,000 points, on every usable core and on
 one, and the Python path (`str.format` plus `hashlib`, `generate_ring`'s fallback) on
 a 200,000-point slice of the same names, in the same process. Prints every repeat's
@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Callable
 from time import perf_counter
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.core.servers import numbered_servers
 from harness.recipes.constructions.generator import (
     DEFAULT_POINT_NAME,
@@ -43,7 +43,7 @@ def _show(label: str, times: list[float]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hash", default="blake2b-32", choices=sorted(_cbindings.GENERATED_HASHES))
+    parser.add_argument("--hash", default="blake2b-32", choices=sorted(c_generate.GENERATED_HASHES))
     parser.add_argument("--servers", type=int, default=1_000)
     parser.add_argument("--points", type=int, default=10_000, help="points per server")
     parser.add_argument("--python-servers", type=int, default=20,
@@ -62,7 +62,7 @@ def main() -> None:
           f" template {DEFAULT_POINT_NAME!r}")
 
     def c_run(threads: int) -> Callable[[], object]:
-        return lambda: _cbindings.generate_points(args.hash, literals, segments, names, counts,
+        return lambda: c_generate.generate_points(args.hash, literals, segments, names, counts,
                                                   threads)
 
     cores = generation_threads()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Workload
+from conftest import SkipByPlan, Workload
 
 from harness.apps.benchgate.plan import BenchPlan, RingSize
 from harness.metrics.callgrind import count_layout
@@ -34,20 +34,21 @@ def test_counts(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
     figures: dict[str, object],
     tmp_path: Path,
 ) -> None:
     """Record instructions and D1/LL misses of the layout's build (per entry) and of its
     batch and scalar lookups (per key)."""
     if not fits_budget(layout_name, ring_size):
-        pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
+        skip_by_plan(layout_name, ring_size, "over the memory budget")
     cls = registry[layout_name]
     functions: CFunctions | None = getattr(cls, "c_functions", None)
     if functions is None:
         # A whole Python call's misses depend on where the interpreter's heap lands, which
         # moves with the checkout's path and environment (15% seen between two clones): the
         # counts metric reports them, the gate judges only searches counted in C.
-        pytest.skip(f"{layout_name} is counted over a whole Python call: not gated")
+        skip_by_plan(layout_name, ring_size, "counted over a whole Python call: not gated")
     work = workload_for(cls.hash_bits, ring_size)
     ring_file = tmp_path / "ring.npz"
     np.savez(ring_file, positions=work.ring.positions, owners=work.ring.owners,

@@ -10,8 +10,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 
 import numpy as np
-import pytest
-from conftest import Workload
+from conftest import SkipByPlan, Workload
 
 from harness.apps.benchgate.plan import RingSize
 from harness.core.ring import reference_owners
@@ -28,11 +27,12 @@ def test_layout_memory(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
     figures: dict[str, object],
 ) -> None:
     """Record entries, entry_size, nbytes and bytes_per_entry; entries must match the ring."""
     if not fits_budget(layout_name, ring_size):
-        pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
+        skip_by_plan(layout_name, ring_size, "over the memory budget")
     cls = registry[layout_name]
     ring = workload_for(cls.hash_bits, ring_size).ring
     layout = cls.build(ring.positions, ring.owners)

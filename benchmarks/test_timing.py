@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from time import perf_counter
 
-import pytest
-from conftest import Workload
+from conftest import SkipByPlan, Workload
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from harness.apps.benchgate import references
@@ -66,9 +65,10 @@ def _layout_and_workload(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
 ) -> tuple[type[Layout], Workload]:
     if not fits_budget(layout_name, ring_size):
-        pytest.skip(f"{layout_name} on the {ring_size.label} ring would exceed the memory budget")
+        skip_by_plan(layout_name, ring_size, "over the memory budget")
     cls = registry[layout_name]
     return cls, workload_for(cls.hash_bits, ring_size)
 
@@ -81,9 +81,11 @@ def test_build(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
 ) -> None:
     """Time building the layout from the ring's positions and owners (repeated on small rings)."""
-    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget,
+                                      skip_by_plan)
     positions, owners = work.ring.positions, work.ring.owners
     repeats = range(max(1, BUILD_ROUND_ENTRIES // work.ring.entries))
     nbytes = cls.build(positions, owners).nbytes
@@ -108,9 +110,11 @@ def test_scalar_lookup(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
 ) -> None:
     """Time a Python loop of `lookup(h)` over precomputed key hashes."""
-    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget,
+                                      skip_by_plan)
     lookup = cls.build(work.ring.positions, work.ring.owners).lookup
     keys = work.scalar_keys
 
@@ -136,10 +140,12 @@ def test_batch_lookup(
     ring_size: RingSize,
     workload_for: WorkloadFor,
     fits_budget: FitsBudget,
+    skip_by_plan: SkipByPlan,
 ) -> None:
     """Time one `lookup_many` over the key array; a layout too quick to time steadily over
     the plan's keys looks up more of them (plan.round_scale; the gate compares per key)."""
-    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget)
+    cls, work = _layout_and_workload(registry, layout_name, ring_size, workload_for, fits_budget,
+                                      skip_by_plan)
     lookup_many = cls.build(work.ring.positions, work.ring.owners).lookup_many
     reference_keys = work.batch_keys
     fastest_ns_per_key = min(batch_ns(lookup_many, reference_keys, repeats=20))

@@ -2,103 +2,14 @@
  * algorithms.h for what each matches). */
 #include "algorithms.h"
 
+#include "hashes.h"
+
 #include <math.h>
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- xxHash64, as the reference XXH64 computes it (little-endian reads) ---- */
-
-#define XXH_PRIME64_1 0x9E3779B185EBCA87ULL
-#define XXH_PRIME64_2 0xC2B2AE3D27D4EB4FULL
-#define XXH_PRIME64_3 0x165667B19E3779F9ULL
-#define XXH_PRIME64_4 0x85EBCA77C2B2AE63ULL
-#define XXH_PRIME64_5 0x27D4EB2F165667C5ULL
-
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-    return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t read_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint32_t read_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static inline uint64_t xxh64_round(uint64_t acc, uint64_t input)
-{
-    acc += input * XXH_PRIME64_2;
-    acc = rotl64(acc, 31);
-    return acc * XXH_PRIME64_1;
-}
-
-static inline uint64_t xxh64_merge(uint64_t acc, uint64_t lane)
-{
-    acc ^= xxh64_round(0, lane);
-    return acc * XXH_PRIME64_1 + XXH_PRIME64_4;
-}
-
-uint64_t xxh64(const char *text, size_t length, uint64_t seed)
-{
-    const uint8_t *p = (const uint8_t *)text, *end = p + length;
-    uint64_t h;
-    if (length >= 32) {
-        uint64_t v1 = seed + XXH_PRIME64_1 + XXH_PRIME64_2, v2 = seed + XXH_PRIME64_2;
-        uint64_t v3 = seed, v4 = seed - XXH_PRIME64_1;
-        const uint8_t *limit = end - 32;
-        do {
-            v1 = xxh64_round(v1, read_le64(p));
-            v2 = xxh64_round(v2, read_le64(p + 8));
-            v3 = xxh64_round(v3, read_le64(p + 16));
-            v4 = xxh64_round(v4, read_le64(p + 24));
-            p += 32;
-        } while (p <= limit);
-        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
-        h = xxh64_merge(h, v1);
-        h = xxh64_merge(h, v2);
-        h = xxh64_merge(h, v3);
-        h = xxh64_merge(h, v4);
-    } else {
-        h = seed + XXH_PRIME64_5;
-    }
-    h += (uint64_t)length;
-    for (; p + 8 <= end; p += 8) {
-        h ^= xxh64_round(0, read_le64(p));
-        h = rotl64(h, 27) * XXH_PRIME64_1 + XXH_PRIME64_4;
-    }
-    if (p + 4 <= end) {
-        h ^= (uint64_t)read_le32(p) * XXH_PRIME64_1;
-        h = rotl64(h, 23) * XXH_PRIME64_2 + XXH_PRIME64_3;
-        p += 4;
-    }
-    for (; p < end; p++) {
-        h ^= (uint64_t)(*p) * XXH_PRIME64_5;
-        h = rotl64(h, 11) * XXH_PRIME64_1;
-    }
-    h ^= h >> 33;
-    h *= XXH_PRIME64_2;
-    h ^= h >> 29;
-    h *= XXH_PRIME64_3;
-    h ^= h >> 32;
-    return h;
-}
-
-void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
-                uint64_t *out)
-{
-    for (size_t i = 0; i < count; i++)
-        out[i] = xxh64(data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), seed);
-}
 
 /* ---- jump: the paper's loop, in the paper's arithmetic (64-bit LCG, double division) ---- */
 
@@ -309,21 +220,6 @@ void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64
 
 /* ---- multi-probe: go-mpchash's Multi.Hash over one sorted array of points ---- */
 
-/* xxh64() of the 8 little-endian bytes of `value`: XXH64's path for an input
- * of one 8-byte lane, without going through memory. */
-static inline uint64_t xxh64_of_u64(uint64_t value, uint64_t seed)
-{
-    uint64_t h = seed + XXH_PRIME64_5 + 8;
-    h ^= xxh64_round(0, value);
-    h = rotl64(h, 27) * XXH_PRIME64_1 + XXH_PRIME64_4;
-    h ^= h >> 33;
-    h *= XXH_PRIME64_2;
-    h ^= h >> 29;
-    h *= XXH_PRIME64_3;
-    h ^= h >> 32;
-    return h;
-}
-
 uint16_t multiprobe_lookup(const uint64_t *points, const uint16_t *owner, size_t n,
                            const uint64_t *seeds, size_t probes, uint64_t key)
 {
@@ -359,66 +255,7 @@ void multiprobe_lookup_many(const uint64_t *points, const uint16_t *owner, size_
         out[i] = multiprobe_lookup(points, owner, n, seeds, probes, keys[i]);
 }
 
-/* ---- MurmurHash3_x86_32 (Austin Appleby, public domain), and rendezvous over it ---- */
-
-#define MURMUR_C1 0xcc9e2d51u
-#define MURMUR_C2 0x1b873593u
-
-static inline uint32_t rotl32(uint32_t x, int r)
-{
-    return (x << r) | (x >> (32 - r));
-}
-
-static inline uint32_t load_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static inline uint32_t mix_k1(uint32_t k1)
-{
-    k1 *= MURMUR_C1;
-    k1 = rotl32(k1, 15);
-    return k1 * MURMUR_C2;
-}
-
-static inline uint32_t mix_block(uint32_t h1, uint32_t k1)
-{
-    h1 ^= mix_k1(k1);
-    h1 = rotl32(h1, 13);
-    return h1 * 5 + 0xe6546b64u;
-}
-
-/* The last 0 to 3 bytes, the length, and the finalizer. */
-static inline uint32_t murmur_finish(uint32_t h1, const uint8_t *tail, size_t tail_len,
-                                     uint32_t total_len)
-{
-    uint32_t k1 = 0;
-    if (tail_len >= 3)
-        k1 ^= (uint32_t)tail[2] << 16;
-    if (tail_len >= 2)
-        k1 ^= (uint32_t)tail[1] << 8;
-    if (tail_len >= 1) {
-        k1 ^= tail[0];
-        h1 ^= mix_k1(k1);
-    }
-    h1 ^= total_len;
-    h1 ^= h1 >> 16;
-    h1 *= 0x85ebca6bu;
-    h1 ^= h1 >> 13;
-    h1 *= 0xc2b2ae35u;
-    h1 ^= h1 >> 16;
-    return h1;
-}
-
-uint32_t murmur3_32(const char *text, size_t length, uint32_t seed)
-{
-    const uint8_t *data = (const uint8_t *)text;
-    uint32_t h1 = seed;
-    size_t blocks = length / 4 * 4;
-    for (size_t i = 0; i < blocks; i += 4)
-        h1 = mix_block(h1, load_le32(data + i));
-    return murmur_finish(h1, data + blocks, length - blocks, (uint32_t)length);
-}
+/* ---- rendezvous over MurmurHash3_x86_32 (its pieces are in hashes.h) ---- */
 
 void rendezvous_prepare(struct rendezvous_node *node, const char *text, size_t length,
                         uint32_t rank)
@@ -650,58 +487,12 @@ static inline uint16_t bounded_walk(const struct bounded_ring *ring, const uint6
 
 BOUNDED_FUNCTIONS(32, uint32_t)
 BOUNDED_FUNCTIONS(64, uint64_t)
-/* ---- MurmurHash64A (Austin Appleby, public domain), and weighted rendezvous over it ----
- * As facebook/mcrouter computes them: mcrouter/lib/fbi/hash.c (murmur_hash_64A: blocks
- * read as little-endian words on the x86-64 it runs on, tail bytes unsigned, the seed a
- * uint32 widened to 64 bits) and mcrouter/lib/WeightedRendezvousHashFunc.cpp with
- * mcrouter/lib/RendezvousHashHelper.h (hash128to64, convertInt64ToDouble01). */
 
-#define MURMUR64A_M 0xc6a4a7935bd1e995ULL
-#define MURMUR64A_R 47
-#define CITY_KMUL 0x9ddfea08eb382d69ULL
+/* ---- Weighted rendezvous over MurmurHash64A and hash128to64 (hashes.h) ----
+ * As facebook/mcrouter computes it: mcrouter/lib/WeightedRendezvousHashFunc.cpp with
+ * mcrouter/lib/RendezvousHashHelper.h (convertInt64ToDouble01). */
+
 #define FIFTY_THREE_ONES (0xFFFFFFFFFFFFFFFFULL >> (64 - 53))
-
-uint64_t murmur64a(const char *text, size_t length, uint64_t seed)
-{
-    const uint8_t *data = (const uint8_t *)text;
-    uint64_t h = seed ^ ((uint64_t)length * MURMUR64A_M);
-    size_t blocks = length / 8 * 8;
-    for (size_t i = 0; i < blocks; i += 8) {
-        uint64_t k = read_le64(data + i);
-        k *= MURMUR64A_M;
-        k ^= k >> MURMUR64A_R;
-        k *= MURMUR64A_M;
-        h ^= k;
-        h *= MURMUR64A_M;
-    }
-    size_t tail = length - blocks;
-    if (tail) {
-        /* The reference's fall-through switch: bytes 6..0 of the tail, then one multiply. */
-        for (size_t i = tail; i-- > 0;)
-            h ^= (uint64_t)data[blocks + i] << (8 * i);
-        h *= MURMUR64A_M;
-    }
-    h ^= h >> MURMUR64A_R;
-    h *= MURMUR64A_M;
-    h ^= h >> MURMUR64A_R;
-    return h;
-}
-
-void murmur64a_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
-                    uint64_t *out)
-{
-    for (size_t i = 0; i < count; i++)
-        out[i] = murmur64a(data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), seed);
-}
-
-uint64_t hash128to64(uint64_t upper, uint64_t lower)
-{
-    uint64_t a = (lower ^ upper) * CITY_KMUL;
-    a ^= a >> 47;
-    uint64_t b = (upper ^ a) * CITY_KMUL;
-    b ^= b >> 47;
-    return b * CITY_KMUL;
-}
 
 double wrendezvous_score(double weight, uint64_t server_hash, uint64_t key_hash)
 {

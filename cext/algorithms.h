@@ -3,19 +3,14 @@
  *
  * Each is written to answer exactly as the implementation it is named after
  * (see the comment above each function); the Python side checks every fast
- * path against a plain-Python reference on every run.
+ * path against a plain-Python reference on every run. The hash functions they
+ * use are hashes.h's. Bound in Python by harness/core/native/algorithms.py.
  */
 #ifndef RING_HARNESS_ALGORITHMS_H
 #define RING_HARNESS_ALGORITHMS_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* xxHash64 (Yann Collet's XXH64) of `length` bytes with `seed`. */
-uint64_t xxh64(const char *data, size_t length, uint64_t seed);
-/* xxHash64 of many keys stored end to end (key i is data[offsets[i]:offsets[i + 1]]). */
-void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
-                uint64_t *out);
 
 /* Jump consistent hash (Lamping & Veach 2014): the bucket in [0, buckets). */
 uint16_t jump_bucket(uint64_t key, uint32_t buckets);
@@ -36,7 +31,7 @@ void maglev_lookup_many(const uint16_t *table, uint64_t table_size, const uint64
 
 /* Multi-probe consistent hashing with go-mpchash's rules: one point per server
  * (`points`, sorted, owner[i] the server of points[i]); probe s of key hash h
- * is xxHash64 of h's 8 little-endian bytes with seeds[s]; each probe's
+ * is xxHash64 of h's 8 little-endian bytes with seeds[s] (hashes.h); each probe's
  * successor is the first point strictly greater, wrapping to points[0]; the
  * smallest distance `point - probe` (mod 2**64) wins, an earlier probe a tie. */
 uint16_t multiprobe_lookup(const uint64_t *points, const uint16_t *owner, size_t n,
@@ -45,10 +40,7 @@ void multiprobe_lookup_many(const uint64_t *points, const uint16_t *owner, size_
                             const uint64_t *seeds, size_t probes, const uint64_t *keys,
                             size_t count, uint16_t *out);
 
-/* Standard MurmurHash3_x86_32. */
-uint32_t murmur3_32(const char *data, size_t length, uint32_t seed);
-
-/* One rendezvous node: MurmurHash3_x86_32 (seed 0) of its prefix "<name>-",
+/* One rendezvous node: MurmurHash3_x86_32 (seed 0, hashes.h) of its prefix "<name>-",
  * stopped after the prefix's whole 4-byte blocks, so that a key's score only
  * hashes the prefix's last 0 to 3 bytes and the key. */
 struct rendezvous_node {
@@ -105,19 +97,11 @@ void bounded_route32(const struct bounded_ring *ring, uint64_t *loads, uint64_t 
                      const uint32_t *keys, size_t count, uint16_t *out);
 void bounded_route64(const struct bounded_ring *ring, uint64_t *loads, uint64_t *served,
                      const uint64_t *keys, size_t count, uint16_t *out);
-/* MurmurHash64A (MurmurHash2's 64-bit hash for 64-bit platforms), as mcrouter's
- * murmur_hash_64A: words read little-endian, tail bytes unsigned. */
-uint64_t murmur64a(const char *data, size_t length, uint64_t seed);
-/* MurmurHash64A of many keys stored end to end (key i is data[offsets[i]:offsets[i + 1]]). */
-void murmur64a_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
-                    uint64_t *out);
-/* CityHash's Hash128to64 of (upper, lower), as mcrouter's RendezvousHashHelper.h has it. */
-uint64_t hash128to64(uint64_t upper, uint64_t lower);
 
 /* Weighted rendezvous, the logarithmic method, as mcrouter's WeightedRendezvousHashFunc:
  * a node is its name's MurmurHash64A keyed with kRendezvousHashSeed (4193360111) and its
  * weight; a key hash is the key's MurmurHash64A keyed with kRendezvousExtraHashSeed
- * (2718281828). Node i scores a key
+ * (2718281828). Both hashes, and hash128to64, are hashes.h's. Node i scores a key
  * weight * (1 / -log(u)), u = the low 53 bits of hash128to64(node hash, key hash) / 2**53;
  * the first node of the strictly highest score wins (node 0 if none scores above 0). */
 struct wrendezvous_node {

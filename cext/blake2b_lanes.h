@@ -5,6 +5,8 @@
  * per call; this runs BLAKE2B_LANES independent compressions side by side, lane
  * k of every 64-bit word belonging to message k, and returns only the digest's
  * first 8 bytes (all a 32- or 64-bit position reads).
+ * Used by generate.c; blake2b512_prefixes_many is bound in Python by
+ * harness/core/native/generate.py.
  */
 #ifndef RING_HARNESS_BLAKE2B_LANES_H
 #define RING_HARNESS_BLAKE2B_LANES_H

@@ -6,6 +6,7 @@
  * of entries in buckets < b, so bucket b is entries[offsets[b] .. offsets[b+1])
  * and offsets[2**16] is the number of entries. Same lookup convention as
  * ring.h: first entry >= key hash, wrapping to entry 0.
+ * Bound in Python by harness/core/native/bucketed.py.
  */
 #ifndef RING_HARNESS_BUCKETED_H
 #define RING_HARNESS_BUCKETED_H

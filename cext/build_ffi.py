@@ -1,8 +1,10 @@
 """cffi build script for the C core (API mode, compiled out of line at install).
 
 It imports nothing from the `harness` package: setup.py names it in
-`cffi_modules`, and `harness.core.native.bindings` is the only module that loads the
-result (`harness.core.native.compiled._ring_c`).
+`cffi_modules`, and `harness.core.native._c` is the only module that loads the
+result (`harness.core.native.compiled._ring_c`); the binding module of each C unit
+(`harness.core.native.ring` for cext/ring.c, `.hashes` for cext/hashes.c, ...) calls
+its functions through it.
 """
 
 import os
@@ -33,8 +35,7 @@ void ring_lookup_many_{kind}(const struct ring_entry_{kind} *, size_t,
                              const {hash} *, size_t, uint16_t *);
 """
 
-# The bucketed layout (bucketed.h), the batch hash and the LRU replay (lru.h),
-# declared exactly as in C.
+# The bucketed layout (bucketed.h) and the LRU replay (lru.h), declared exactly as in C.
 CDEF = """
 struct ring_bucket_entry { uint16_t low; uint16_t idx; };
 
@@ -46,17 +47,23 @@ uint16_t ring_bucketed_lookup(const uint32_t *, const struct ring_bucket_entry *
 void ring_bucketed_lookup_many(const uint32_t *, const struct ring_bucket_entry *,
                                const uint32_t *, size_t, uint16_t *);
 
-void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
-
 size_t lru_workspace_bytes(uint32_t, uint32_t);
 int lru_replay(const uint16_t *, const uint32_t *, size_t, uint32_t, uint32_t, uint8_t *);
 """
 
-# The algorithms beyond the ring (algorithms.h), declared exactly as in C.
-CDEF_ALGORITHMS = """
+# The hash functions (hashes.h), declared exactly as in C.
+CDEF_HASHES = """
+void hash_fnv1a_fmix32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
 uint64_t xxh64(const char *, size_t, uint64_t);
 void xxh64_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
+uint32_t murmur3_32(const char *, size_t, uint32_t);
+uint64_t murmur64a(const char *, size_t, uint64_t);
+void murmur64a_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
+uint64_t hash128to64(uint64_t, uint64_t);
+"""
 
+# The algorithms beyond the ring (algorithms.h), declared exactly as in C.
+CDEF_ALGORITHMS = """
 uint16_t jump_bucket(uint64_t, uint32_t);
 void jump_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 void jump_many_portable(const uint64_t *, size_t, uint32_t, uint16_t *);
@@ -71,7 +78,6 @@ uint16_t multiprobe_lookup(const uint64_t *, const uint16_t *, size_t, const uin
 void multiprobe_lookup_many(const uint64_t *, const uint16_t *, size_t, const uint64_t *, size_t,
                             const uint64_t *, size_t, uint16_t *);
 
-uint32_t murmur3_32(const char *, size_t, uint32_t);
 struct rendezvous_node {
     uint32_t state; uint32_t prefix_len; uint32_t rank; uint8_t tail_len; uint8_t tail[3];
 };
@@ -91,9 +97,6 @@ void bounded_route32(const struct bounded_ring *, uint64_t *, uint64_t *, const 
                      size_t, uint16_t *);
 void bounded_route64(const struct bounded_ring *, uint64_t *, uint64_t *, const uint64_t *,
                      size_t, uint16_t *);
-uint64_t murmur64a(const char *, size_t, uint64_t);
-void murmur64a_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
-uint64_t hash128to64(uint64_t, uint64_t);
 struct wrendezvous_node { uint64_t hash; double weight; };
 double wrendezvous_score(double, uint64_t, uint64_t);
 uint16_t wrendezvous_pick(const struct wrendezvous_node *, size_t, uint64_t);
@@ -135,19 +138,22 @@ ffibuilder.cdef(
     "".join(FUNCTIONS.format(kind=kind, hash=hash) for kind, hash in STRUCT_KINDS.items())
 )
 ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness.core.native.compiled._ring_c",
-    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "algorithms.h"\n'
-    '#include "generate.h"\n#include "blake2b_lanes.h"\n#include "lean.h"\n'
-    '#include "random_access.h"',
+    '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
+    '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
+    '#include "lean.h"\n#include "random_access.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
-    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/algorithms.c",
-             "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c", "cext/random_access.c"],
+    sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
+             "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
+             "cext/random_access.c"],
     include_dirs=["cext"],
-    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/algorithms.h",
-             "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h", "cext/random_access.h"],
+    depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
+             "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
+             "cext/random_access.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

@@ -5,6 +5,7 @@
  * counts[s] names, j = 0 .. counts[s]-1, hashed with one of the hashes of
  * harness/core/hashing.py; positions and owners are written in server order, so
  * the output is what the Python reference builds before sorting.
+ * Bound in Python by harness/core/native/generate.py.
  */
 #ifndef RING_HARNESS_GENERATE_H
 #define RING_HARNESS_GENERATE_H

@@ -7,6 +7,7 @@
  * here by an in-place MSD radix sort (American flag sort) on the 80-bit key
  * (position, owner), which needs no memory beyond the points themselves.
  * Equal positions keep one point: the lowest owner, or the highest if asked.
+ * Bound in Python by harness/core/native/lean.py.
  */
 #ifndef RING_HARNESS_LEAN_H
 #define RING_HARNESS_LEAN_H

@@ -1,5 +1,6 @@
 /* ring-harness C core: a replay of a request stream through one LRU cache per
- * server, for the origin load of a staged migration (harness/core/cache_model.py). */
+ * server, for the origin load of a staged migration (harness/core/cache_model.py,
+ * through its binding harness/core/native/lru.py). */
 #ifndef RING_HARNESS_LRU_H
 #define RING_HARNESS_LRU_H
 

@@ -5,6 +5,7 @@
  * ring's size at an index spread uniformly by the key hash (multiply-shift),
  * with no dependence between keys, so the core keeps as many reads in flight
  * as it can: the floor a batch lookup of that ring is measured against.
+ * Bound in Python by harness/core/native/random_access.py.
  */
 #ifndef RING_HARNESS_RANDOM_ACCESS_H
 #define RING_HARNESS_RANDOM_ACCESS_H

@@ -56,21 +56,3 @@ RING_DEFINE(aligned, struct ring_entry_aligned, uint32_t)
 RING_DEFINE(packed, struct ring_entry_packed, uint32_t)
 RING_DEFINE(aligned64, struct ring_entry_aligned64, uint64_t)
 RING_DEFINE(packed64, struct ring_entry_packed64, uint64_t)
-
-void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out)
-{
-    for (size_t i = 0; i < m; i++) {
-        uint32_t h = 2166136261u; /* FNV-1a 32-bit offset basis */
-        for (uint64_t p = offsets[i]; p < offsets[i + 1]; p++) {
-            h ^= buf[p];
-            h *= 16777619u; /* FNV-1a 32-bit prime */
-        }
-        /* MurmurHash3 fmix32: spreads names that differ in one character */
-        h ^= h >> 16;
-        h *= 0x85ebca6bu;
-        h ^= h >> 13;
-        h *= 0xc2b2ae35u;
-        h ^= h >> 16;
-        out[i] = h;
-    }
-}

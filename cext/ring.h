@@ -3,6 +3,7 @@
  * Lookup convention (shared with every layout): the owner of key hash h is
  * the first entry whose hash is >= h; past the last entry it wraps to the
  * first. Entries are sorted by hash, with no duplicate hashes.
+ * Bound in Python by harness/core/native/ring.py.
  */
 #ifndef RING_HARNESS_RING_H
 #define RING_HARNESS_RING_H
@@ -70,9 +71,5 @@ void ring_lookup_many_aligned64(const struct ring_entry_aligned64 *entries, size
                                 const uint64_t *keys, size_t m, uint16_t *out);
 void ring_lookup_many_packed64(const struct ring_entry_packed64 *entries, size_t n,
                                const uint64_t *keys, size_t m, uint16_t *out);
-
-/* 32-bit FNV-1a followed by the MurmurHash3 fmix32 finalizer, over m names
- * stored back to back in buf; name i is buf[offsets[i] .. offsets[i+1]). */
-void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out);
 
 #endif

@@ -1,4 +1,5 @@
-/* harness._scalar: one ring lookup per Python call, at the cost of a vectorcall.
+/* harness.core.native.compiled._scalar: one ring lookup per Python call, at the cost of a
+ * vectorcall.
  *
  * cffi calls a C function of several arguments through METH_VARARGS: it packs
  * the arguments into a tuple and parses it on every call, about 165 ns on
@@ -11,14 +12,15 @@
  * Jump and Maglev lookups are bound the same way (algorithms.c): for "jump" n
  * is the bucket count and there is no array; for "maglev" the entries are the
  * uint16 table and n its size. "jump-key" is jump called with the key itself
- * (bytes), hashed here with xxHash64 seed 0: a whole route in one call. For
+ * (bytes), hashed here with xxHash64 seed 0 (hashes.c): a whole route in one call. For
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
  * It holds a reference to the cffi objects that own the arrays, so the memory
- * it points into lives as long as it does. harness._cbindings is the only
- * module that creates these objects.
+ * it points into lives as long as it does. harness/core/native/scalar.py binds
+ * this module; only the binding modules of harness/core/native/ create these
+ * objects (ring.py, bucketed.py, algorithms.py, and scalar.py's search reference).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,6 +29,7 @@
 
 #include "algorithms.h"
 #include "bucketed.h"
+#include "hashes.h"
 #include "ring.h"
 
 enum layout_kind {
@@ -38,7 +41,7 @@ static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "pac
                                           "bucketed", "jump",   "maglev", "jump-key",
                                           "search32", "search64", "rendezvous-weighted"};
 
-/* The reference a C scalar lookup is timed against (harness.benchgate.references): a
+/* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
  * deliberately its own copy, not ring.c's search: a change to a layout's code must not
  * change its reference. Returns the index of the first position >= key (n if none). */

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.recipes.layouts import LAYOUTS, Layout
+from harness.recipes.layouts.base import LayoutBase
 
 #: the layout whose lookups get twice the work, and the one whose entries grow 2 bytes
 SLOWED = "numpy-packed"
@@ -23,7 +24,7 @@ COUNTED = "cffi-packed"
 def doubled_lookups(inner: type[Layout]) -> type[Layout]:
     """`inner`, but every lookup and batch lookup is done twice: a 2x slowdown."""
 
-    class DoubledLookups:
+    class DoubledLookups(LayoutBase):
         name: ClassVar[str] = inner.name
         hash_bits: ClassVar[int] = inner.hash_bits
 
@@ -64,7 +65,7 @@ def doubled_lookups(inner: type[Layout]) -> type[Layout]:
 def wider_entries(inner: type[Layout]) -> type[Layout]:
     """`inner`, but reporting entries 2 bytes wider (as if a field had been added)."""
 
-    class WiderEntries:
+    class WiderEntries(LayoutBase):
         name: ClassVar[str] = inner.name
         hash_bits: ClassVar[int] = inner.hash_bits
 
@@ -101,7 +102,7 @@ def tenth_more_lookups(inner: type[Layout]) -> type[Layout]:
     The extra work is real calls of the same C functions (its `c_functions`, inherited),
     so callgrind counts it exactly as it would count a slower search loop."""
 
-    class TenthMoreLookups:
+    class TenthMoreLookups(LayoutBase):
         name: ClassVar[str] = inner.name
         hash_bits: ClassVar[int] = inner.hash_bits
         c_functions = getattr(inner, "c_functions", None)

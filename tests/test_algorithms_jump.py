@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness.core.errors import HarnessError, ScenarioError
 from harness.core.hashing import xxh64_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.servers import Server, numbered_servers
 from harness.metrics.parity import check_parity
 from harness.recipes.algorithms import ALGORITHMS
@@ -65,7 +65,7 @@ C_AVX512_LANES = 32
 def test_c_batch_equals_the_c_scalar_key_by_key(count: int, buckets: int, seed: int) -> None:
     """jump_many over any batch length and bucket count gives jump_bucket's answer per key."""
     hashes = _random_hashes(count, seed)[:count]  # from 8 keys on, the edges come first
-    c_jump = _cbindings.CJump(buckets)
+    c_jump = c_algorithms.CJump(buckets)
     expected = [c_jump.lookup(int(h)) for h in hashes]
     assert c_jump.lookup_many(hashes).tolist() == expected
     # ... and so do the portable lanes, which an AVX-512 machine never takes from 64 keys on.

@@ -11,7 +11,8 @@ from pymemcache.client.murmur3 import murmur3_32 as pymemcache_murmur3
 from pymemcache.client.rendezvous import RendezvousHash
 
 from harness.core.errors import HarnessError, ScenarioError
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
+from harness.core.native import hashes as c_hashes
 from harness.core.servers import Server, numbered_servers
 from harness.metrics.parity import check_parity
 from harness.recipes.algorithms import ALGORITHMS
@@ -53,9 +54,9 @@ def test_route_equals_pymemcache_get_node(fleet: list[Server]) -> None:
 def test_scores_are_standard_murmur3_of_prefix_and_key(prefix: bytes, key: bytes) -> None:
     """The C score (prefix blocks hashed once) equals MurmurHash3_x86_32 of prefix + key,
     in C, in plain Python and vectorised, for every prefix and key length."""
-    nodes = _cbindings.CRendezvousNodes([prefix], [0])
+    nodes = c_algorithms.CRendezvousNodes([prefix], [0])
     expected = murmur3_32(prefix + key)
-    assert nodes.score(0, key) == expected == _cbindings.murmur3_32(prefix + key)
+    assert nodes.score(0, key) == expected == c_hashes.murmur3_32(prefix + key)
     rows = np.frombuffer(prefix + key, dtype=np.uint8).reshape(1, -1)
     assert murmur3_32_rows(rows).tolist() == [expected]
 
@@ -70,7 +71,7 @@ def test_picks_are_the_highest_standard_murmur3_score(
     of prefix + key, a tie to the greater rank, for prefixes ending at every block offset
     and keys of every length (the longest scored without the shortcut)."""
     ranks = list(range(len(prefixes)))[::-1]
-    nodes = _cbindings.CRendezvousNodes(prefixes, ranks)
+    nodes = c_algorithms.CRendezvousNodes(prefixes, ranks)
     data = b"".join(keys)
     offsets = np.cumsum([0, *map(len, keys)]).astype(np.uint64)
     expected = []
@@ -102,8 +103,8 @@ def test_route_equals_clandestined_find_node() -> None:
 def test_a_tie_goes_to_the_greater_name() -> None:
     """Equal scores go to the node of greater rank (name order), whatever its position."""
     same = [b"x-", b"x-", b"x-"]
-    assert _cbindings.CRendezvousNodes(same, [0, 2, 1]).pick(b"key") == 1
-    assert _cbindings.CRendezvousNodes(same, [2, 0, 1]).pick(b"key") == 0
+    assert c_algorithms.CRendezvousNodes(same, [0, 2, 1]).pick(b"key") == 1
+    assert c_algorithms.CRendezvousNodes(same, [2, 0, 1]).pick(b"key") == 0
 
 
 @settings(max_examples=25, deadline=None)

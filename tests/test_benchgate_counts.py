@@ -34,7 +34,8 @@ pytestmark = pytest.mark.skipif(valgrind_problem() is not None,
 def count_suite(directory: Path, name: str, layouts: str) -> Path:
     """Run the suite in counts-smoke mode in a fresh process; its JSON report's path."""
     report = directory / f"{name}.json"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(TESTS)}
+    env = {**os.environ, "PYTHONHASHSEED": "0",
+           "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent)])}
     subprocess.run(
         [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider",
          "--bench-mode=counts-smoke", f"--bench-layouts={layouts}",

@@ -130,6 +130,10 @@ SAMPLES = len(REFERENCE_SECONDS) // 2
         (lambda d: _set("benchmarks", d["benchmarks"] * 2)(d), "appears twice"),
         (_set("benchmarks.0.extra_info.id", "batch/y/16k"), "shares no timing"),
         (_set("ring_bench.figures", {"y/16k/nbytes": 1}), "shares no figure"),
+        (_set("ring_bench.skipped", ["x/16k"]), "skipped must be an object"),
+        (_set("ring_bench.skipped", {"x": "over the memory budget"}), '"layout/ring": reason'),
+        (_set("ring_bench.skipped", {"x/16k/nbytes": "r"}), '"layout/ring": reason'),
+        (_set("ring_bench.skipped", {"x/16k": 1}), '"layout/ring": reason'),
     ],
 )
 def test_unusable_results_exit_2_with_one_line(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness.apps.benchgate.plan import MAX_ROUND_SCALE, MIN_ROUND_SECONDS, PLANS, round_scale
 from harness.core.errors import HarnessError
-from harness.core.native import bindings as _cbindings
+from harness.core.native import scalar as c_scalar
 
 
 @given(
@@ -26,16 +26,16 @@ def test_c_search_reference_is_bisect_left(bits: int, positions: list[int],
                                            keys: list[int]) -> None:
     shift = bits - 32  # 64-bit positions spread over the whole width
     ordered = sorted(p << shift for p in positions)
-    search = _cbindings.search_reference(np.array(ordered, dtype=f"uint{bits}"))
+    search = c_scalar.search_reference(np.array(ordered, dtype=f"uint{bits}"))
     for key in [k << shift for k in keys] + [0, ordered[0], ordered[-1], 2**bits - 1]:
         assert search(key) == bisect.bisect_left(ordered, key)
 
 
 def test_c_search_reference_refuses_what_it_cannot_search() -> None:
     with pytest.raises(HarnessError, match="16 bits"):
-        _cbindings.search_reference(np.arange(4, dtype=np.uint16))
+        c_scalar.search_reference(np.arange(4, dtype=np.uint16))
     with pytest.raises(HarnessError, match="0 of them"):
-        _cbindings.search_reference(np.array([], dtype=np.uint32))
+        c_scalar.search_reference(np.array([], dtype=np.uint32))
 
 
 

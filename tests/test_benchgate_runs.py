@@ -25,7 +25,8 @@ SUITE = TESTS.parent / "benchmarks"
 def run_suite(directory: Path, name: str, layouts: str = "harness.recipes.layouts:LAYOUTS") -> Path:
     """Run the benchmark suite in smoke mode in a fresh process; its JSON report's path."""
     report = directory / f"{name}.json"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(TESTS)}
+    env = {**os.environ, "PYTHONHASHSEED": "0",
+           "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent)])}
     subprocess.run(
         [
             sys.executable,

@@ -15,7 +15,7 @@ import pytest
 
 from harness.core.errors import HarnessError
 from harness.core.hashing import get_hash, hash_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.recipes.constructions.generator import parse_template
 
 
@@ -26,7 +26,7 @@ def _hashlib_position(name: bytes, width: int) -> int:
 def _generated(hash_name: str, template: str, servers: list[bytes], counts: list[int],
                threads: int = 1) -> list[int]:
     literals, segments = parse_template(template) or (b"", [])
-    positions, owners = _cbindings.generate_points(hash_name, literals, segments, servers,
+    positions, owners = c_generate.generate_points(hash_name, literals, segments, servers,
                                                    counts, threads)
     if owners is None:  # packed words: position << 16 | owner
         return [int(word) >> 16 for word in positions]
@@ -84,4 +84,4 @@ def test_batch_keys_equal_hashlib_at_every_length(hash_name: str) -> None:
 def test_batch_refuses_a_name_over_one_block() -> None:
     """The C batch takes names of one block at most; hash_many sends longer ones to hashlib."""
     with pytest.raises(HarnessError, match="over one block"):
-        _cbindings.blake2b_prefixes_many([b"x" * 129], 4)
+        c_generate.blake2b_prefixes_many([b"x" * 129], 4)

@@ -124,25 +124,70 @@ def test_every_low_of_one_bucket_taken() -> None:
     assert layout.lookup(int(positions[-1]) + 1) == owners[0]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("points", "window"), [(2200, 16), (4400, 32)])
-def test_windowed_batch_on_a_large_ring_with_skewed_buckets(points: int, window: int) -> None:
-    """Rings of 2**21 entries and more take the windowed batch path (a 16-entry window;
-    32 entries from 2**22): it routes like the reference on uniform buckets, a crowded
-    bucket, an emptied one, and at every edge."""
+def _windowed_ring(points: int, window: int, empty_top: bool) -> Ring:
+    """A generated ring of 1000 servers x `points` (2**21 entries or more: the windowed
+    batch path) with some buckets rebuilt: 5 crowded (20,000 entries), 7 empty, 9 bunched
+    in its low third, 11 in its high third, 13 exactly two windows long (the shortest
+    bucket that counts a window), 14 one entry shorter (searched); with `empty_top`, the
+    top bucket empty too, so keys above the last entry wrap from an empty bucket."""
     uniform = generate_ring(numbered_servers(1000), points, "fnv1a-fmix32")
-    rng = np.random.default_rng(11)
-    crowded = (5 << 16) + np.sort(rng.choice(2**16, 20_000, replace=False))  # bucket 5
-    clustered = (9 << 16) + np.arange(3000) * 3  # bucket 9, its low third only
-    positions = np.concatenate([uniform.positions[uniform.positions >> 16 != 7],  # bucket 7 empty
-                                crowded, clustered]).astype(np.uint32)
-    owners = rng.integers(0, 1000, len(positions)).astype(np.uint16)
-    ring = Ring.from_points(positions, owners)
-    # the path this case is for (bucketed.c: two windows a bucket on average)
+    rng = np.random.default_rng(window)
+    rebuilt = {5, 7, 9, 11, 13, 14} | ({TOP_BUCKET} if empty_top else set())
+    kept = uniform.positions[~np.isin(uniform.positions >> 16, list(rebuilt))]
+    custom = [
+        (5 << 16) + np.sort(rng.choice(BUCKET, 20_000, replace=False)),
+        (9 << 16) + np.arange(3000) * 7,  # lows 0..20,993 of 65,535
+        (11 << 16) + BUCKET - 1 - np.arange(3000)[::-1] * 7,  # lows 44,542..65,535
+        (13 << 16) + np.sort(rng.choice(BUCKET, 2 * window, replace=False)),
+        (14 << 16) + np.sort(rng.choice(BUCKET, 2 * window - 1, replace=False)),
+    ]
+    positions = np.concatenate([kept, *custom]).astype(np.uint32)
+    return Ring.from_points(positions, rng.integers(0, 1000, len(positions)))
+
+
+def _windowed_keys(ring: Ring) -> npt.NDArray[np.uint32]:
+    """About 100,000 keys: on and beside a sample of entries and every entry of the
+    rebuilt buckets, the edges of every 16th bucket and of the rebuilt ones (first slot,
+    last slot, first and last entry and their neighbours), a grid over every rebuilt
+    bucket (the empty ones too), random keys, and the wrap-around (0, 2**32-1, the last
+    entry and above)."""
+    positions = ring.positions.astype(np.int64)
+    offsets = np.searchsorted(positions, np.arange(BUCKET + 1, dtype=np.int64) << 16)
+    rebuilt = [5, 7, 9, 11, 13, 14, TOP_BUCKET]
+    buckets = np.unique(np.concatenate([np.arange(0, BUCKET, 16), rebuilt, [1, TOP_BUCKET - 1]]))
+    firsts = positions[np.minimum(offsets[buckets], ring.entries - 1)]
+    lasts = positions[np.maximum(offsets[buckets + 1] - 1, 0)]
+    starts = buckets.astype(np.int64) << 16
+    rebuilt_entries = np.concatenate(
+        [positions[offsets[b]:offsets[b + 1]] for b in rebuilt])
+    on_entries = np.concatenate([positions[:: ring.entries // 10_000], rebuilt_entries])
+    grid = np.concatenate([(b << 16) + np.arange(0, BUCKET, 29) for b in rebuilt])
+    keys = np.concatenate([
+        on_entries - 1, on_entries, on_entries + 1,
+        starts, starts - 1, starts + BUCKET - 1,
+        firsts - 1, firsts, firsts + 1, lasts - 1, lasts, lasts + 1,
+        grid, np.random.default_rng(ring.entries).integers(0, 2**32, 20_000),
+        [0, 1, 2**32 - 1, 2**32 - 2, positions[-1] + 1, positions[0] - 1],
+    ])
+    return np.unique(keys[(keys >= 0) & (keys < 2**32)]).astype(np.uint32)
+
+
+@pytest.mark.parametrize(("points", "window", "empty_top"),
+                         [(2200, 16, False), (4400, 32, True)])
+def test_windowed_batch_routes_like_the_reference_key_by_key(
+    points: int, window: int, empty_top: bool
+) -> None:
+    """Rings of 2**21 entries and more take the windowed batch path (16 entries; 32 from
+    2**22): key by key, it routes like the reference on and beside entries, at bucket
+    edges, in crowded, bunched, empty and two-window buckets, and across the wrap-around."""
+    ring = _windowed_ring(points, window, empty_top)
+    # the path this case is for (bucketed.c: buckets average two windows or more)
     assert 2 * window * BUCKET <= ring.entries < 4 * window * BUCKET
-    sample = ring.positions[:: max(1, ring.entries // 200_000)].astype(np.int64)
-    keys = np.concatenate([rng.integers(0, 2**32, 500_000), sample - 1, sample, sample + 1,
-                           np.arange(5 << 16, 10 << 16, 7), [0, 2**32 - 1]])
-    keys = keys[(keys >= 0) & (keys < 2**32)].astype(np.uint32)
-    layout = get_layout("bucketed").build(ring.positions, ring.owners)
-    np.testing.assert_array_equal(layout.lookup_many(keys), reference_owners(ring, keys))
+    keys = _windowed_keys(ring)
+    expected = np.array(reference_lookup_many(ring, keys), dtype=np.uint16)
+    got = get_layout("bucketed").build(ring.positions, ring.owners).lookup_many(keys)
+    wrong = np.flatnonzero(got != expected)
+    assert not wrong.size, (
+        f"{wrong.size} of {len(keys)} keys misrouted, first: "
+        + ", ".join(f"{int(keys[i]):#010x} -> {got[i]} (reference {expected[i]})"
+                    for i in wrong[:5]))

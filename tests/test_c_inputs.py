@@ -1,7 +1,8 @@
 """Arrays handed to the C core in every shape numpy allows: misaligned views, strided
 views, other dtypes, no keys. On x86 a misaligned load happens to work, so a plain build
 passes these either way; under `tox -e sanitize` (UBSan) the misaligned case aborted
-("load of misaligned address") until harness.core.native.bindings copied such arrays."""
+("load of misaligned address") until the C bindings copied such arrays
+(harness.core.native._c.c_input)."""
 
 from __future__ import annotations
 

@@ -68,15 +68,21 @@ def _ring_file(directory: Path) -> Path:
 
 @needs_valgrind
 def test_c_layout_counted_alike_twice_and_scalar_matches_batch(tmp_path: Path) -> None:
-    """Two fresh callgrind runs give identical counts; the scalar and batch C searches
-    execute about the same instructions per key (same binary search), far fewer than the
-    whole Python call of a numpy layout."""
+    """Two fresh callgrind runs count identical instructions in every phase, and the batch's
+    cache misses within the gate's 2% (a build's and a scalar call's misses follow the heap
+    the interpreter left, which is why the gate judges those on instructions only); the
+    scalar and batch C searches execute about the same instructions per key (same binary
+    search), far fewer than the whole Python call of a numpy layout."""
     ring = _ring_file(tmp_path)
     layout = LAYOUTS["cffi-packed"]
-    functions = layout.c_functions  # type: ignore[attr-defined]  # C layouts only
+    functions = layout.c_functions
     first = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
     second = count_layout("cffi-packed", ring, ("build", "batch", "scalar"), 500, functions)
-    assert first == second
+    assert {phase: e.instructions for phase, e in first.items()} == {
+        phase: e.instructions for phase, e in second.items()}
+    for misses in ("d1_misses", "ll_misses"):
+        one, two = getattr(first["batch"], misses), getattr(second["batch"], misses)
+        assert abs(one - two) <= 0.02 * max(one, two, 50)
     batch = first["batch"].per(4_000)["instructions_per_key"]
     scalar = first["scalar"].per(500)["instructions_per_key"]
     assert 0.8 < scalar / batch < 1.2

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core.hashing import HASHES
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
+from harness.core.native import lean as c_lean
 from harness.core.ring import CollisionWinner, Ring, sort_points_reference
 from harness.core.servers import Server, numbered_servers
 from harness.core.stats import arc_shares, arc_shares_reference
@@ -72,9 +73,9 @@ def test_generation_does_not_depend_on_threads(threads: int) -> None:
     """Servers are split over threads; every split writes the same points."""
     servers = [s.name.encode() for s in numbered_servers(5)]
     literals, segments = parse_template("{server}/{j}") or (b"", [])
-    one, _ = _cbindings.generate_points("blake2b-32", literals, segments, servers,
+    one, _ = c_generate.generate_points("blake2b-32", literals, segments, servers,
                                         [3, 0, 50, 1, 9], 1)
-    many, _ = _cbindings.generate_points("blake2b-32", literals, segments, servers,
+    many, _ = c_generate.generate_points("blake2b-32", literals, segments, servers,
                                          [3, 0, 50, 1, 9], threads)
     np.testing.assert_array_equal(one, many)
 
@@ -87,7 +88,7 @@ def test_64_bit_sort_does_not_depend_on_threads(threads: int) -> None:
     positions[::7] = positions[0]  # a long run of equal positions
     owners = rng.integers(0, 300, 5000).astype(np.uint16)
     expected_positions, expected_owners, dropped = sort_points_reference(positions, owners)
-    kept = _cbindings.sort_dedupe64(positions, owners, False, threads)
+    kept = c_lean.sort_dedupe64(positions, owners, False, threads)
     np.testing.assert_array_equal(positions[:kept], expected_positions)
     np.testing.assert_array_equal(owners[:kept], expected_owners)
     assert len(positions) - kept == dropped

@@ -152,7 +152,8 @@ def test_every_module_outside_the_binding_package_is_a_forbidden_source() -> Non
     assert sorted(s for s in sources if s.startswith("harness.core.")) == core
     assert {s for s in sources if not s.startswith("harness.core.")} == {
         f"harness.{layer}" for layer in LAYERS if layer != "core"}
-    assert contract["forbidden_modules"] == ["cffi", "harness.core.native.compiled"]
+    assert contract["forbidden_modules"] == ["cffi", "harness.core.native.compiled",
+                                             "harness.core.native._c"]
 
 
 @pytest.mark.parametrize("layer", LAYERS)

@@ -123,7 +123,6 @@ def test_generated_rings_agree_on_many_keys(bits: int, points: int) -> None:
         np.testing.assert_array_equal(layout.lookup_many(keys), expected, err_msg=name)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("bits", BITS)
 def test_million_point_ring_parity(bits: int) -> None:
     """On a 1,000,000-point ring the array layouts agree with each other and with numpy's search."""

@@ -7,7 +7,8 @@ import numpy.typing as npt
 import pytest
 
 from harness.core.errors import HarnessError, UnknownNameError
-from harness.core.native import bindings as _cbindings
+from harness.core.native import bucketed as c_bucketed
+from harness.core.native import ring as c_ring
 from harness.recipes.layouts import LAYOUTS, get_layout
 from harness.recipes.layouts.numpy_struct import entry_dtype
 
@@ -98,20 +99,20 @@ def test_bucketed_refuses_an_empty_ring() -> None:
 
 def test_c_struct_sizes_and_offsets() -> None:
     """The compiler lays out every struct at the size its layout promises, idx where expected."""
-    assert _cbindings.struct_layout("aligned") == (8, 4)
-    assert _cbindings.struct_layout("packed") == (6, 4)
-    assert _cbindings.struct_layout("aligned64") == (16, 8)
-    assert _cbindings.struct_layout("packed64") == (10, 8)
-    assert _cbindings.struct_layout("bucket") == (4, 2)
+    assert c_ring.struct_layout("aligned") == (8, 4)
+    assert c_ring.struct_layout("packed") == (6, 4)
+    assert c_ring.struct_layout("aligned64") == (16, 8)
+    assert c_ring.struct_layout("packed64") == (10, 8)
+    assert c_bucketed.bucket_entry_layout() == (4, 2)
 
 
 def test_import_check_covers_every_struct() -> None:
     """The import-time check knows every C struct kind, each with the size the tests expect."""
-    assert {kind: (s.size, s.idx_offset) for kind, s in _cbindings.STRUCTS.items()} == {
-        kind: _cbindings.struct_layout(kind) for kind in ("aligned", "packed", "aligned64",
-                                                          "packed64")
+    assert {kind: (s.size, s.idx_offset) for kind, s in c_ring.STRUCTS.items()} == {
+        kind: c_ring.struct_layout(kind) for kind in ("aligned", "packed", "aligned64",
+                                                      "packed64")
     }
-    assert (_cbindings.BUCKET_ENTRY.size, _cbindings.BUCKET_ENTRY.idx_offset) == (4, 2)
+    assert (c_bucketed.BUCKET_ENTRY.size, c_bucketed.BUCKET_ENTRY.idx_offset) == (4, 2)
 
 
 @pytest.mark.parametrize(("hash_bits", "aligned_size", "packed_size", "idx_offset"),

@@ -102,3 +102,71 @@ def test_plugin_algorithm_runs_in_a_scenario(site: Path, tmp_path: Path) -> None
     (move,) = run["figures"]["movement"]
     assert move["ring_moved"] == move["mod_n_moved"]  # it is hash mod N
     assert "## Lookup time (mod N" in (tmp_path / "out" / "modulo.md").read_text()
+
+
+BROKEN = '''
+import os
+import sys
+
+from ring_harness_demo import DemoBisectLayout, DemoModuloAlgorithm
+
+FAIL = os.environ.get("BROKEN_AT", "")
+
+
+class BrokenLayout(DemoBisectLayout):
+    name = "broken-bisect"
+
+    def lookup_many(self, key_hashes):
+        if FAIL == "exit":
+            sys.exit(3)
+        raise RuntimeError("boom in lookup_many")
+
+
+class BrokenAlgorithm(DemoModuloAlgorithm):
+    name = "broken-modulo"
+
+    @classmethod
+    def parse_params(cls, fields):
+        if FAIL == "parse_params":
+            raise ValueError("boom in parse_params")
+        return super().parse_params(fields)
+
+    @classmethod
+    def check_servers(cls, servers, params):
+        if FAIL == "check_servers":
+            raise KeyError("boom in check_servers")
+        return super().check_servers(servers, params)
+'''
+
+
+@pytest.mark.parametrize(("fail", "table", "code", "line"), [
+    ("parse_params", '[algorithm]\nname = "broken-modulo"\n', 2,
+     "error: plugin ring_harness_broken:BrokenAlgorithm (ring_harness.algorithms): "
+     "parse_params raised ValueError: boom in parse_params"),
+    ("check_servers", '[algorithm]\nname = "broken-modulo"\n', 2,
+     "error: plugin ring_harness_broken:BrokenAlgorithm (ring_harness.algorithms): "
+     "check_servers raised KeyError: 'boom in check_servers'"),
+    ("lookup_many", '[measure]\nlayouts = ["broken-bisect"]\nmetrics = ["balance"]\n', 1,
+     "failed: plugin ring_harness_broken:BrokenLayout (ring_harness.layouts): "
+     "lookup_many raised RuntimeError: boom in lookup_many"),
+    ("exit", '[measure]\nlayouts = ["broken-bisect"]\nmetrics = ["balance"]\n', 1,
+     "failed: plugin ring_harness_broken:BrokenLayout (ring_harness.layouts): "
+     "lookup_many exited with status 3"),
+])
+def test_a_failing_plugin_is_one_line_naming_it(site: Path, tmp_path: Path, fail: str,
+                                                table: str, code: int, line: str) -> None:
+    """A plugin's exception (or sys.exit) in validation is exit 2, in the run exit 1: one
+    line naming the plugin, its function and the error; no traceback, nothing written."""
+    (site / "ring_harness_broken.py").write_text(BROKEN)
+    (site / "ring_harness_demo-0.1.dist-info" / "entry_points.txt").write_text(
+        "[ring_harness.layouts]\nbroken-bisect = ring_harness_broken:BrokenLayout\n\n"
+        "[ring_harness.algorithms]\nbroken-modulo = ring_harness_broken:BrokenAlgorithm\n")
+    scenario = tmp_path / "broken.toml"
+    scenario.write_text(f"[servers]\ncount = 4\n[keys]\ncount = 300\n{table}")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path]),
+           "BROKEN_AT": fail}
+    done = subprocess.run([sys.executable, "-m", "harness", "run", str(scenario), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                          check=False)
+    assert (done.returncode, done.stderr.strip().splitlines()) == (code, [line])
+    assert not (tmp_path / "out").exists()

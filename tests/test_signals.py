@@ -72,7 +72,7 @@ def test_signal_stops_children_and_cleans_up(
     _, err = run.communicate(timeout=60)
     assert run.returncode == code
     assert err.strip().splitlines() == [
-        f"{word}; no result file was written for the unfinished scenario"]
+        f"{word}; no result file was written for scenario 'slow'"]
     time.sleep(0.2)
     assert not any(_running(child) for child in children)
     assert list(scratch.iterdir()) == []

@@ -25,8 +25,9 @@ from importlib import resources
 
 from harness.core import charts
 from harness.core.errors import ScenarioError
+from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server
-from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.constructions.generator import generate_ring, points_for
 from harness.report.html import STYLE, escape_text, json_for_script, vega_bundle
 from harness.run.scenario import Scenario
 
@@ -50,19 +51,40 @@ class ExplorerRing:
     source: str = "The ring of Semicolony's \"Consistent hashing simulator\""
 
 
+#: the most points the page rebuilds: it hashes every point in the browser, and a ring
+#: drawn with more than this many is a bar of colour, not a picture of a ring
+MAX_PAGE_POINTS = 1_000_000
+
+
+def _check_size(where: str, servers: tuple[Server, ...], points: int) -> None:
+    total = sum(points_for(s.weight, points) for s in servers)
+    if total > MAX_PAGE_POINTS:
+        raise ScenarioError(f"{where}: at most {MAX_PAGE_POINTS:,} points in all, so that the "
+                            f"page can draw and hash them (got {total:,}: {len(servers):,} "
+                            f"servers at {points:,} points per unit weight)")
+
+
 def simulator_ring(servers: int = 3, points: int = 100) -> ExplorerRing:
     """The simulator's ring: n1..nN, points n1:0, n1:1, ..., FNV-1a + fmix32."""
-    if servers < 1 or points < 1:
-        raise ScenarioError(f"explore: --servers and --points must be at least 1 "
-                            f"(got {servers} and {points})")
-    return ExplorerRing(tuple(Server(f"n{i}") for i in range(1, servers + 1)), points)
+    if not 1 <= servers <= MAX_SERVERS or points < 1:
+        raise ScenarioError(f"explore: --servers must be from 1 to {MAX_SERVERS:,} and "
+                            f"--points at least 1 (got {servers} and {points})")
+    ring = ExplorerRing(tuple(Server(f"n{i}") for i in range(1, servers + 1)), points)
+    _check_size("explore", ring.servers, points)
+    return ring
 
 
 def scenario_ring(scenario: Scenario, points: int | None = None) -> ExplorerRing:
     """A scenario's ring, refused in one line where the page cannot rebuild it."""
-    recipe = scenario.recipes()[0]
+    recipes = scenario.recipes()
+    recipe = recipes[0]
     params = recipe.params
     where = f"{scenario.path}: explore"
+    if recipe.algorithm != "ring":
+        # bounded-load is built on a ring but routes by load too: the page would draw the
+        # plain ring and call it the scenario's.
+        raise ScenarioError(f"{where} draws a ring routed by position alone (got algorithm "
+                            f"{recipe.algorithm!r}, which the page cannot show truthfully)")
     if params["construction"] != "points":
         raise ScenarioError(f"{where} needs generator.construction = 'points' (got "
                             f"{params['construction']!r}; the page rebuilds hashed points)")
@@ -74,9 +96,17 @@ def scenario_ring(scenario: Scenario, points: int | None = None) -> ExplorerRing
         if re.search(r"[{}]", re.sub(r"\{(" + fields + r")\}", "", value)):
             raise ScenarioError(f"{where} needs {field} to use plain fields only, such as "
                                 f"'{{server}}:{{j}}' (got {value!r})")
-    return ExplorerRing(tuple(scenario.ring_servers()), points or params["points_per_weight"],
-                        params["hash"], params["point_name"], scenario.keys.name,
-                        "new-server-", f"The ring of scenario {scenario.path}")
+    servers = tuple(scenario.ring_servers())
+    chosen = points or params["points_per_weight"]
+    _check_size(where, servers, chosen)
+    sweep = [r.params["points_per_weight"] for r in recipes]
+    which = ("" if points is not None or len(sweep) == 1 else
+             f" (the first of its sweep, {', '.join(f'{k:,}' for k in sweep)}: --points "
+             "chooses another)")
+    return ExplorerRing(servers, chosen, params["hash"], params["point_name"],
+                        scenario.keys.name, "new-server-",
+                        f"The ring of scenario {scenario.path} at {chosen:,} points per "
+                        f"unit weight{which}")
 
 
 def page_data(ring: ExplorerRing) -> dict[str, object]:

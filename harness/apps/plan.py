@@ -30,6 +30,7 @@ import numpy as np
 
 from harness.core.errors import ScenarioError
 from harness.core.hashing import HASHES
+from harness.core.machine import available_memory_bytes
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import arc_shares, cv, expected_collisions, theory_cv
@@ -65,18 +66,63 @@ def _expected_max_normal(n: int) -> float:
     return statistics.NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
 
 
+#: the most points per unit weight a plan considers (a scenario's own limit)
+MAX_PLANNED_POINTS = 10**8
+#: steps of one point tried above the closed form before the search doubles instead: weighted
+#: fleets land within a few steps; a fleet whose lightest server gets one point until k is
+#: huge would otherwise take k steps
+LINEAR_STEPS = 10_000
+
+
 def points_for_target(servers: Sequence[Server], target_cv: float) -> int:
     """Smallest points per unit weight whose predicted CV is at most `target_cv`."""
     n = len(servers)
     if n == 1:
         return 1
+
+    def meets(k: int) -> bool:
+        return theory_cv([points_for(s.weight, k) for s in servers]) <= target_cv
+
     # Equal weights: closed form; weighted: the same form as a start, then step up.
-    k = max(1, math.ceil(((n - 1) / target_cv**2 - 1) / n))
-    while k > 1 and theory_cv([points_for(s.weight, k - 1) for s in servers]) <= target_cv:
+    k = min(MAX_PLANNED_POINTS, max(1, math.ceil(((n - 1) / target_cv**2 - 1) / n)))
+    while k > 1 and meets(k - 1):
         k -= 1
-    while theory_cv([points_for(s.weight, k) for s in servers]) > target_cv:
+    for _ in range(LINEAR_STEPS):
+        if meets(k):
+            return k
         k += 1
-    return k
+    # Far from the closed form: double to a k that meets the target, then bisect.
+    low, high = k, k
+    while not meets(high):
+        if high >= MAX_PLANNED_POINTS:
+            lightest = min(servers, key=lambda s: s.weight)
+            raise ScenarioError(
+                f"plan: no points per unit weight up to {MAX_PLANNED_POINTS:,} gives a CV of "
+                f"{100 * target_cv:g}% (the lightest server, weight {lightest.weight:g}, "
+                f"holds {points_for(lightest.weight, MAX_PLANNED_POINTS):,} points even "
+                "then); expected a looser target or closer weights")
+        low, high = high, min(2 * high, MAX_PLANNED_POINTS)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if meets(middle) else (middle, high)
+    return high
+
+
+#: bytes a planned ring costs per point while it is built and measured: generation's
+#: resident peak (14), the arc-share and weight arrays, and the largest layout priced (16)
+PLAN_BYTES_PER_POINT = 48
+
+
+def _check_ring_fits(servers: Sequence[Server], points_per_weight: int) -> None:
+    """Refuse, before it is built, a planned ring larger than this machine's memory."""
+    points = sum(points_for(s.weight, points_per_weight) for s in servers)
+    available = available_memory_bytes()
+    if available is not None and points * PLAN_BYTES_PER_POINT > available:
+        raise ScenarioError(
+            f"plan: the target needs {points_per_weight:,} points per unit weight, "
+            f"{points:,} points in all, about {points * PLAN_BYTES_PER_POINT / 2**30:,.1f} GiB "
+            f"to build and measure; this machine has {available / 2**30:,.1f} GiB available "
+            "(expected a looser target or fewer servers)")
 
 
 def make_plan(servers: Sequence[Server], target_cv: float | None = None,
@@ -99,6 +145,7 @@ def make_plan(servers: Sequence[Server], target_cv: float | None = None,
         cv_target = (target_peak_to_mean - 1) / z if z else 1.0
         label = f"peak-to-mean <= {target_peak_to_mean:g} (CV <= {100 * cv_target:.3g}%)"
     k = points_for_target(servers, cv_target)
+    _check_ring_fits(servers, k)
     return Plan(tuple(servers), label, cv_target, k,
                 theory_cv([points_for(s.weight, k) for s in servers]))
 

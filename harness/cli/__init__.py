@@ -39,7 +39,8 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
-from harness.core.outputs import check_outputs
+from harness.core.outputs import Outcome, check_outputs
+from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.results import load_result, result_paths, write_result
@@ -125,8 +126,10 @@ def _run(args: argparse.Namespace) -> int:
                   paths)
     check_memory(scenarios)
     for scenario in scenarios:
+        args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)
         written = write_result(result, args.out)
+        args.outcome.wrote(list(written.values()))
         print(f"{scenario.name}: wrote {' and '.join(map(str, written.values()))} "
               f"({result.duration_s} s)")
     if len(scenarios) == 1:
@@ -188,7 +191,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     check_outputs([args.out / "REPRODUCTION.md", args.out / "REPRODUCTION.html"], [])
     if not args.no_run:
-        run_scenarios(args.out, args.progress)
+        run_scenarios(args.out, args.progress, args.outcome)
     checks = write_report(args.out)
     outside = [c.figure.key for c in checks if not c.inside]
     print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
@@ -214,7 +217,7 @@ def _plan(args: argparse.Namespace) -> int:
     layouts = check_layouts(args.layouts.split(",") if args.layouts else
                             default_layouts(hash_name), HASHES[hash_name].bits)
     outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
-    check_outputs(outputs, [])
+    check_outputs(outputs, [args.scenario] if args.scenario is not None else [])
     report = plan_document(servers, rings, args.target_cv, args.target_peak_to_mean,
                            hash_name, layouts)
     text = markdown.report(report)
@@ -236,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
+    # What the command writes, as it goes: the message if it is stopped says what is on disk.
+    outcome = args.outcome = Outcome()
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return COMMANDS[args.command](args)
@@ -245,18 +250,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        print("interrupted; no result file was written for the unfinished scenario",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Terminated:
-        print("terminated; no result file was written for the unfinished scenario",
-              file=sys.stderr)
-        return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader went away (`show big.json | head -1`): not an error of ours. Point
         # stdout at /dev/null so the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # Writing failed (disk full, permissions changed during the run): the rename that
+        # replaces a result never happened, so the previous files are intact.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"failed: {where}{exc.strerror or exc}; files already there are kept as they "
+              "were", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print(outcome.stopped("interrupted"), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print(outcome.stopped("terminated"), file=sys.stderr)
+        return EXIT_TERMINATED
+    except (Exception, SystemExit) as exc:
+        # A plugin's own code failing is reported as its failure, in one line; anything
+        # else is a bug of ours, and its traceback is what a report needs.
+        blamed = plugin_failure(exc.__traceback__)
+        if blamed is None:
+            raise
+        print(f"{'error' if blamed.validating else 'failed'}: {blamed.message(exc)}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT if blamed.validating else EXIT_FAILED
     finally:
         signal.signal(signal.SIGTERM, previous)

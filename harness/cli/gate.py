@@ -1,11 +1,12 @@
 """`ring-bench-gate RESULTS.json`: compare one run of `benchmarks/` with the committed baseline.
 
 Exit status: 0 when nothing regressed (or a baseline was recorded), 1 on a
-regression, 2 when the results cannot be judged: not the suite's JSON, a mode
-the suite does not define, no timings or figures, NaN or non-positive times,
-too few samples, nothing in common with a baseline of the same environment, or
-a --baseline-dir that is not a directory. A baseline
-recorded in another environment has its timings replaced, but its
+regression or on a benchmark of a baseline of this environment that the run did not
+measure (and its plan did not leave out), 2 when the results cannot be judged: not
+the suite's JSON, a mode the suite does not define, no timings or figures, NaN or
+non-positive times, too few samples, nothing in common with a baseline of the same
+environment, or a --baseline-dir that is not a directory. A baseline recorded in
+another environment has its timings replaced, but its
 CPU-independent figures (routing digests, and sizes where Python and the
 architecture match) still decide. `--update-baseline` (or RING_BENCH_UPDATE=1
 in the environment) rewrites the baseline on purpose.
@@ -22,6 +23,7 @@ from pathlib import Path
 from harness.apps.benchgate.gate import judge_run
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
+from harness.core.outputs import check_outputs
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
@@ -50,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.regressions_out is not None:
+            # A device, FIFO or directory there would be replaced by the rename that writes it.
+            check_outputs([args.regressions_out], [args.results])
         regressions = judge_run(args.results, args.baseline_dir, update=args.update_baseline)
         if args.regressions_out is not None:
             write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))

@@ -2,7 +2,8 @@
 
 - `write_atomically`: one file, through a temporary file beside it and a rename;
 - `write_together`: several files (a result's JSON and Markdown) replaced
-  together or not at all;
+  together or not at all, and never interleaved with another process writing
+  the same files (the directories are locked while they are replaced);
 - `dumps_strict`: JSON text that refuses NaN and Infinity, which are not JSON.
 
 A replaced file keeps its permission bits; a new one gets 0666 minus the
@@ -13,6 +14,7 @@ from the group that reads them).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -111,20 +113,42 @@ def write_together(files: Mapping[Path, str | bytes]) -> None:
     if len({os.path.abspath(path) for path in targets}) != len(targets):
         raise HarnessError(f"write_together: a file is named twice in {targets}")
     pending: list[_Pending] = []
+    with _locked_directories(targets):
+        try:
+            for path, text in files.items():
+                pending.append(_Pending(Path(path), _as_bytes(text)))
+            for item in pending:
+                _keep_old_content(item)
+            for item in pending:
+                os.replace(item.temporary, item.target)
+                item.renamed = True
+        except BaseException:
+            _roll_back(pending)
+            raise
+        finally:
+            for item in pending:
+                item.discard()
+
+
+@contextlib.contextmanager
+def _locked_directories(targets: list[Path]) -> Iterator[None]:
+    """Hold an exclusive lock on every directory the targets are in, so that two processes
+    writing the same set of files replace it one after the other, never interleaved (which
+    would leave one's JSON beside the other's HTML). The lock is flock(2) on the directory
+    itself: no lock file is left behind. Directories are locked in one order (sorted), so
+    two writers cannot each hold one and wait for the other."""
+    directories = sorted({os.path.realpath(path.parent) for path in targets})
+    descriptors: list[int] = []
     try:
-        for path, text in files.items():
-            pending.append(_Pending(Path(path), _as_bytes(text)))
-        for item in pending:
-            _keep_old_content(item)
-        for item in pending:
-            os.replace(item.temporary, item.target)
-            item.renamed = True
-    except BaseException:
-        _roll_back(pending)
-        raise
+        for directory in directories:
+            os.makedirs(directory, exist_ok=True)
+            descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            descriptors.append(descriptor)
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
     finally:
-        for item in pending:
-            item.discard()
+        for descriptor in descriptors:
+            os.close(descriptor)  # closing the last descriptor releases its lock
 
 
 def _keep_old_content(item: _Pending) -> None:

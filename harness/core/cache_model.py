@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from harness.core.errors import HarnessError
 from harness.core.machine import available_memory_bytes
-from harness.core.native import bindings as _cbindings
+from harness.core.native import lru as c_lru
 
 #: servers are uint16 indices
 MAX_SERVERS = 2**16
@@ -67,7 +67,7 @@ def _checked(
             f"LRU replay: servers and keys must have one entry per request "
             f"(got {len(server_array)} servers, {len(key_array)} keys)"
         )
-    workspace = _cbindings.lru_workspace_bytes(n_servers, capacity)
+    workspace = c_lru.lru_workspace_bytes(n_servers, capacity)
     available = available_memory_bytes()
     if available is not None and workspace > available:
         raise HarnessError(
@@ -104,7 +104,7 @@ def lru_misses(
     (the object was fetched from the origin and inserted, evicting the least recently
     used object of that server when full)."""
     server_array, key_array = _checked(servers, keys, n_servers, capacity)
-    return _cbindings.lru_replay(
+    return c_lru.lru_replay(
         server_array.astype(np.uint16, copy=False),
         key_array.astype(np.uint32, copy=False),
         n_servers,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -126,14 +127,21 @@ class Fields:
             raise self.error(key, expected, value)
         return value
 
-    def take_number(self, key: str, default: Any = _MISSING, *, positive: bool = True) -> float:
-        self._note(key, "a finite positive number" if positive else "a finite number", default)
+    def take_number(self, key: str, default: Any = _MISSING, *, positive: bool = True,
+                    bounds: tuple[float, float] | None = None) -> float:
+        """A finite number (positive unless told otherwise); `bounds` (low, high) where the
+        arithmetic on it would overflow or underflow beyond them."""
+        expected = "a finite positive number" if positive else "a finite number"
+        if bounds is not None:
+            expected = f"a number from {bounds[0]:g} to {bounds[1]:g}"
+        self._note(key, expected, default)
         value = self._raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or (
             positive and not value > 0
-        ) or not math.isfinite(value):
-            raise self.error(key, "a finite positive number" if positive else "a finite number",
-                             value)
+        ) or not math.isfinite(value) or (
+            bounds is not None and not bounds[0] <= value <= bounds[1]
+        ):
+            raise self.error(key, expected, value)
         return float(value)
 
     def take_str(self, key: str, default: Any = _MISSING,
@@ -239,14 +247,44 @@ def template_expected(*placeholders: str) -> str:
     return "a name template using " + " and ".join(f"{{{p}}}" for p in placeholders)
 
 
+#: a format spec an integer field may carry: fill and align, sign, zero padding, width,
+#: grouping and an integer base (no precision, no 'c' or 'n'), so that distinct numbers
+#: always give distinct names and formatting can never fail
+_INTEGER_SPEC = re.compile(r"(?:[^{}]?[<>=^])?[+ -]?#?0?\d*[,_]?[bdoxX]?")
+
+
+def _template_problem(value: str, placeholders: Sequence[str]) -> str | None:
+    """Why the template cannot be formatted for every number, or None."""
+    try:
+        parsed = list(string.Formatter().parse(value))
+    except ValueError:
+        return "and no lone brace (a literal one is written {{ or }})"
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if field not in placeholders:
+            return "and no other field (no attribute, index or number)"
+        if field == "server":
+            if conversion is not None or "{" in (spec or ""):
+                return "with {server} plain or with a string format spec such as {server:>8}"
+            continue
+        if conversion is not None or not _INTEGER_SPEC.fullmatch(spec or ""):
+            return (f"with {{{field}}} plain or with an integer format spec such as "
+                    f"{{{field}:04d}}")
+    return None
+
+
 def template_check(*placeholders: str) -> Callable[[str], str | None]:
     """A name template may use exactly these fields, and must use each of them."""
     expected = template_expected(*placeholders)
 
     def check(value: str) -> str | None:
+        problem = _template_problem(value, placeholders)
+        if problem:
+            return f"{expected} {problem}"
         try:
             value.format(**{p: 0 for p in placeholders})
-        except (KeyError, IndexError, ValueError):
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError, OverflowError):
             return expected + " and no other field"
         # Without a field every name would be the same: keys or points would all coincide.
         if any(value.format(**{q: (1 if q == p else 0) for q in placeholders})

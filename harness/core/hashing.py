@@ -34,7 +34,8 @@ import numpy.typing as npt
 import xxhash
 
 from harness.core.errors import UnknownNameError
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
+from harness.core.native import hashes as c_hashes
 
 FNV32_OFFSET_BASIS = 2166136261
 FNV32_PRIME = 16777619
@@ -95,8 +96,8 @@ def _blake2b_digest(data: bytes) -> bytes:
 def _blake2b_prefixes_many(width: int, names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
     """Batch BLAKE2b prefixes: in C, eight names at a time, when every name fits one block
     (keys and point names do); through hashlib otherwise."""
-    if all(len(name) <= _cbindings.BLAKE2B_BLOCK_BYTES for name in names):
-        return _cbindings.blake2b_prefixes_many(names, width)
+    if all(len(name) <= c_generate.BLAKE2B_BLOCK_BYTES for name in names):
+        return c_generate.blake2b_prefixes_many(names, width)
     return _digest_prefixes_many(_blake2b_digest, width, names)
 
 
@@ -105,7 +106,7 @@ def _md5_digest(data: bytes) -> bytes:
 
 
 def _fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-    return _cbindings.fnv1a_fmix32_many(names)
+    return c_hashes.fnv1a_fmix32_many(names)
 
 
 def _crc32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
@@ -169,4 +170,4 @@ def xxh64(data: bytes, seed: int = 0) -> int:
 
 def xxh64_many(names: Sequence[bytes], seed: int = 0) -> npt.NDArray[np.uint64]:
     """xxHash64 of each name, into a uint64 array (computed in C; `xxh64` is the library's)."""
-    return _cbindings.xxh64_many(names, seed)
+    return c_hashes.xxh64_many(names, seed)

@@ -9,7 +9,8 @@ Refused, each with one line naming the output:
   that writes it would replace the device node), or whose directory is a regular file
   or not writable;
 - an output under /proc or /sys, kernel pseudo-file systems that take writes as commands;
-- a file name or path longer than the file system allows.
+- a file name or path longer than the file system allows;
+- a symlink to nothing on the way (the directory could not be made after the run).
 """
 
 from __future__ import annotations
@@ -44,7 +45,20 @@ def _existing_ancestor(path: Path) -> Path:
     return current
 
 
+def _dangling_link(output: Path) -> Path | None:
+    """The output itself or a directory on its way that is a symlink to nothing: writing
+    there would fail only after the whole run (mkdir cannot create a link's target)."""
+    for path in (output, *output.parents):
+        if os.path.islink(path) and not os.path.exists(path):
+            return path
+    return None
+
+
 def _check_place(output: Path, error: Callable[[str], Exception]) -> None:
+    dangling = _dangling_link(output)
+    if dangling is not None:
+        raise error(f"{output}: {dangling} is a symlink to {os.readlink(dangling)}, which does "
+                    "not exist; expected a directory, or a link to one")
     resolved = Path(os.path.realpath(output))
     for pseudo in PSEUDO_FILE_SYSTEMS:
         if resolved.is_relative_to(pseudo):
@@ -100,3 +114,31 @@ def check_outputs(
             )
         outputs_by_identity[identity] = output
         _check_place(output, error)
+
+
+class Outcome:
+    """What a command has written so far and what it is working on, so that a message on
+    Ctrl-C or SIGTERM says truthfully what is on disk."""
+
+    def __init__(self) -> None:
+        self.written: list[Path] = []
+        self.working_on: str | None = None
+
+    def start(self, what: str) -> None:
+        self.working_on = what
+
+    def wrote(self, paths: Sequence[Path]) -> None:
+        self.written.extend(paths)
+        self.working_on = None
+
+    def stopped(self, how: str) -> str:
+        """One line: how the command stopped, what it left unwritten and what it wrote."""
+        parts = [how]
+        if self.working_on is not None:
+            parts.append(f"no result file was written for {self.working_on}")
+        if self.written:
+            parts.append(f"{len(self.written)} file(s) were written before that, complete: "
+                         + ", ".join(map(str, self.written)))
+        elif self.working_on is None:
+            parts.append("no file was written")
+        return "; ".join(parts)

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from harness.core.errors import HarnessError
 from harness.core.machine import usable_cores
-from harness.core.native import bindings as _cbindings
+from harness.core.native import lean as c_lean
 
 MAX_SERVERS = 2**16 - 1  # owners are uint16 server indexes
 
@@ -109,13 +109,13 @@ class Ring:
             if owners is not None:
                 raise HarnessError("a 32-bit ring takes packed words: owners must be None")
             positions.sort()  # in place; numpy sorts uint64 without a second buffer
-            kept_positions, kept_owners, kept = _cbindings.split_packed(positions, keep_highest)
+            kept_positions, kept_owners, kept = c_lean.split_packed(positions, keep_highest)
             return cls(positions=_shrunk(kept_positions, kept),
                        owners=_shrunk(kept_owners, kept), bits=32,
                        collisions=points - kept, servers=servers)
         if owners is None or len(owners) != points:
             raise HarnessError("a 64-bit ring needs one owner per position")
-        kept = _cbindings.sort_dedupe64(positions, owners, keep_highest, usable_cores())
+        kept = c_lean.sort_dedupe64(positions, owners, keep_highest, usable_cores())
         return cls(positions=_shrunk(positions, kept), owners=_shrunk(owners, kept),
                    bits=bits, collisions=points - kept, servers=servers)
 

@@ -70,3 +70,15 @@ def read_regular_file(
     if len(data) > limit_bytes:
         raise error(f"{path}: {expected} (got more than {limit_bytes} bytes)")
     return data
+
+
+#: the longest integer literal read from JSON: 64 bits hold at most 20 decimal digits
+MAX_INTEGER_DIGITS = 20
+
+
+def bounded_int(text: str) -> int:
+    """An integer literal of JSON, refused (ValueError) beyond 64 bits: every count and size
+    we read fits, and a larger one would overflow when it meets a float."""
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, beyond 64 bits")
+    return int(text)

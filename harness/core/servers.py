@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from harness.core.errors import HarnessError
 from harness.core.ring import MAX_SERVERS
 
+#: the weights a server may have: shares are divided by weights, so a weight far below
+#: 1e-6 underflows a server's share per unit weight, and one above 1e12 makes point counts
+#: overflow a machine integer
+WEIGHT_BOUNDS = (1e-6, 1e12)
+
 
 @dataclass(frozen=True)
 class Server:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import lean as c_lean
 from harness.core.ring import Ring
 
 
@@ -42,7 +42,7 @@ def arc_shares(ring: Ring, servers: int) -> npt.NDArray[np.float64]:
     One pass in C (cext/lean.c) with no per-point temporaries; it adds the arcs as
     doubles in index order, as `arc_shares_reference` does, so the two are identical.
     """
-    return _cbindings.arc_sums(ring.positions, ring.owners, servers) / float(2**ring.bits)
+    return c_lean.arc_sums(ring.positions, ring.owners, servers) / float(2**ring.bits)
 
 
 def arc_shares_reference(ring: Ring, servers: int) -> npt.NDArray[np.float64]:

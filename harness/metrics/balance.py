@@ -29,6 +29,7 @@ from harness.core import charts
 from harness.core.ring import Ring
 from harness.core.stats import arc_shares, cv, floor_cv, theory_cv
 from harness.core.tables import Chart, Section, Table, count, number, pct, text
+from harness.metrics.base import MetricBase
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -94,7 +95,7 @@ def balance_of_keys(
     )
 
 
-class BalanceMetric:
+class BalanceMetric(MetricBase):
     """Keys per server, exact shares, and the theory they are measured against."""
 
     name: ClassVar[str] = "balance"
@@ -107,7 +108,7 @@ class BalanceMetric:
 
     def measure(self, context: RunContext) -> Balance:
         algorithm = context.algorithm
-        construction = getattr(algorithm, "construction", None)
+        construction = algorithm.construction
         points = (None if construction is None
                   else construction.point_counts(context.servers))
         return balance_of_keys(context.owners, [s.weight for s in context.servers],

@@ -14,8 +14,8 @@ from harness.core import charts
 from harness.core.model import Result
 from harness.core.stats import expected_collisions
 from harness.core.tables import Section, Table, count, number, text
+from harness.metrics.base import MetricBase
 from harness.metrics.context import RunContext, RunPlan, Scope
-from harness.recipes.ring_access import ring_of
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Collisions:
     collisions_expected: float
 
 
-class CollisionsMetric:
+class CollisionsMetric(MetricBase):
     """Points that collided while building the ring, against the birthday expectation."""
 
     name: ClassVar[str] = "collisions"
@@ -38,7 +38,7 @@ class CollisionsMetric:
         return 0
 
     def measure(self, context: RunContext) -> Collisions | None:
-        ring = ring_of(context.algorithm)
+        ring = context.algorithm.ring
         if ring is None:
             return None
         points = ring.entries + ring.collisions

@@ -46,6 +46,7 @@ from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.stats import theory_cv
 from harness.core.workload import KeysSpec, key_names
+from harness.metrics.base import MetricBase
 from harness.metrics.comparison_options import (
     ComparisonOptions,
     RecipeSpec,
@@ -73,7 +74,6 @@ from harness.metrics.throughput import Timing, measure_throughput
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.base import Peer, PrehashedPeer
-from harness.recipes.ring_access import ring_of
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -140,8 +140,27 @@ def _changes(servers: list[Server], pattern: Sequence[float],
     ]
 
 
-class ComparisonMetric:
+#: bytes per point of a fleet's ring: generation (16), the fastest and the smallest layout
+#: (6 + 4), the reference arrays (6) and the arc shares (8), rounded up
+COMPARISON_BYTES_PER_POINT = 48
+#: bytes per key or request: its encoded name (about 60) and hashes for every key hash (24)
+COMPARISON_BYTES_PER_KEY = 100
+
+
+class ComparisonMetric(MetricBase):
     """Every algorithm recipe and peer, side by side on each fleet."""
+
+    cost_fields: ClassVar[str] = "servers, weights, keys, zipf_requests, zipf_universe"
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """The largest fleet's ring at 160 points per unit weight, in generation and in its
+        two layouts, and every key, request and universe name with their hashes; recipes
+        are measured one after the other."""
+        assert isinstance(options, ComparisonOptions)
+        heaviest = max(options.servers) * max(max(p) for p in options.weights)
+        points = 160 * heaviest
+        names = options.keys + options.zipf_requests + options.zipf_universe
+        return float(COMPARISON_BYTES_PER_POINT * points + COMPARISON_BYTES_PER_KEY * names)
     name: ClassVar[str] = "comparison"
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
@@ -243,14 +262,11 @@ class ComparisonMetric:
         figures.weight_share_error = weight_share_error(shares, servers)
         if exact is not None:
             figures.exact_peak_to_mean = float(np.max(exact / weight_shares(servers)))
-        construction = getattr(algorithm, "construction", None)
+        construction = algorithm.construction
         if construction is not None:
-
             figures.cv_theory = theory_cv(construction.point_counts(servers))
-        slot_counts: Callable[[], npt.NDArray[np.int64]] | None = getattr(
-            algorithm, "slot_counts", None)
-        if slot_counts is not None:
-            slots = slot_counts()
+        slots = algorithm.slot_counts()
+        if slots is not None:
             figures.slot_spread = int(slots.max() - slots.min())
         context.advance(1)
         figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners)
@@ -265,16 +281,14 @@ class ComparisonMetric:
               owners: npt.NDArray[np.uint16]) -> MoveFigure:
         operation, server, after, minimal = change
         figure = MoveFigure(operation, server, minimal)
-        removal: Callable[[Sequence[Server], str], str | None] | None = getattr(
-            cls, "removal_problem", None)
-        if operation != "add" and removal is not None:
-            figure.unsupported = removal(servers, server)
+        if operation != "add":
+            figure.unsupported = cls.removal_problem(servers, server)
         if figure.unsupported is None and (problem := cls.check_servers(after, recipe.params)):
             figure.unsupported = f"servers after it must be {problem}"
         if figure.unsupported is not None:
             return figure
         try:
-            moved_to = cls.build(after, **recipe.params).lookup_many(key_hashes)
+            moved_to = cls.from_params(after, recipe.params).lookup_many(key_hashes)
         except NotImplementedError as exc:
             figure.unsupported = str(exc) or "the algorithm cannot be rebuilt"
             return figure
@@ -300,7 +314,7 @@ class ComparisonMetric:
             label = recipe_label(algorithm.name, {k: v for k, v in checked.items()
                                                   if k != "layout"})
             if not algorithm.check_servers(servers, checked):
-                ours = algorithm.build(servers, **checked)
+                ours = algorithm.from_params(servers, checked)
         figures = PeerFigures(name, label, cls.exact, cls.agreement_note)
         problem = cls.check_servers(servers)
         if problem:
@@ -330,7 +344,7 @@ class ComparisonMetric:
             except NotImplementedError:
                 continue  # no scalar path: its timings stay "not supported"
             timed[label] = algorithm
-            route_one: Callable[[bytes], int] | None = getattr(algorithm, "route_one", None)
+            route_one = algorithm.route_one
             if route_one is not None:
                 loops[f"{label} (route)"] = (route_one, [k.encode() for k in scalar_names])
         peer_names = keys[:options.peer_timing_keys]
@@ -386,7 +400,7 @@ class ComparisonMetric:
     @staticmethod
     def _probe(workdir: Path, algorithm: Algorithm, servers: list[tuple[str, float]],
                keys: list[str], hashes: _Hashes) -> Memory:
-        ring = ring_of(algorithm)
+        ring = algorithm.ring
         if ring is not None:
             # A ring is measured as its layout, built from its points (the memory metric's
             # way): the points generation is not the structure routing keeps.

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core.tables import Cell, Section, Table, literal, number, text
+from harness.metrics.base import MetricBase
 from harness.metrics.callgrind import (
     count_layout,
     geometry_text,
     valgrind_problem,
     valgrind_version,
 )
-from harness.recipes.layouts.base import CFunctions
-from harness.recipes.ring_access import ring_of
+from harness.recipes.layouts import get_layout
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -64,7 +64,7 @@ def _path(events: Any, keys: int, counted: str) -> PathCounts:
     return PathCounts(keys=keys, counted=counted, **events.per(keys))
 
 
-class CountsMetric:
+class CountsMetric(MetricBase):
     """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
     name: ClassVar[str] = "counts"
     scope: ClassVar[Scope] = "subject"
@@ -79,7 +79,7 @@ class CountsMetric:
         return plan.forms
 
     def measure(self, context: RunContext) -> dict[str, Counts]:
-        ring = ring_of(context.algorithm)
+        ring = context.algorithm.ring
         if ring is None:
             return {}
         ring_file = Path(context.workdir) / "counts-ring.npz"
@@ -90,9 +90,9 @@ class CountsMetric:
         measured = {}
         for name, form in context.forms.items():
             context.stage(f"{context.label}: counting {name} under callgrind (fresh process)")
-            layout = getattr(form, "layout", form)
-            functions: CFunctions | None = getattr(type(layout), "c_functions", None)
-            events = count_layout(type(layout).name, ring_file, ("batch", "scalar"),
+            # A ring's forms are its layouts, each named after its layout.
+            functions = get_layout(form.form).c_functions
+            events = count_layout(form.form, ring_file, ("batch", "scalar"),
                                   scalar_keys, functions)
             measured[name] = Counts(
                 batch=_path(events["batch"], keys,

@@ -42,8 +42,9 @@ from harness.core import charts
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
-from harness.recipes.constructions.generator import points_for
+from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT, points_for
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -189,7 +190,7 @@ def measure_ring(build: Any, fleet: list[Server], params: dict[str, Any]) -> Cur
     shares = algorithm.exact_shares()
     assert shares is not None, "equivalence compares rings, which have exact shares"
     load = shares / np.array([s.weight for s in fleet])
-    ring = getattr(algorithm, "ring", None)
+    ring = algorithm.ring
     points = sum(points_for(s.weight, params["points_per_weight"]) for s in fleet)
     return CurvePoint(params["points_per_weight"], points,
                       ring.entries if ring is not None else algorithm.entries,
@@ -197,8 +198,17 @@ def measure_ring(build: Any, fleet: list[Server], params: dict[str, Any]) -> Cur
                       round(build_s, 3))
 
 
-class EquivalenceMetric:
+class EquivalenceMetric(MetricBase):
     """The random points per server that match a recipe's balance, and what they cost."""
+
+    cost_fields: ClassVar[str] = "max_points, against.max_points"
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """One ring at a time, of at most the larger cap of points, generated in C and read
+        for its arc shares (8 bytes per point beside it)."""
+        assert isinstance(options, EquivalenceOptions)
+        points = max(options.max_points, options.against_max_points)
+        return float((GENERATION_BYTES_PER_POINT + 8) * points)
 
     @staticmethod
     def parse_options(table: Fields) -> EquivalenceOptions:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, number, pct, text
+from harness.metrics.base import MetricBase
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -56,7 +57,7 @@ def load_of(owners: npt.NDArray[np.uint16], servers: Sequence[Server],
     )
 
 
-class LoadMetric:
+class LoadMetric(MetricBase):
     """Per-server request load under the scenario's traffic."""
 
     name: ClassVar[str] = "load"

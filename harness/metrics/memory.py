@@ -48,11 +48,11 @@ from harness.core import charts
 from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, ratio, text
+from harness.metrics.base import MetricBase
 from harness.metrics.throughput import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
-from harness.recipes.ring_access import ring_of
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -219,7 +219,7 @@ def save_peer_spec(path: Path, servers: list[tuple[str, float]], keys: list[str]
     path.write_text(json.dumps({"servers": servers, "keys": keys}))
 
 
-class MemoryMetric:
+class MemoryMetric(MetricBase):
     """Allocator-level bytes of each form and peer, each measured alone in a fresh process."""
     name: ClassVar[str] = "memory"
     scope: ClassVar[Scope] = "subject"
@@ -232,7 +232,7 @@ class MemoryMetric:
     def measure(self, context: RunContext) -> dict[str, Memory]:
         workdir = Path(context.workdir)
         jobs: list[tuple[str, str, Path]] = []
-        ring = ring_of(context.algorithm)
+        ring = context.algorithm.ring
         for name, form in context.forms.items():
             if ring is not None:
                 ring_file = workdir / "ring.npz"

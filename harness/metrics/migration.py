@@ -25,6 +25,7 @@ switch. Both rings are resident during the rollout, so its memory is their sum.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -35,8 +36,10 @@ from harness.core import charts
 from harness.core.cache_model import lru_misses
 from harness.core.fields import Fields
 from harness.core.hashing import hash_many
-from harness.core.servers import eligibility_sets, servers_with
+from harness.core.native.lru import lru_workspace_bytes
+from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
+from harness.metrics.base import MetricBase
 from harness.metrics.process import ProcessOptions
 
 if TYPE_CHECKING:
@@ -147,8 +150,29 @@ def _window_rates(misses: npt.NDArray[np.bool_], window: int) -> npt.NDArray[np.
     return rates
 
 
-class MigrationMetric:
+#: bytes per object of the universe: two encoded names (80), three hashes or shares (24),
+#: two owners (4), and what numpy's fancy indexing copies on the way (about 40)
+MIGRATION_BYTES_PER_OBJECT = 150
+#: bytes per request: the drawn object (8), three owner streams (6), three miss flags (3),
+#: and one int64 temporary of the staged selection (8), rounded up
+MIGRATION_BYTES_PER_REQUEST = 32
+
+
+class MigrationMetric(MetricBase):
     """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
+
+    cost_fields: ClassVar[str] = ("universe, requests_per_stage, warmup_requests, stages, "
+                                  "cache_objects")
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """Each object of the universe is named, hashed and owned twice (old and new ring)
+        with its rollout selector; each request is a drawn object, three owner streams and
+        three miss flags; the LRU replay adds its caches for every server."""
+        assert isinstance(options, MigrationOptions)
+        requests = options.warmup_requests + len(options.stages) * options.requests_per_stage
+        return (MIGRATION_BYTES_PER_OBJECT * options.universe
+                + MIGRATION_BYTES_PER_REQUEST * requests
+                + lru_workspace_bytes(len(servers), options.cache_objects))
 
     @staticmethod
     def parse_options(table: Fields) -> MigrationOptions:

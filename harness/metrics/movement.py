@@ -26,12 +26,12 @@ from harness.core import charts
 from harness.core.servers import servers_after
 from harness.core.stats import cv
 from harness.core.tables import Section, Table, count, literal, pct, text
+from harness.metrics.base import MetricBase
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
-    from harness.recipes.algorithms.ring import RingAlgorithm
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def measure_movement(
     )
 
 
-def rebalance_after(before: Algorithm, fallen: RingAlgorithm,
+def rebalance_after(before: Algorithm, fallen: Algorithm,
                     key_hashes: npt.NDArray[np.unsignedinteger],
                     fallen_owners: npt.NDArray[np.uint16]) -> RebalanceMove | None:
     """Rebalance the fallen ring back to the CV `before` had; what the step moved."""
@@ -134,7 +134,7 @@ def rebalance_after(before: Algorithm, fallen: RingAlgorithm,
                          extra_moved_share=how.moved_share)
 
 
-class MovementMetric:
+class MovementMetric(MetricBase):
     """Keys that change owner when one server is added or removed, against hash mod N."""
 
     name: ClassVar[str] = "movement"
@@ -154,10 +154,8 @@ class MovementMetric:
             servers = servers_after(context.servers, operation)
             # A construction that says how it loses a server (allocated tokens) is measured
             # that way; every other ring is rebuilt from the shorter list.
-            without = getattr(before, "without", None)
-            fallen: RingAlgorithm | None = None
-            if operation.kind == "remove" and without is not None:
-                fallen = without(names_before.index(operation.server))
+            fallen = (before.without(names_before.index(operation.server))
+                      if operation.kind == "remove" else None)
             after = fallen if fallen is not None else context.rebuild(servers)
             names_after = tuple(s.name for s in servers)
             # Key hashes are the algorithm's own, the same before and after.

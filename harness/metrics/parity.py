@@ -31,13 +31,15 @@ def check_parity(
     if reference.reference_lookup_many(sample) != expected[: len(sample)].tolist():
         raise ParityError("the vectorised reference disagrees with the plain-Python reference")
     for name, form in forms.items():
-        got = form.lookup_many(keys)
+        got = np.asarray(form.lookup_many(keys))
+        if got.shape != expected.shape:
+            # A plugin's layout can return anything: a wrong count is a wrong answer too.
+            raise ParityError(f"layout {name} returned {got.size:,} owners for "
+                              f"{len(keys):,} keys (shape {got.shape}); expected one per key")
         wrong = np.flatnonzero(got != expected)
         # A stateful form (bounded-load) routes `lookup` calls as one stream of requests:
         # the sample must be its first requests, as it is the workload's.
-        reset = getattr(form, "reset", None)
-        if reset is not None:
-            reset()
+        form.reset()
         scalar = [form.lookup(int(h)) for h in sample]
         scalar_wrong = np.flatnonzero(np.asarray(scalar) != expected[: len(sample)])
         if len(wrong) or len(scalar_wrong):

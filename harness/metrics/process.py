@@ -31,6 +31,7 @@ from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
+from harness.metrics.base import MetricBase
 from harness.recipes.layouts import LAYOUTS
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def shared_table_bytes(servers: Sequence[Server]) -> int:
     return sum(len(s.name.encode()) + 8 for s in servers)
 
 
-class ProcessMetric:
+class ProcessMetric(MetricBase):
     """One ring per eligibility set, each built and costed; the process's total."""
 
     @staticmethod
@@ -144,7 +145,7 @@ class ProcessMetric:
             started = time.perf_counter()
             algorithm = context.rebuild(fleet)
             build_s += time.perf_counter() - started
-            ring = getattr(algorithm, "ring", None)
+            ring = algorithm.ring
             assert ring is not None, "a process is made of rings"
             costs = {}
             for name in options.layouts:

@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import random_access as c_random_access
 
 KeyType = TypeVar("KeyType", bound=np.unsignedinteger)
 
@@ -43,7 +43,7 @@ class RandomAccess:
         return int(self._array.nbytes)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return np.asarray(_cbindings.random_reads(self._array, _as_u32(key_hashes)))
+        return np.asarray(c_random_access.random_reads(self._array, _as_u32(key_hashes)))
 
 
 def _as_u32(key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint32]:

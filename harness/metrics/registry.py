@@ -1,26 +1,21 @@
 """The metric registry: every metric family, in the order the runner measures and reports.
 
-A metric is one module with one class following `Metric`: its `name`, what
-it `needs` (a ring, layouts or another form to time, a fresh process), its
-`record_type` (the typed figure stored in results), `steps` (its share of
-the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Adding a metric is one module plus one
-line below. A metric that cannot run on every machine also has `check()`,
-returning why not (or None); scenario validation asks it before any work.
+A metric is one module with one class following `Metric` (`harness.metrics.base`,
+which says what it declares); adding a metric is one module plus one line below.
+A metric that cannot run on every machine overrides `check()`, returning why not
+(or None); scenario validation asks it before any work.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any
 
 from harness.core.errors import UnknownNameError
-from harness.core.model import Result
-from harness.core.tables import Section
 from harness.metrics.balance import BalanceMetric
+from harness.metrics.base import Metric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison import ComparisonMetric
-from harness.metrics.context import RunContext, RunPlan, Scope
 from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
 from harness.metrics.load import LoadMetric
@@ -29,27 +24,6 @@ from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
 from harness.metrics.throughput import ThroughputMetric
-
-#: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
-#: (a layout, an algorithm or a peer); "process": runs in fresh processes
-Need = Literal["ring", "forms", "process"]
-
-
-class Metric(Protocol):
-    name: ClassVar[str]
-    #: "run": one figure per sweep point; "subject": one per measured form or peer
-    scope: ClassVar[Scope]
-    needs: ClassVar[frozenset[str]]
-    record_type: ClassVar[Any]
-
-    def steps(self, plan: RunPlan) -> int: ...
-
-    def measure(self, context: RunContext) -> Any:
-        """The run's record ("run" scope) or {subject name: record} ("subject" scope)."""
-        ...
-
-    def sections(self, result: Result) -> list[Section]: ...
-
 
 METRICS: list[Metric] = [
     CollisionsMetric(),
@@ -83,8 +57,7 @@ def get_metric(name: str) -> Metric:
 
 def unavailable(name: str) -> str | None:
     """Why the named metric cannot run on this machine (its `check()`), or None."""
-    check = getattr(get_metric(name), "check", None)
-    return check() if check is not None else None
+    return get_metric(name).check()
 
 
 def record_type(name: str) -> Any:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, literal, ratio, text
+from harness.metrics.base import MetricBase
 from harness.metrics.random_access import RandomAccess
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -161,7 +162,7 @@ def base_form(run: Run) -> str:
     return str(run.params.get("layout", run.algorithm))
 
 
-class ThroughputMetric:
+class ThroughputMetric(MetricBase):
     """ns per key of every form (and peer), scalar and batch, in interleaved rounds."""
     name: ClassVar[str] = "throughput"
     scope: ClassVar[Scope] = "subject"

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.core.atomic import dumps_strict, write_together
 from harness.core.errors import ResultFormatError
 from harness.core.model import FORMAT_NAME, FORMAT_VERSION, Result
-from harness.core.safe_read import read_regular_file
+from harness.core.safe_read import bounded_int, read_regular_file
 from harness.metrics.registry import record_type
 from harness.report import html, markdown
 from harness.report.sections import result_report
@@ -32,15 +32,23 @@ def load_result(path: str | Path) -> Result:
     path = Path(path)
     raw = read_regular_file(path, MAX_RESULT_BYTES, "result file", error=ResultFormatError)
     try:
-        document = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        document = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant,
+                              parse_int=bounded_int)
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ResultFormatError(f"{path}: not a JSON result file ({exc})") from None
+    except RecursionError:
+        raise ResultFormatError(f"{path}: not a result file (arrays or objects nested too "
+                                "deeply to read)") from None
     return result_from_json(document, str(path))
 
 
 def result_from_json(document: object, source: str = "result") -> Result:
     """A result document read into the typed model, each figure as its metric's record."""
-    return Result.from_json(document, source, record_type=record_type)
+    try:
+        return Result.from_json(document, source, record_type=record_type)
+    except RecursionError:
+        raise ResultFormatError(f"{source}: not a result file (values nested too deeply "
+                                "to read)") from None
 
 
 def _refuse_constant(name: str) -> float:

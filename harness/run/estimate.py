@@ -17,16 +17,16 @@ from harness.core.errors import ScenarioError
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import servers_after
 from harness.core.workload import KeysSpec
+from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.constructions.generator import parse_template
+from harness.recipes.constructions.generator import (
+    GENERATION_BYTES_PER_POINT,
+    PYTHON_GENERATION_BYTES_PER_POINT,
+    parse_template,
+)
 from harness.recipes.layouts import LAYOUTS
 from harness.run.scenario import Scenario
 
-#: bytes per point while generating a ring in C: packed 64-bit words sorted in place, then
-#: split into positions and owners (14 B measured at the peak; tests/test_lean_memory.py)
-GENERATION_BYTES_PER_POINT = 16
-#: the same through Python (a template C does not format): each encoded name beside its hash
-PYTHON_GENERATION_BYTES_PER_POINT = 110
 #: bytes per key: the encoded name while hashing, its hash, owner and reference copies
 BYTES_PER_KEY = 100
 SMALL, LARGE = 2**12, 2**16
@@ -78,7 +78,13 @@ def estimate(scenario: Scenario) -> tuple[int, str]:
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights)")
-    return int(ring + keys), culprit
+    # A table metric runs with the ring and the keys resident; the largest one sets the peak.
+    tables = [(get_metric(name).estimated_bytes(options, servers), name)
+              for name, options in scenario.measure.options.items()]
+    table, table_name = max(tables, default=(0.0, ""))
+    if table > max(keys, ring):
+        culprit = f"[{table_name}] ({get_metric(table_name).cost_fields})"
+    return int(ring + keys + table), culprit
 
 
 def estimate_peak_bytes(scenario: Scenario) -> int:

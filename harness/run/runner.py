@@ -38,9 +38,8 @@ from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.algorithms.base import Algorithm, require_servers_for
 from harness.recipes.peers import PEERS, Peer
-from harness.recipes.ring_access import ring_of
 from harness.run.progress import Progress
 from harness.run.scenario import Recipe, Scenario
 
@@ -77,14 +76,15 @@ def run_recipe(
     algorithm_class = get_algorithm(recipe.algorithm)
     label = recipe.label
     progress.stage(f"{label}: building")
-    reference = algorithm_class.build(servers, **recipe.params)
+    # The recipe's parameters and servers were checked when the scenario loaded.
+    reference = algorithm_class.from_params(servers, recipe.params)
     keys = hashes.of(reference)
     progress.stage(f"{label}: building forms, checking parity")
     forms = reference.forms(scenario.measure.forms)
     owners, parity = check_parity(reference, keys, forms)
     peers = {name: PEERS[name].build(servers) for name in scenario.measure.peers}
     progress.advance()
-    subjects = [Subject(name, "layout" if ring_of(form) is not None else "algorithm",
+    subjects = [Subject(name, "layout" if form.ring is not None else "algorithm",
                         form.entries, form.nbytes, entry_size=form.entry_size)
                 for name, form in forms.items()]
     subjects += [_peer_subject(name, peer, names, owners) for name, peer in peers.items()]
@@ -94,7 +94,10 @@ def run_recipe(
               ring=_ring_info(reference, servers), subjects=subjects)
 
     def rebuild(after: Sequence[Server]) -> Algorithm:
-        return algorithm_class.build(after, **recipe.params)
+        # Parameters checked at load; servers here too, since not every list a metric
+        # rebuilds for (a process's eligibility sets) was checked at load.
+        return algorithm_class.from_params(require_servers_for(algorithm_class, after,
+                                                               recipe.params), recipe.params)
 
     with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
@@ -129,9 +132,8 @@ def _build_recipe(default: str, servers: Sequence[Server], params: dict[str, Any
 
 
 def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | None:
-    ring = ring_of(algorithm)
-    construction: Any = getattr(algorithm, "construction", None)
-    if ring is None or construction is None:
+    ring = algorithm.ring
+    if ring is None or algorithm.construction is None:
         return None
     params = algorithm.params
     return RingInfo(servers=len(servers), points=ring.entries + ring.collisions,

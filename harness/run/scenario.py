@@ -24,7 +24,14 @@ from harness.core.fields import Fields
 from harness.core.model import relative_path
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
-from harness.core.servers import Operation, Server, servers_after, servers_with
+from harness.core.servers import (
+    WEIGHT_BOUNDS,
+    Operation,
+    Server,
+    eligibility_sets,
+    servers_after,
+    servers_with,
+)
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.registry import (
@@ -41,6 +48,10 @@ from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 
 FORMAT_VERSION = 1
+#: a process of more rings than this is a mistake of the eligibility rule, not a router
+MAX_PROCESS_RINGS = 10_000
+#: capabilities one server may hold under 'combinations': 2**12 subsets of them, rings all
+MAX_COMBINED_CAPABILITIES = 12
 OPERATIONS = ("add", "remove")
 #: a scenario is a few kilobytes of TOML; a larger file is a mistake (or /dev/zero)
 MAX_SCENARIO_BYTES = 1 << 20
@@ -187,6 +198,9 @@ def load_scenario(path: str | Path) -> Scenario:
         document = tomllib.loads(raw.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{file}: arrays or tables nested too deeply to read; expected a "
+                            "scenario (a few levels of tables)") from None
     return parse_scenario(document, file, hashlib.sha256(raw).hexdigest())
 
 
@@ -211,7 +225,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
     for metric_name in TABLE_METRICS:
         if top.has(metric_name):
-            parse = getattr(get_metric(metric_name), "parse_options")  # noqa: B009
+            parse = get_metric(metric_name).parse_options
             measure.options[metric_name] = parse(top.take_table(metric_name))
             if metric_name not in measure.metrics:
                 measure = replace(measure, metrics=(*measure.metrics, metric_name))
@@ -239,18 +253,20 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
         count = table.take_int("count", minimum=1, maximum=MAX_SERVERS)
         template = table.take_template("name", "server-{i}", "i")
         names = [template.format(i=i) for i in range(count)]
+        if len(set(names)) != count:  # the template rule makes names injective; say so if not
+            raise table.error("name", "a template giving each server its own name", template)
         if table.has("weights") or table.has("capabilities"):
             generated = generated_servers(table, names)
             table.finish()
             return generated
-        weight = table.take_number("weight", 1.0)
+        weight = table.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS)
         table.finish()
         return tuple(ServerSpec(name, weight) for name in names)
     specs = []
     for item in table.take_table_list("list"):
         specs.append(ServerSpec(
             item.take_str("name"),
-            item.take_number("weight", 1.0),
+            item.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS),
             item.take_str_list("capabilities", []),
         ))
         item.finish()
@@ -290,21 +306,23 @@ def generated_servers(table: Fields, names: list[str]) -> tuple[ServerSpec, ...]
     weights = np.ones(len(names))
     if table.has("weights"):
         spec = table.take_table("weights")
-        values = spec.take_raw("values", expected="a non-empty list of positive numbers")
+        values = spec.take_raw("values", expected=f"a non-empty list of numbers from "
+                                                  f"{WEIGHT_BOUNDS[0]:g} to {WEIGHT_BOUNDS[1]:g}")
         shares = spec.take_raw("shares", expected="as many non-negative numbers, the share "
                                "of servers drawn with each value")
         spec.finish()
         ok = (isinstance(values, list) and isinstance(shares, list) and values
               and len(values) == len(shares)
               and all(isinstance(v, int | float) and not isinstance(v, bool)
-                      and math.isfinite(v) and v > 0 for v in values)
+                      and WEIGHT_BOUNDS[0] <= v <= WEIGHT_BOUNDS[1] for v in values)
               and all(isinstance(p, int | float) and not isinstance(p, bool)
                       and math.isfinite(p) and p >= 0 for p in shares)
-              and sum(shares) > 0)
+              and 0 < sum(shares) < math.inf)
         if not ok:
-            raise table.error("weights", "{ values = [positive numbers], shares = [as many "
-                              "non-negative numbers] }", spec.table)
-        probabilities = np.asarray(shares, dtype=np.float64)
+            raise table.error("weights", f"{{ values = [numbers from {WEIGHT_BOUNDS[0]:g} to "
+                              f"{WEIGHT_BOUNDS[1]:g}], shares = [as many non-negative numbers, "
+                              "of a finite positive sum] }", spec.table)
+        probabilities = np.asarray(shares, dtype=np.float64) / sum(shares)
         weights = rng.choice(np.asarray(values, dtype=np.float64), size=len(names),
                              p=probabilities / probabilities.sum())
     held: list[list[str]] = [[] for _ in names]
@@ -416,7 +434,7 @@ def _operation(table: Fields) -> Operation:
     operation = Operation(
         kind=table.take_choice("kind", OPERATIONS),
         server=table.take_str("server"),
-        weight=table.take_number("weight", 1.0),
+        weight=table.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS),
     )
     table.finish()
     return operation
@@ -455,9 +473,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         _check_metrics_apply(recipe.algorithm, scenario.measure.metrics, top)
         for i, op in enumerate(scenario.operations):
             # An algorithm that cannot measure a removal says why (jump: not the last).
-            removal = getattr(algorithm, "removal_problem", None)
-            if op.kind == "remove" and removal is not None:
-                reason = removal(on_ring, op.server)
+            if op.kind == "remove":
+                reason = algorithm.removal_problem(on_ring, op.server)
                 if reason:
                     raise ScenarioError(f"{top.file}: operations[{i}].server must be a server "
                                         f"{recipe.algorithm} can remove: {reason}")
@@ -465,10 +482,26 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             if problem:
                 raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
                                     f"{problem} (got {op.kind} {op.server!r})")
+    process = scenario.measure.options.get("process")
+    if process is not None and not process.eligibility:
+        # 'combinations': every subset of a server's capabilities is a ring of the process.
+        most = max(len(set(c)) for c in scenario.ring_capabilities())
+        if most > MAX_COMBINED_CAPABILITIES:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' needs servers of at most "
+                f"{MAX_COMBINED_CAPABILITIES} capabilities each, since each subset of them is "
+                f"a ring (got a server of {most}: {2**most:,} rings); list the sets in "
+                "process.eligibility")
+        rings = len(eligibility_sets(scenario.ring_capabilities(), ()))
+        if rings > MAX_PROCESS_RINGS:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' must make at most "
+                f"{MAX_PROCESS_RINGS:,} rings (got {rings:,} from the servers' capabilities); "
+                "list the sets in process.eligibility")
     migration = scenario.measure.options.get("migration")
     if migration is not None:
         target = migration.to.get("algorithm", None)
-        if target is not None and target not in ALGORITHMS:
+        if target is not None and (not isinstance(target, str) or target not in ALGORITHMS):
             raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
                                 f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
         for recipe in scenario.recipes():
@@ -477,7 +510,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                       else {**recipe.params, **{k: v for k, v in migration.to.items()
                                                  if k != "algorithm"}})
             fields = Fields(top.file, "migration.to", merged)
-            algorithm = get_algorithm(target if other else recipe.algorithm)
+            algorithm = get_algorithm(target if other and target is not None
+                                      else recipe.algorithm)
             if other:
                 _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
             checked = algorithm.parse_params(fields)
@@ -489,7 +523,11 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     equivalence = scenario.measure.options.get("equivalence")
     if equivalence is not None:
         for recipe in scenario.recipes():
-            against = {**equivalence.against, "points_per_weight": 1, "layout": NO_LAYOUT}
+            # The ring's parameters with their defaults, as the metric builds it.
+            against = {**RingAlgorithm.parse_ring_params(Fields(
+                top.file, "equivalence.against",
+                {**equivalence.against, "points_per_weight": 1}, declares=False)),
+                "layout": NO_LAYOUT}
             for i, fleet in enumerate(equivalence.fleets):
                 servers = fleet.server_list()
                 for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):
@@ -507,11 +545,9 @@ def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
                          field: str | None = None) -> None:
     """An algorithm that a metric cannot measure says why (bounded-load: a migration, whose
     model gives every object one owner), as jump says which server it cannot remove."""
-    metric_problem = getattr(get_algorithm(name), "metric_problem", None)
-    if metric_problem is None:
-        return
+    algorithm = get_algorithm(name)
     for metric in metrics:
-        reason = metric_problem(metric)
+        reason = algorithm.metric_problem(metric)
         if not reason:
             continue
         if field is not None:

@@ -2,6 +2,8 @@
 
 Installed by the tests (tests/test_plugins.py) with a distribution's metadata
 declaring the entry points `ring_harness.layouts` and `ring_harness.algorithms`.
+Each class subclasses the harness's base class (`LayoutBase`, `Routing`), which
+gives it the defaults of the protocol's optional members.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from harness.core.hashing import hash_many
 from harness.core.params import parse_keywords
 from harness.core.servers import Server, server_list_problem
 from harness.recipes.algorithms.base import Algorithm, Routing
+from harness.recipes.layouts.base import LayoutBase
 
 
-class DemoBisectLayout:
+class DemoBisectLayout(LayoutBase):
     """A ring held in two Python lists, searched with bisect."""
 
     name = "demo-bisect"

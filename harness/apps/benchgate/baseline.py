@@ -22,7 +22,7 @@ from harness.apps.benchgate.results import (
     positive_times,
 )
 from harness.core.atomic import dumps_strict, write_atomically
-from harness.core.safe_read import read_regular_file
+from harness.core.safe_read import bounded_int, read_regular_file
 
 #: bump when the file's structure or the meaning of its figures changes
 FORMAT_VERSION = 1
@@ -66,7 +66,8 @@ def read_baseline(path: Path, mode: str) -> tuple[BenchRun | None, str]:
         return None, f"no baseline at {path}"
     try:
         document = json.loads(
-            read_regular_file(path, BASELINE_LIMIT_BYTES, "baseline", UnusableDataError)
+            read_regular_file(path, BASELINE_LIMIT_BYTES, "baseline", UnusableDataError),
+            parse_int=bounded_int,
         )
     except (UnusableDataError, ValueError, RecursionError) as exc:
         return None, f"{path} is not readable JSON ({str(exc)[:100]})"

@@ -16,7 +16,9 @@ regress when they grow at all; callgrind's counts (instructions and simulated
 misses per key or entry, counts plans) when they grow by more than
 COUNT_TOLERANCE and by more than COUNT_FLOOR; the set of layouts that agreed regresses when
 a layout drops out of it (a newly registered layout joining it is not a
-regression); the others (entries, routing digest) regress when they change.
+regression); the others (entries, routing digest) regress when they change. A timing
+or figure of the baseline that a run in the baseline's environment did not measure
+regresses too, unless the run's plan left its layout and ring out (`unmatched`).
 Floats get a relative tolerance of FLOAT_TOLERANCE, for summation order
 across numpy builds, not for noise.
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scipy.stats import mannwhitneyu
@@ -171,8 +174,25 @@ def judge_figures(current: BenchRun, baseline: BenchRun) -> list[FigureVerdict]:
     ]
 
 
-def unmatched(current: BenchRun, baseline: BenchRun) -> tuple[list[str], list[str]]:
-    """(measured now but not in the baseline, in the baseline but not measured now)."""
+def skipped_by_plan(benchmark: str, skipped: Iterable[str]) -> bool:
+    """Whether `benchmark` (a timing or figure id) belongs to a "layout/ring" the run's plan
+    left out: its id holds that layout and ring as consecutive parts (build/tuples/1M,
+    tuples/1M/nbytes, counts/batch/tuples/1M/instructions_per_key)."""
+    parts = benchmark.split("/")
+    pairs = {"/".join(parts[i : i + 2]) for i in range(len(parts) - 1)}
+    return not pairs.isdisjoint(skipped)
+
+
+def unmatched(current: BenchRun, baseline: BenchRun) -> tuple[list[str], list[str], list[str]]:
+    """(measured now but not in the baseline; in the baseline but not measured now, the
+    run's plan not having left it out; in the baseline and left out by the plan now).
+
+    A benchmark that the baseline has and the run lacks is one the run neither measured
+    nor says its plan skipped (`BenchRun.skipped`): a test that was removed, renamed,
+    deselected or newly skipped, a layout dropped from the registry, a ring of another
+    label. The gate fails on those in the baseline's environment."""
     now = current.ratios.keys() | current.figures.keys()
     then = baseline.ratios.keys() | baseline.figures.keys()
-    return sorted(now - then), sorted(then - now)
+    absent = then - now
+    planned = {b for b in absent if skipped_by_plan(b, current.skipped)}
+    return sorted(now - then), sorted(absent - planned), sorted(planned)

@@ -116,14 +116,20 @@ def judge_run(results: Path, baseline_dir: Path, *, update: bool) -> list[str]:
     if changed_figures:
         print("\nDeterministic figures that changed:")
         print(figure_table(changed_figures))
-    new, missing = unmatched(run, baseline)
+    new, missing, planned = unmatched(run, baseline)
     if new:
-        print(f"\nnot in the baseline (not judged; record with --update-baseline): {new}")
+        print(f"\nnot in the baseline (not judged; record with --update-baseline): "
+              f"{', '.join(new)}")
+    if planned:
+        print("\nin the baseline, left out by this run's plan (not judged): "
+              + ", ".join(planned))
     if missing:
-        print(f"\nin the baseline but not measured in this run: {missing}")
+        # Deterministic: a second run lacks them too, so .ci/bench.sh confirms the failure.
+        judged = "" if same_environment else " (not judged in another environment)"
+        print(f"\nin the baseline but not measured in this run{judged}: {', '.join(missing)}")
     regressions = [v.benchmark for v in timings if v.regressed] + [
         v.figure for v in changed_figures if v.regressed
-    ]
+    ] + (missing if same_environment else [])
     if regressions:
         print(f"\nFAIL: {len(regressions)} regression(s): {', '.join(regressions)}")
         return regressions

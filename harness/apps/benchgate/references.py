@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import scalar as c_scalar
 
 #: an operation's reference round, prepared for one ring and one key set
 Reference = Callable[[], object]
@@ -36,7 +36,7 @@ def scalar_reference(
 ) -> Reference:
     """A Python loop of lower-bound searches over the positions, done the way the layout
     does its own: for a layout that searches in C, one call per key to a plain C lower
-    bound over the bare positions (`_cbindings.search_reference`); for the others, the
+    bound over the bare positions (`c_scalar.search_reference`); for the others, the
     standard library's `bisect_left` over a contiguous array.array.
 
     Why two: on a ring larger than the L2 cache a C search waits on cache misses, while
@@ -46,7 +46,7 @@ def scalar_reference(
     gate failed on it. A reference that misses like the layout cancels that.
     """
     if searches_in_c:
-        search = _cbindings.search_reference(positions)
+        search = c_scalar.search_reference(positions)
 
         def c_loop() -> None:
             for key in keys:

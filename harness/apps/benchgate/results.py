@@ -9,7 +9,10 @@
   per key whatever the scale;
 - `figures`: the deterministic figures the suite recorded;
 - `environment`: what must match for timings to be comparable at all (a counts
-  run adds the valgrind version it was counted with).
+  run adds the valgrind version it was counted with);
+- `skipped`: the layouts and rings ("layout/ring") the run's plan left out on purpose,
+  each with its reason (over the memory budget, not judged by counts), so that what
+  they would have measured is not missing from the run (decide.py: `unmatched`).
 
 Everything is checked on the way in: a file the gate cannot judge (no timings,
 no figures, NaN, times that are not positive, too few samples, a mode the suite
@@ -21,13 +24,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.apps.benchgate.plan import PLANS, get_plan
 from harness.core.errors import HarnessError
-from harness.core.safe_read import read_regular_file
+from harness.core.safe_read import bounded_int, read_regular_file
 
 Figure = int | float | str
 
@@ -60,6 +63,8 @@ class BenchRun:
     environment: dict[str, str]
     ratios: dict[str, list[float]]
     figures: dict[str, Figure]
+    #: "layout/ring" -> why the plan left it out of this run (a baseline has none)
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def environment_of(machine_info: dict[str, Any]) -> dict[str, str]:
@@ -128,6 +133,21 @@ def check_figures(value: object, where: str) -> dict[str, Figure]:
     return dict(value)
 
 
+def check_skipped(value: object, where: str) -> dict[str, str]:
+    """An object of "layout/ring" names to reasons (strings); absent in older reports."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UnusableDataError(f"{where} must be an object (got {_short(value)})")
+    for name, reason in value.items():
+        if name.count("/") != 1 or "" in name.split("/") or not isinstance(reason, str):
+            raise UnusableDataError(
+                f"{where}: expected \"layout/ring\": reason (got {_short(name)}: "
+                f"{_short(reason)})"
+            )
+    return dict(value)
+
+
 def _field(container: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = container.get(key)
     if not isinstance(value, kind) or isinstance(value, bool):
@@ -177,7 +197,7 @@ def read_run(path: Path, min_samples: int) -> BenchRun:
     benchmark needs `min_samples` samples."""
     data = read_regular_file(path, RESULTS_LIMIT_BYTES, "benchmark results", UnusableDataError)
     try:
-        document = json.loads(data)
+        document = json.loads(data, parse_int=bounded_int)
     except (ValueError, RecursionError) as exc:
         raise UnusableDataError(f"{path}: not JSON ({str(exc)[:100]})") from None
     if not isinstance(document, dict):
@@ -214,4 +234,5 @@ def read_run(path: Path, min_samples: int) -> BenchRun:
         environment=environment,
         ratios=ratios,
         figures=check_figures(suite.get("figures"), f"{path}: ring_bench.figures"),
+        skipped=check_skipped(suite.get("skipped"), f"{path}: ring_bench.skipped"),
     )

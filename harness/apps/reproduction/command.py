@@ -17,6 +17,7 @@ from harness.apps.reproduction.plots import PLOTS
 from harness.apps.reproduction.reading import SCENARIO_DIR, Results
 from harness.apps.reproduction.render import reproduction_report
 from harness.core.atomic import write_together
+from harness.core.outputs import Outcome
 from harness.report import html, markdown
 from harness.report.results import load_result, write_result
 from harness.run.estimate import check_memory
@@ -28,7 +29,8 @@ def scenario_paths() -> list[Path]:
     return sorted(SCENARIO_DIR.glob("*.toml"))
 
 
-def run_scenarios(out: Path, show_progress: bool | None) -> None:
+def run_scenarios(out: Path, show_progress: bool | None,
+                  outcome: Outcome | None = None) -> None:
     """Run every reproduction scenario, all validated (memory too) before the first runs.
 
     The 204.8M-point rings peak near 20 GB: on a smaller machine this refuses
@@ -36,9 +38,12 @@ def run_scenarios(out: Path, show_progress: bool | None) -> None:
     """
     scenarios = [load_scenario(p) for p in scenario_paths()]
     check_memory(scenarios)
+    outcome = outcome or Outcome()
     for scenario in scenarios:
+        outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=show_progress)
         paths = write_result(result, out / "reproduce")
+        outcome.wrote(list(paths.values()))
         print(f"{scenario.name}: wrote {paths['json']} ({result.duration_s} s)")
 
 

@@ -7,25 +7,37 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: no display on CI or over ssh
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure as PlotFigure
 
 from harness.apps.reproduction.bands import poisson_band
 from harness.apps.reproduction.reading import Results, balance, memory_of, ring_info, run_of
 from harness.core.atomic import write_atomically
 from harness.core.stats import expected_collisions
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as PlotFigure
+
+
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot, drawing to files only (no display on CI or over ssh). Imported
+    when a plot is drawn, not with the command line: it takes a third of a second, and a
+    run that draws nothing should not pay it (nor load its C++ into a sanitizer build)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
 
 def _save(figure: PlotFigure, path: Path) -> None:
     """Render to memory first, so that a failed render leaves no half-written PNG."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
+    _pyplot().close(figure)
     write_atomically(path, buffer.getvalue())
 
 
@@ -37,7 +49,7 @@ def plot_cv(results: Results, path: Path) -> None:
     servers, keys = balances[0].servers, balances[0].keys
     line = np.geomspace(k.min(), k.max(), 200)
     theory = np.sqrt((servers - 1) / (servers * line + 1))
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = _pyplot().subplots(figsize=(7, 4.5))
     axes.plot(line, 100 * theory, color="black", label="cv_theory = sqrt((N-1)/(Nk+1))")
     axes.plot(line, 100 * np.sqrt(theory**2 + servers / keys), color="grey", linestyle="--",
               label=f"cv_floor (theory + Poisson noise of {keys:,} keys)")
@@ -58,7 +70,7 @@ def plot_collisions(results: Results, path: Path) -> None:
                   for r in runs], dtype=np.float64)
     measured = np.array([r.figure("collisions").collisions for r in runs], dtype=np.float64)
     line = np.geomspace(n.min(), n.max(), 200)
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = _pyplot().subplots(figsize=(7, 4.5))
     expected = [expected_collisions(int(x), 32) for x in line]
     axes.plot(line, expected, color="black", label="expected n - S(1 - (1 - 1/S)^n), S = 2^32")
     bands = np.array([poisson_band(e) for e in expected])
@@ -84,7 +96,7 @@ def plot_memory(results: Results, path: Path) -> None:
     names = [s.name for s in run.of_kind("layout")]
     records = [memory_of(results, "f_padding", None, name) for name in names]
     per_entry = [r.bytes_per_entry for r in records]
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure, axes = _pyplot().subplots(figsize=(7, 4))
     bars = axes.bar(names, per_entry, color=["tab:orange" if "aligned" in n else "tab:blue"
                                              for n in names])
     for bar, record in zip(bars, records, strict=True):

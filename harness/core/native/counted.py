@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.core.native.compiled import _counted
+import harness.core.native.compiled._counted as _counted
 
 BUILT_WITH_CALLGRIND: bool = bool(_counted.CALLGRIND)
 counted: Callable[[Callable[[], Any]], Any] = _counted.counted

@@ -4,14 +4,15 @@
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
 route exactly like the libraries their modules name, and `bounded-load` applies
-HAProxy's hash-balance-factor rule to a ring. Installed packages add theirs through the
-entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`).
+HAProxy's hash-balance-factor rule to a ring. Installed packages add theirs through
+the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
+against the `Algorithm` protocol when they load.
 """
 
 from __future__ import annotations
 
 from harness.core.errors import UnknownNameError
-from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.algorithms.base import DEFAULTS, Algorithm
 from harness.recipes.algorithms.bounded_load import BoundedLoadAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
@@ -19,14 +20,19 @@ from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
-from harness.recipes.plugins import Registry
+from harness.recipes.plugins import Contract, Registry, protocol_members
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm)
 
+#: what a plugin's algorithm must have
+CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
+                    protocol_members(Algorithm), DEFAULTS,
+                    "harness.recipes.algorithms.base.Routing")
+
 ALGORITHMS: dict[str, type[Algorithm]] = Registry(
-    "ring_harness.algorithms", {cls.name: cls for cls in BUILT_IN})
+    "ring_harness.algorithms", {cls.name: cls for cls in BUILT_IN}, CONTRACT)
 
 
 def get_algorithm(name: str) -> type[Algorithm]:

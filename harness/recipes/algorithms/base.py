@@ -20,11 +20,22 @@ measured on the same terms as every other: memory, build time, lookup time
 - `instance.nbytes` is the size of the structure it routes with.
 - `instance.forms(names)` are the physical forms measured side by side (the
   ring's layouts); an algorithm with one form returns itself.
+- `ALGORITHMS[name].from_params(servers, params)` builds from parameters that
+  `parse_params` returned, for servers `check_servers` accepted, checking
+  neither again: what a scenario's run calls, its parameters checked once, at load.
+
+Optional members, declared here like the rest, have their default in
+`Routing`, the base class of every algorithm of ours (and of the demo plugin):
+the removal or metric an algorithm cannot measure (`removal_problem`,
+`metric_problem`), a stream to `reset`, the `ring` and `construction` it
+routes with, a one-call `route_one`, maglev's `slot_counts`, and how a ring
+loses a server (`without`) and is rebalanced (`rebalanced`). `DEFAULTS`
+lists them; a plugin that does not subclass `Routing` must define them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, Self, cast
 
 import numpy as np
@@ -33,7 +44,9 @@ import numpy.typing as npt
 from harness.core.errors import HarnessError
 from harness.core.fields import Fields
 from harness.core.params import Param, keyword_fields, parse_params
+from harness.core.ring import Ring
 from harness.core.servers import Server, server_list_problem
+from harness.recipes.constructions.base import Construction, Rebalanced
 
 
 class Algorithm(Protocol):
@@ -63,7 +76,28 @@ class Algorithm(Protocol):
         ...
 
     @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self: ...
+    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
+        """The public API: keyword parameters and servers checked, with the scenario's
+        one-line errors (`checked_keywords`), then built."""
+        ...
+
+    @classmethod
+    def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:
+        """Built from what `parse_params` returned, for servers `check_servers` accepted:
+        nothing is checked again (default: `build(servers, **params)`, which checks)."""
+        ...
+
+    @classmethod
+    def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
+        """Why removing server `name` from `servers` cannot be measured, or None if it can
+        (default: None, any server)."""
+        ...
+
+    @classmethod
+    def metric_problem(cls, metric: str) -> str | None:
+        """Why the named metric cannot be measured on this algorithm, or None if it can
+        (default: None, every metric)."""
+        ...
 
     @property
     def servers(self) -> tuple[Server, ...]: ...
@@ -119,6 +153,48 @@ class Algorithm(Protocol):
         """Each server's exact share of the key-hash space, where the structure gives it."""
         ...
 
+    @property
+    def ring(self) -> Ring | None:
+        """The sorted points it routes with by arcs, the ring-only metrics' subject; None when
+        it routes otherwise (default: None)."""
+        ...
+
+    @property
+    def construction(self) -> Construction | None:
+        """The construction that built its ring (default: None)."""
+        ...
+
+    @property
+    def route_one(self) -> Callable[[bytes], int] | None:
+        """`route([key])[0]` for one key in one call, timed as the whole route where given
+        (default: None)."""
+        ...
+
+    def reset(self) -> None:
+        """Empty a stateful algorithm's stream of requests, so that the next `lookup` is a
+        first request (default: nothing, a stateless algorithm has none)."""
+        ...
+
+    def slot_counts(self) -> npt.NDArray[np.int64] | None:
+        """Slots of its lookup table each server holds, where it has one (default: None)."""
+        ...
+
+    def without(self, index: int) -> Algorithm | None:
+        """This algorithm after server `index` leaves, as a deployment loses it; None when it
+        is rebuilt from the shorter list instead (default: None)."""
+        ...
+
+    def rebalanced(self, cv_target: float) -> tuple[Algorithm, Rebalanced] | None:
+        """This algorithm with points re-placed to bring its arc CV per weight to `cv_target`,
+        and what that moved; None when it cannot re-place points (default: None)."""
+        ...
+
+
+#: the members of `Algorithm` with a default in `Routing`
+DEFAULTS: tuple[str, ...] = (
+    "from_params", "removal_problem", "metric_problem", "ring", "construction", "route_one",
+    "reset", "slot_counts", "without", "rebalanced")
+
 
 def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
                      params: dict[str, Any]) -> dict[str, Any]:
@@ -133,8 +209,26 @@ def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
     return checked
 
 
+def require_servers_for(algorithm: type[Algorithm], servers: Sequence[Server],
+                        params: dict[str, Any]) -> Sequence[Server]:
+    """The servers, if the algorithm takes them with these (checked) parameters; else the
+    error `build` gives (`checked_keywords`)."""
+    problem = algorithm.check_servers(servers, params)
+    if problem:
+        raise HarnessError(f"algorithm {algorithm.name!r}: servers must be {problem}")
+    return servers
+
+
 class Routing:
-    """What follows from `hash_keys` and `lookup_many`, shared by the algorithms."""
+    """The base class of every algorithm: `route`, which follows from `hash_keys` and
+    `lookup_many`, and the defaults of the protocol's optional members (`DEFAULTS`)."""
+
+    #: no ring: the ring-only metrics (collisions, counts, processes) leave it out
+    ring: Ring | None = None
+    #: no construction: balance has no theory to compare with, and results no ring
+    construction: Construction | None = None
+    #: no one-call route: the comparison times no "(route)" row
+    route_one: Callable[[bytes], int] | None = None
 
     def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         raise NotImplementedError
@@ -144,6 +238,38 @@ class Routing:
 
     def route(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.lookup_many(self.hash_keys(keys))
+
+    @classmethod
+    def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:
+        """`build(servers, **params)`: for an algorithm that defines only `build` (a plugin's),
+        whose parameters are then checked again; ours define `from_params` themselves."""
+        built = cast("type[Algorithm]", cls).build(servers, **params)
+        return cast(Self, built)
+
+    @classmethod
+    def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
+        """None: any server can be removed."""
+        return None
+
+    @classmethod
+    def metric_problem(cls, metric: str) -> str | None:
+        """None: every metric can be measured."""
+        return None
+
+    def reset(self) -> None:
+        """Nothing: a stateless algorithm has no stream of requests."""
+
+    def slot_counts(self) -> npt.NDArray[np.int64] | None:
+        """None: no lookup table of slots."""
+        return None
+
+    def without(self, index: int) -> Algorithm | None:
+        """None: the algorithm is rebuilt from the shorter server list."""
+        return None
+
+    def rebalanced(self, cv_target: float) -> tuple[Algorithm, Rebalanced] | None:
+        """None: nothing to re-place."""
+        return None
 
 
 def unweighted_problem(algorithm: str, servers: Sequence[Server]) -> str | None:
@@ -162,7 +288,8 @@ class OneForm(Routing):
     """An algorithm with a single physical form, its parameters declared as `Param`s.
 
     Holds the servers and parameters; `checked_params` reads keyword arguments
-    as a scenario table is read, so `build` gets the scenario's one-line errors.
+    as a scenario table is read, so `build` gets the scenario's one-line errors;
+    `from_params` (the scenario's path) takes parameters already read.
     """
 
     name: ClassVar[str]
@@ -184,6 +311,10 @@ class OneForm(Routing):
     def checked_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> dict[str, Any]:
         """Keyword parameters checked like a scenario table, and the servers for them."""
         return checked_keywords(cast("type[Algorithm]", cls), servers, params)
+
+    @classmethod
+    def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:
+        return cls(servers, params)
 
     @classmethod
     def metric_problem(cls, metric: str) -> str | None:

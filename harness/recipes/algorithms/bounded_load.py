@@ -82,7 +82,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.fields import Fields
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.params import Param, parse_params
 from harness.core.ring import Ring
 from harness.core.servers import Server
@@ -145,7 +145,7 @@ class BoundedLoadAlgorithm(OneForm):
         self.cumulative = [sum(self.weights[:i]) for i in range(len(self.weights))]
         # The C copies are the only ones kept (the references read views of them): what the
         # memory figures count is what routing needs.
-        self._c = _cbindings.CBoundedLoad(ring.positions, ring.owners, self.weights,
+        self._c = c_algorithms.CBoundedLoad(ring.positions, ring.owners, self.weights,
                                           self.balance_factor)
         self._bits = ring.bits
         self.lookup = self._c.lookup

@@ -22,14 +22,14 @@ who hash their keys in Python pay for two calls).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.hashing import xxh64_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm, unweighted_problem
 
@@ -68,12 +68,13 @@ class JumpAlgorithm(OneForm):
     """Jump consistent hash over the servers, in configuration order."""
 
     name: ClassVar[str] = "jump"
+    #: route([key])[0] for one key, hashed and jumped in one C call
+    route_one: Callable[[bytes], int]
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
-        self._jump = _cbindings.CJump(len(self._servers))
+        self._jump = c_algorithms.CJump(len(self._servers))
         self.lookup = self._jump.lookup
-        #: route([key])[0] for one key, hashed and jumped in one C call
         self.route_one = self._jump.route_one
 
     @classmethod

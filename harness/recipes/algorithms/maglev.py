@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.hashing import xxh64, xxh64_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.params import Param
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm
@@ -115,7 +115,7 @@ class MaglevAlgorithm(OneForm):
         self.table_size: int = params["table_size"]
         # Only the table is kept: what the memory figures count is what routing needs.
         hosts = Hosts(self._servers, self.table_size)
-        self._table = _cbindings.CMaglevTable(
+        self._table = c_algorithms.CMaglevTable(
             hosts.offsets, hosts.skips, hosts.weights, hosts.owners, hosts.max_weight,
             self.table_size)
         self.lookup = self._table.lookup

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.hashing import xxh64, xxh64_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.params import Param
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm, unweighted_problem
@@ -95,7 +95,7 @@ class MultiProbeAlgorithm(OneForm):
         order = np.lexsort((np.arange(len(points)), points))
         last_of_equal = np.append(points[order][1:] != points[order][:-1], True)
         # The C arrays are the only copy kept: the memory figures count what routing needs.
-        self._probe = _cbindings.CMultiProbe(points[order][last_of_equal],
+        self._probe = c_algorithms.CMultiProbe(points[order][last_of_equal],
                                              order[last_of_equal].astype(np.uint16), self.seeds)
         self.lookup = self._probe.lookup
 

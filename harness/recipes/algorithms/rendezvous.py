@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm, unweighted_problem
 
@@ -147,7 +147,7 @@ class RendezvousAlgorithm(OneForm):
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
         # Only the C records are kept: the memory figures count what routing needs.
-        self._nodes = _cbindings.CRendezvousNodes(self._prefixes(), self._ranks())
+        self._nodes = c_algorithms.CRendezvousNodes(self._prefixes(), self._ranks())
         keys, pick = KEYS.keys, self._nodes.pick
 
         def lookup(key_hash: int) -> int:

@@ -36,7 +36,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native import bindings as _cbindings
+from harness.core.native import algorithms as c_algorithms
+from harness.core.native import hashes as c_hashes
 from harness.core.servers import Server, server_list_problem
 from harness.recipes.algorithms.base import OneForm
 
@@ -127,7 +128,7 @@ class WeightedRendezvousAlgorithm(OneForm):
         super().__init__(servers, params)
         # Only the C nodes are kept (the references read them back): the memory figures
         # count what routing needs.
-        self._nodes = _cbindings.CWeightedRendezvous(
+        self._nodes = c_algorithms.CWeightedRendezvous(
             [murmur64a(s.name.encode(), SERVER_HASH_SEED) for s in self._servers],
             [float(s.weight) for s in self._servers])
         self.lookup = self._nodes.lookup
@@ -170,7 +171,7 @@ class WeightedRendezvousAlgorithm(OneForm):
         return self._nodes.nbytes
 
     def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        return _cbindings.murmur64a_many(keys, KEY_HASH_SEED)
+        return c_hashes.murmur64a_many(keys, KEY_HASH_SEED)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         return self._nodes.lookup_many(key_hashes)

@@ -26,7 +26,7 @@ from harness.core.servers import Server, server_list_problem
 from harness.core.stats import arc_shares
 from harness.recipes.algorithms.base import Algorithm, Routing, checked_keywords
 from harness.recipes.constructions import CONSTRUCTIONS, Construction, get_construction
-from harness.recipes.constructions.allocated import Rebalanced
+from harness.recipes.constructions.base import Rebalanced
 from harness.recipes.layouts import LAYOUTS, Layout
 
 #: the layout a ring is held in when none is named, by hash width
@@ -73,6 +73,8 @@ class RingAlgorithm(Routing):
     """A construction's ring in one layout."""
 
     name: ClassVar[str] = "ring"
+    ring: Ring
+    construction: Construction
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any],
                  construction: Construction, ring: Ring, layout: Layout | ReferenceForm) -> None:
@@ -124,13 +126,16 @@ class RingAlgorithm(Routing):
 
     @classmethod
     def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        checked = checked_keywords(cls, servers, params)
-        construction = cls.construction_of(checked)
+        return cls.from_params(servers, checked_keywords(cls, servers, params))
+
+    @classmethod
+    def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:
+        construction = cls.construction_of(params)
         ring = construction.build_ring(servers)
         layout: Layout | ReferenceForm = (
-            ReferenceForm(ring) if checked["layout"] == NO_LAYOUT
-            else LAYOUTS[checked["layout"]].build(ring.positions, ring.owners))
-        return cls(servers, checked, construction, ring, layout)
+            ReferenceForm(ring) if params["layout"] == NO_LAYOUT
+            else LAYOUTS[params["layout"]].build(ring.positions, ring.owners))
+        return cls(servers, dict(params), construction, ring, layout)
 
     def with_layout(self, name: str) -> RingAlgorithm:
         """The same ring (sharing its points) held in another layout."""
@@ -200,20 +205,20 @@ class RingAlgorithm(Routing):
         loses a server (allocated tokens: the others stay put, its arcs fall to their
         successors) rather than rebuilding from the shorter list; None when rebuilding is
         what happens (hashed points: the same ring, collisions aside)."""
-        remove = getattr(self.construction, "remove_server", None)
-        if remove is None:
+        fallen = self.construction.remove_server(self.ring, index)
+        if fallen is None:
             return None
         servers = self._servers[:index] + self._servers[index + 1:]
-        return self._holding(remove(self.ring, index), servers)
+        return self._holding(fallen, servers)
 
     def rebalanced(self, cv_target: float) -> tuple[RingAlgorithm, Rebalanced] | None:
         """This ring with the fewest points re-placed to bring its arc CV (per weight) to
         `cv_target`, and what that moved; None when the construction cannot re-place points
         (hashed points sit where their names hash)."""
-        rebalance = getattr(self.construction, "rebalance", None)
-        if rebalance is None:
+        done = self.construction.rebalance(self.ring, [s.weight for s in self._servers],
+                                           cv_target)
+        if done is None:
             return None
-        done: Rebalanced = rebalance(self.ring, [s.weight for s in self._servers], cv_target)
         return self._holding(done.ring, self._servers), done
 
     def _holding(self, ring: Ring, servers: Sequence[Server]) -> RingAlgorithm:

@@ -68,7 +68,6 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -80,6 +79,7 @@ from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring, reference_owners
 from harness.core.servers import Server, require_servers
 from harness.core.stats import arc_shares, cv
+from harness.recipes.constructions.base import ConstructionBase, Rebalanced
 from harness.recipes.constructions.generator import points_for
 
 SPACE = 2**32
@@ -296,7 +296,7 @@ def allocate(servers: Sequence[Server], points_per_weight: int = 16, seed: int =
     return allocator.ring(tuple(s.name for s in servers))
 
 
-class AllocatedConstruction:
+class AllocatedConstruction(ConstructionBase):
     """Tokens placed by an allocator, `points_per_weight` per unit weight, keys by blake2b-32."""
 
     name: ClassVar[str] = "allocated"
@@ -352,19 +352,6 @@ def remove_server(ring: Ring, index: int) -> Ring:
     owners[owners > index] -= 1
     return Ring(positions=ring.positions[keep], owners=owners.astype(np.uint16), bits=ring.bits,
                 servers=ring.servers[:index] + ring.servers[index + 1:])
-
-
-@dataclass(frozen=True)
-class Rebalanced:
-    """What `rebalance` did: the new ring, the tokens it re-placed and the share they moved."""
-
-    ring: Ring
-    #: distinct tokens given a new position
-    tokens_moved: int
-    #: share of the hash space whose owner changed: the extra keys moved
-    moved_share: float
-    cv_before: float
-    cv_after: float
 
 
 def moved_share(before: Ring, after: Ring) -> float:

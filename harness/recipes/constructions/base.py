@@ -10,11 +10,18 @@ exactly the ring that system routes with.
 A construction is built from its declared parameters (`params`), checked
 before any work starts; `check_servers` refuses server lists it cannot take
 (for example nginx's integer weights), also before any work.
+
+Two members are optional, with their default in `ConstructionBase` (which
+every construction of ours subclasses): `remove_server` (how a deployment
+loses a server, when not by rebuilding from the shorter list) and
+`rebalance` (re-placing points to even the arcs). Both return None by
+default: hashed points are rebuilt, and sit where their names hash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -23,6 +30,19 @@ import numpy.typing as npt
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server
+
+
+@dataclass(frozen=True)
+class Rebalanced:
+    """What `rebalance` did: the new ring, the tokens it re-placed and the share they moved."""
+
+    ring: Ring
+    #: distinct tokens given a new position
+    tokens_moved: int
+    #: share of the hash space whose owner changed: the extra keys moved
+    moved_share: float
+    cv_before: float
+    cv_after: float
 
 
 class Construction(Protocol):
@@ -61,8 +81,36 @@ class Construction(Protocol):
         """Each key's hash, ready for the ring's lookup convention."""
         ...
 
+    def remove_server(self, ring: Ring, index: int) -> Ring | None:
+        """The ring after server `index` leaves, as a deployment of this recipe loses it; None
+        when it rebuilds from the shorter list instead (default: None)."""
+        ...
 
-class FixedConstruction:
+    def rebalance(self, ring: Ring, weights: Sequence[float],
+                  cv_target: float) -> Rebalanced | None:
+        """The ring with points re-placed to bring its arc CV per weight to `cv_target`; None
+        when this recipe cannot move points (default: None)."""
+        ...
+
+
+#: the members of `Construction` with a default in `ConstructionBase`
+CONSTRUCTION_DEFAULTS: tuple[str, ...] = ("remove_server", "rebalance")
+
+
+class ConstructionBase:
+    """The defaults of the `Construction` protocol's optional members."""
+
+    def remove_server(self, ring: Ring, index: int) -> Ring | None:
+        """None: a ring of hashed points loses a server by being rebuilt without it."""
+        return None
+
+    def rebalance(self, ring: Ring, weights: Sequence[float],
+                  cv_target: float) -> Rebalanced | None:
+        """None: hashed points sit where their names hash, and cannot be re-placed."""
+        return None
+
+
+class FixedConstruction(ConstructionBase):
     """Shared by production recipes that fix their own points and hash: no parameters."""
 
     name: ClassVar[str]

@@ -28,11 +28,16 @@ import numpy.typing as npt
 from harness.core.errors import HarnessError
 from harness.core.hashing import get_hash
 from harness.core.machine import usable_cores
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.core.ring import Ring, sort_points_reference
 from harness.core.servers import Server, server_list_problem
 
 DEFAULT_POINT_NAME = "{server}:{j}"
+#: bytes per point while generating a ring in C: packed 64-bit words sorted in place, then
+#: split into positions and owners (14 B measured at the peak; tests/test_lean_memory.py)
+GENERATION_BYTES_PER_POINT = 16
+#: the same through Python (a template C does not format): each encoded name beside its hash
+PYTHON_GENERATION_BYTES_PER_POINT = 110
 
 
 def points_for(weight: float, points_per_weight: int) -> int:
@@ -98,7 +103,7 @@ def generate_ring(
         positions, owners = _python_points(servers, counts, hash_name, point_name)
         return Ring.from_points(positions, owners, bits=hash_function.bits, servers=names)
     literals, segments = template
-    points, owners_or_none = _cbindings.generate_points(
+    points, owners_or_none = c_generate.generate_points(
         hash_name, literals, segments, [name.encode() for name in names], counts,
         generation_threads(),
     )

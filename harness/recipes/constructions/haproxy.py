@@ -66,6 +66,7 @@ from harness.core.errors import HarnessError
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server, require_servers
+from harness.recipes.constructions.base import ConstructionBase
 
 MASK32 = 0xFFFFFFFF
 SPACE = 2**32
@@ -172,7 +173,7 @@ def server_ids(servers: Sequence[Server], scheme: str) -> list[int]:
     return ids
 
 
-class HaproxyConstruction:
+class HaproxyConstruction(ConstructionBase):
     """HAProxy's consistent hash tree (2.6), held as the arcs its nearest-point search gives."""
 
     name: ClassVar[str] = "haproxy"

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.core.ring import Ring
 from harness.core.servers import Server, require_servers
 from harness.recipes.constructions.base import FixedConstruction
@@ -82,7 +82,7 @@ class LibketamaConstruction(FixedConstruction):
         template = parse_template("{server}-{j}")
         assert template is not None  # fields and literal text only
         literals, segments = template
-        words, _ = _cbindings.generate_points(
+        words, _ = c_generate.generate_points(
             "md5-32", literals, segments, [server.name.encode() for server in servers],
             digest_counts(servers), generation_threads(), points_per_name=POINTS_PER_DIGEST,
         )

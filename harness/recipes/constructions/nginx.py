@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from harness.core.errors import HarnessError
 from harness.core.hashing import hash_many
-from harness.core.native import bindings as _cbindings
+from harness.core.native import generate as c_generate
 from harness.core.ring import Ring
 from harness.core.servers import Server, require_servers
 from harness.recipes.constructions.base import FixedConstruction
@@ -107,7 +107,7 @@ class NginxConstruction(FixedConstruction):
         counts = self.point_counts(servers)
         bases = [zlib.crc32(host + b"\0" + port)
                  for host, port in (split_host_port(server.name) for server in servers)]
-        words, _ = _cbindings.generate_nginx(bases, counts, generation_threads())
+        words, _ = c_generate.generate_nginx(bases, counts, generation_threads())
         return Ring.from_owned_points(words, None, bits=32, servers=tuple(s.name for s in servers))
 
     def build_ring_reference(self, servers: Sequence[Server]) -> Ring:

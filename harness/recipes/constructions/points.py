@@ -19,13 +19,14 @@ from harness.core.hashing import HASHES, hash_many
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server
+from harness.recipes.constructions.base import ConstructionBase
 from harness.recipes.constructions.generator import DEFAULT_POINT_NAME, generate_ring, points_for
 
 #: largest points_per_weight accepted (the estimate refuses what will not fit long before)
 MAX_POINTS_PER_WEIGHT = 10**8
 
 
-class PointsConstruction:
+class PointsConstruction(ConstructionBase):
     """Points named by a template, placed by a hash, `points_per_weight` per unit weight."""
 
     name: ClassVar[str] = "points"

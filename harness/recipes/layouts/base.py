@@ -15,15 +15,17 @@ class Layout(Protocol):
     `build` takes the ring's sorted unique positions and their owners; lookups
     follow the ring convention (first position >= key hash, wrapping).
 
-    A layout whose work is done in C may also name its C functions as a class
-    attribute `c_functions` (a `CFunctions`): the counts metric
-    then counts only those; without it, it counts the whole Python call.
+    A layout whose work is done in C names its C functions as the class
+    attribute `c_functions` (a `CFunctions`): the counts metric then counts only
+    those; None (the default, in `LayoutBase`) counts the whole Python call.
     """
 
     #: registry name, e.g. "numpy-packed"
     name: ClassVar[str]
     #: hash width the layout stores (32 or 64)
     hash_bits: ClassVar[int]
+    #: the C functions its calls spend their time in; None: count the whole Python call
+    c_functions: ClassVar[CFunctions | None]
 
     @classmethod
     def build(
@@ -52,6 +54,17 @@ class Layout(Protocol):
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         """Owner of each key hash in a uint32 (or uint64) array."""
         ...
+
+
+#: the members of `Layout` with a default in `LayoutBase`
+LAYOUT_DEFAULTS: tuple[str, ...] = ("c_functions",)
+
+
+class LayoutBase:
+    """The defaults of the `Layout` protocol's optional members, for ours and plugins'."""
+
+    #: no C functions named: the counts metric counts the whole Python call
+    c_functions: ClassVar[CFunctions | None] = None
 
 
 @dataclass(frozen=True)

@@ -17,19 +17,19 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native.bindings import BUCKET_ENTRY, CBucketedRing
-from harness.recipes.layouts.base import CFunctions
+from harness.core.native import bucketed as c_bucketed
+from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
-class BucketedLayout:
+class BucketedLayout(LayoutBase):
     name: ClassVar[str] = "bucketed"
     hash_bits: ClassVar[int] = 32
     #: what the counts metric counts (bucketed.c)
-    c_functions: ClassVar[CFunctions] = CFunctions(
+    c_functions: ClassVar[CFunctions | None] = CFunctions(
         build="ring_bucketed_build", scalar="ring_bucketed_lookup",
         batch="ring_bucketed_lookup_many")
 
-    def __init__(self, ring: CBucketedRing) -> None:
+    def __init__(self, ring: c_bucketed.CBucketedRing) -> None:
         self._ring = ring
         # Bound once, as in CffiStructLayout: a wrapper would add a Python call per lookup.
         self.lookup: Callable[[int], int] = ring.lookup
@@ -41,7 +41,7 @@ class BucketedLayout:
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        return cls(CBucketedRing(positions, owners))
+        return cls(c_bucketed.CBucketedRing(positions, owners))
 
     @property
     def entries(self) -> int:
@@ -50,7 +50,7 @@ class BucketedLayout:
     @property
     def entry_size(self) -> int:
         """The entry stride; the offset table (fixed size) is counted in `nbytes` only."""
-        return BUCKET_ENTRY.size
+        return c_bucketed.BUCKET_ENTRY.size
 
     @property
     def nbytes(self) -> int:

@@ -12,16 +12,16 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native.bindings import CEntryArray
-from harness.recipes.layouts.base import CFunctions
+from harness.core.native import ring as c_ring
+from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
-class CffiStructLayout:
+class CffiStructLayout(LayoutBase):
     name: ClassVar[str]
     hash_bits: ClassVar[int] = 32
     struct_kind: ClassVar[str]
     #: what the counts metric counts (ring.c, one set per struct kind)
-    c_functions: ClassVar[CFunctions]
+    c_functions: ClassVar[CFunctions | None]
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -29,7 +29,7 @@ class CffiStructLayout:
                                      scalar=f"ring_lookup_{cls.struct_kind}",
                                      batch=f"ring_lookup_many_{cls.struct_kind}")
 
-    def __init__(self, array: CEntryArray) -> None:
+    def __init__(self, array: c_ring.CEntryArray) -> None:
         self._array = array
         # The C array's own methods, bound once: a wrapper method here would add a
         # Python call to every scalar lookup, which costs more than the C search.
@@ -42,7 +42,7 @@ class CffiStructLayout:
     def build(
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
-        return cls(CEntryArray(cls.struct_kind, positions, owners))
+        return cls(c_ring.CEntryArray(cls.struct_kind, positions, owners))
 
     @property
     def entries(self) -> int:

@@ -16,8 +16,10 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
+from harness.recipes.layouts.base import LayoutBase
 
-class NumpySoaLayout:
+
+class NumpySoaLayout(LayoutBase):
     name: ClassVar[str] = "numpy-soa"
     hash_bits: ClassVar[int] = 32
 

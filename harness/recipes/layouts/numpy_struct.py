@@ -18,12 +18,14 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
+from harness.recipes.layouts.base import LayoutBase
+
 
 def entry_dtype(align: bool, hash_bits: int = 32) -> np.dtype[np.void]:
     return np.dtype([("hash", f"<u{hash_bits // 8}"), ("idx", "<u2")], align=align)
 
 
-class NumpyStructLayout:
+class NumpyStructLayout(LayoutBase):
     name: ClassVar[str]
     hash_bits: ClassVar[int] = 32
     align: ClassVar[bool]

@@ -13,8 +13,10 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
+from harness.recipes.layouts.base import LayoutBase
 
-class TuplesLayout:
+
+class TuplesLayout(LayoutBase):
     name: ClassVar[str] = "tuples"
     hash_bits: ClassVar[int] = 32
 

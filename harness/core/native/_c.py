@@ -1,0 +1,63 @@
+"""What the binding modules of harness.core.native share: the cffi handle of the C core
+and the small array helpers their calls go through. Private to this package.
+
+`ffi` and `lib` are those of `harness.core.native.compiled._ring_c` (cext/build_ffi.py
+declares every C unit in it); each binding module calls its own unit's functions
+through them, and they never leave harness.core.native. Importing this module checks
+that the C core is built, `_scalar` (cext/scalar.c) included, and raises a HarnessError
+saying how to build it if not: every binding module imports it before any compiled one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.errors import HarnessError
+
+try:
+    import harness.core.native.compiled._ring_c as _ring_c
+    import harness.core.native.compiled._scalar as compiled_scalar
+except ImportError as exc:  # pragma: no cover - depends on how the package was installed
+    raise HarnessError(
+        "the C core (harness.core.native.compiled) is not built; install the package with "
+        "`pip install .` (or `python setup.py build_ext --inplace` in a checkout)"
+    ) from exc
+
+# `compiled_scalar` (cext/scalar.c) is imported here under the same check, for
+# harness.core.native.scalar, which binds it.
+__all__ = ["address", "c_input", "compiled_scalar", "ffi", "lib", "u16_out", "u32_buffer",
+           "u64_in"]
+
+ffi, lib = _ring_c.ffi, _ring_c.lib
+
+
+def address(cdata: Any) -> int:
+    """The address of a cffi array, for a ScalarLookup (which keeps the array alive)."""
+    return int(ffi.cast("uintptr_t", cdata))
+
+
+def c_input(array: npt.ArrayLike, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """`array` as C-contiguous and aligned `dtype`, copied only if it is not already.
+
+    C reads the elements through typed pointers: from a misaligned buffer (a view at an
+    odd byte offset, which np.ascontiguousarray passes through unchanged) that is
+    undefined behaviour, reported by tox -e sanitize as "load of misaligned address".
+    """
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return contiguous if contiguous.flags.aligned else contiguous.copy()
+
+
+def u32_buffer(array: npt.NDArray[Any]) -> Any:
+    return ffi.from_buffer("uint32_t[]", array)
+
+
+def u16_out(array: npt.NDArray[np.uint16]) -> Any:
+    return ffi.from_buffer("uint16_t[]", array, require_writable=True)
+
+
+def u64_in(key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
+    # uint64, C-contiguous and aligned input is read in place; anything else is copied once.
+    return c_input(key_hashes, np.uint64)

@@ -1,0 +1,90 @@
+"""What every metric is: the `Metric` protocol, and `MetricBase` with its defaults.
+
+A metric is one module with one class following `Metric`: its `name`, what
+it `needs` (a ring, layouts or another form to time, a fresh process), its
+`record_type` (the typed figure stored in results), `steps` (its share of
+the progress bar, known before work starts), `measure`, and `sections` (the
+tables it contributes to reports). Four members are optional, with their
+default in `MetricBase`, which every metric subclasses: `check()`, why the
+metric cannot run on this machine (None: it can; scenario validation asks
+before any work); `parse_options(table)`, the options of a metric
+configured by a scenario table of its name (`TABLE_METRICS` in the registry);
+and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
+own work adds (the estimate checks it before any work) and the fields that set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+
+from harness.core.errors import HarnessError
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.fields import Fields
+    from harness.core.model import Result
+    from harness.core.servers import Server
+    from harness.core.tables import Section
+    from harness.metrics.context import RunContext, RunPlan, Scope
+
+#: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
+#: (a layout, an algorithm or a peer); "process": runs in fresh processes
+Need = Literal["ring", "forms", "process"]
+
+
+class Metric(Protocol):
+    name: ClassVar[str]
+    #: "run": one figure per sweep point; "subject": one per measured form or peer
+    scope: ClassVar[Scope]
+    needs: ClassVar[frozenset[str]]
+    record_type: ClassVar[Any]
+
+    def steps(self, plan: RunPlan) -> int: ...
+
+    def measure(self, context: RunContext) -> Any:
+        """The run's record ("run" scope) or {subject name: record} ("subject" scope)."""
+        ...
+
+    def sections(self, result: Result) -> list[Section]: ...
+
+    def check(self) -> str | None:
+        """Why the metric cannot run on this machine, or None if it can (default: None)."""
+        ...
+
+    def parse_options(self, table: Fields) -> Any:
+        """The options its scenario table gives, checked (default: an error, the metric takes
+        no table)."""
+        ...
+
+    #: the fields of its table that set `estimated_bytes`, as an error names them
+    cost_fields: ClassVar[str]
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """Peak bytes its own work adds to the ring and keys a run holds, from its table's
+        options, before any work (default: 0, a metric measuring what the run holds)."""
+        ...
+
+
+#: the members of `Metric` with a default in `MetricBase`
+METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
+                                    "estimated_bytes")
+
+
+class MetricBase:
+    """The defaults of the `Metric` protocol's optional members."""
+
+    name: ClassVar[str]
+
+    def check(self) -> str | None:
+        """None: the metric runs on any machine."""
+        return None
+
+    def parse_options(self, table: Fields) -> Any:
+        """An error naming the metric: only the metrics of `TABLE_METRICS` take a table."""
+        raise HarnessError(f"{table.file}: metric {self.name!r} takes no table of options")
+
+    cost_fields: ClassVar[str] = ""
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """0: the metric measures what the run already holds."""
+        return 0.0

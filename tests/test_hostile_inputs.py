@@ -1,0 +1,338 @@
+"""Hostile inputs that once ended in a traceback, a wrong exit code, a hang, a lost file or
+a silently wrong figure: each now ends in one line with its exit code, and nothing is
+written on refusal. These are the seeds of the fuzz corpus, kept as regression tests."""
+
+from __future__ import annotations
+
+import errno
+import json
+import multiprocessing
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.apps.plan import MAX_PLANNED_POINTS, points_for_target
+from harness.cli import main
+from harness.cli.gate import main as gate_main
+from harness.core import atomic
+from harness.core.errors import ParityError, ScenarioError
+from harness.core.fields import Fields
+from harness.core.outputs import Outcome
+from harness.core.servers import Server, numbered_servers
+from harness.core.stats import theory_cv
+from harness.metrics.migration import MigrationMetric, MigrationOptions
+from harness.metrics.parity import check_parity
+from harness.metrics.registry import get_metric
+from harness.recipes.algorithms import ALGORITHMS
+from harness.recipes.constructions.generator import points_for
+
+SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
+         'repeats = 1\n')
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], needle: str,
+             code: int = 2) -> None:
+    """The command exits with `code` and one line on stderr holding `needle`."""
+    assert main(argv) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert needle in err[0], err[0]
+
+
+@pytest.mark.parametrize(("servers", "needle"), [
+    ('count = 3\nname = "{i.foo}"', "no other field (no attribute, index or number)"),
+    ('count = 3\nname = "{i[0]}"', "no other field (no attribute, index or number)"),
+    ('count = 3\nname = "{i:c}"', "integer format spec such as {i:04d}"),
+    ('count = 30\nname = "s{i!s:.1}"', "integer format spec such as {i:04d}"),
+    ('count = 3\nname = "{"', "no lone brace"),
+    ('count = 3\nweight = 1e-300', "servers.weight must be a number from 1e-06 to 1e+12"),
+    ('count = 3\nweight = 1e300', "servers.weight must be a number from 1e-06 to 1e+12"),
+    ('count = 3\nweights = { values = [1e308, 1e308], shares = [1, 1] }', "servers.weights"),
+    ('count = 3\nweights = { values = [1, 2], shares = [1e308, 1e308] }',
+     "of a finite positive sum"),
+])
+def test_hostile_server_fields_are_refused(servers: str, needle: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Templates that cannot format every number, and weights whose arithmetic would
+    overflow or underflow, are refused at validation: exit 2, one line, nothing written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\n{servers}\n{SMALL}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_point_name_template_with_an_attribute_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The generator's point_name is checked by the same template rule."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\n[generator]\npoint_name = "{{server.x}}:{{j}}"\n'
+                        f"{SMALL}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "generator.point_name must be a name template using {server} and {j}")
+
+
+def test_nested_too_deep_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scenario or result nested deeper than Python can recurse is refused in one line."""
+    scenario = tmp_path / "deep.toml"
+    scenario.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "nested too deeply")
+    result = tmp_path / "deep.json"
+    result.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    _refused(["show", str(result)], capsys, "nested too deeply")
+
+
+def test_a_huge_integer_in_a_result_is_refused(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An integer beyond 64 bits in a result file is refused as malformed, not an overflow."""
+    result = tmp_path / "r.json"
+    result.write_text('{"format": "ring-harness-result", "format_version": ' + "9" * 400 + "}")
+    _refused(["show", str(result)], capsys, "beyond 64 bits")
+
+
+@pytest.mark.parametrize("table", [
+    '[migration]\nto = { algorithm = [] }', '[migration]\nto = { algorithm = 3 }'])
+def test_a_migration_target_that_is_not_a_name(table: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """migration.to.algorithm of the wrong type is refused naming the field."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}{table}\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "migration.to.algorithm must be one of")
+
+
+def test_equivalence_against_without_a_construction_runs(tmp_path: Path) -> None:
+    """[equivalence.against] takes the ring's defaults (construction = "points") like any
+    ring table, instead of failing on the missing key after validation."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}[equivalence]\nfleets = [{{ servers = 3 }}]"
+                        "\n[equivalence.against]\npoints_per_weight = [1, 2]\n")
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 0
+    assert json.loads((tmp_path / "out" / "s.json").read_text())["runs"]
+
+
+def test_a_dangling_symlink_out_is_refused_before_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--out through a symlink to nothing is refused before the run, not after it."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    (tmp_path / "out").symlink_to(tmp_path / "nowhere" / "x")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "which does not exist")
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("[servers]\ncount = 3\n[algorithm]\nname = \"jump\"\n", "got algorithm 'jump'"),
+    ("[servers]\ncount = 3\n[algorithm]\nname = \"maglev\"\n", "got algorithm 'maglev'"),
+    ("[servers]\ncount = 3\n[algorithm]\nname = \"bounded-load\"\n",
+     "got algorithm 'bounded-load'"),
+])
+def test_explore_refuses_what_it_cannot_draw(text: str, needle: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The explorer draws a ring routed by position only: another algorithm is refused (a
+    bounded-load ring would be drawn as a plain ring and called the scenario's)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text)
+    _refused(["explore", str(scenario), "--out", str(tmp_path / "x.html")], capsys, needle)
+    assert not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--servers", "70000"], "--servers must be from 1 to 65,535"),
+    (["--servers", "100", "--points", "100000"], "at most 1,000,000 points in all"),
+])
+def test_explore_size_limits_are_bad_input(argv: list[str], needle: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Sizes the page cannot hold are bad input (exit 2), not a failure of the run."""
+    _refused(["explore", *argv, "--out", str(tmp_path / "x.html")], capsys, needle)
+
+
+def test_explore_says_which_sweep_point_it_drew(tmp_path: Path) -> None:
+    """A swept scenario's page names the point drawn and that --points chooses another."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = [10, 20]\n")
+    assert main(["explore", str(scenario), "--out", str(tmp_path / "x.html")]) == 0
+    page = (tmp_path / "x.html").read_text()
+    assert "at 10 points per unit weight (the first of its sweep, 10, 20: --points" in page
+
+
+def test_plan_search_is_bounded_for_a_tiny_weight() -> None:
+    """Weights 1e-6 and 1: the smallest k that meets the target is found by doubling and
+    bisection, not one step at a time up to a hundred million."""
+    servers = [Server("light", 0.000001), Server("heavy", 1.0)]
+
+    def meets(k: int) -> bool:
+        return theory_cv([points_for(s.weight, k) for s in servers]) <= 0.1
+
+    k = points_for_target(servers, 0.1)
+    assert meets(k) and not meets(k - 1)
+    assert k < MAX_PLANNED_POINTS
+
+
+def test_plan_refuses_a_target_no_ring_can_meet(capsys: pytest.CaptureFixture[str]) -> None:
+    """A target that needs more points than the search's limit is one line, exit 2."""
+    _refused(["plan", "--weights", "0.000001,1", "--target-cv", "0.0001"], capsys,
+             "no points per unit weight up to 100,000,000")
+
+
+def test_plan_refuses_a_ring_larger_than_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny target for many servers is refused before a terabyte-sized array is made."""
+    _refused(["plan", "--servers", "1000", "--target-cv", "0.0001"], capsys,
+             "GiB to build and measure")
+
+
+def test_plan_never_writes_over_its_scenario(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """plan SCENARIO --out with an output that is the scenario is refused; the scenario
+    is untouched."""
+    scenario = tmp_path / "fleet.md"
+    scenario.write_text("[servers]\ncount = 3\n")
+    _refused(["plan", str(scenario), "--target-cv", "0.1", "--out", str(tmp_path / "fleet")],
+             capsys, "output is also an input")
+    assert scenario.read_text() == "[servers]\ncount = 3\n"
+
+
+def test_the_gate_never_replaces_a_fifo(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--regressions-out pointing at a FIFO is refused (exit 2); the FIFO stays a FIFO."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    results = tmp_path / "r.json"
+    results.write_text("{}")
+    assert gate_main([str(results), "--baseline-dir", str(tmp_path),
+                      "--regressions-out", str(fifo)]) == 2
+    assert "expected a regular file" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_old_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC while writing the result: exit 1, one line, the previous result untouched."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    written = atomic._write_temporary
+
+    def full(target: Path, data: bytes) -> Path:
+        if target.suffix == ".html":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
+        return written(target, data)
+
+    monkeypatch.setattr(atomic, "_write_temporary", full)
+    _refused(["run", str(scenario), "--out", str(out)], capsys, "No space left on device", 1)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_stop_message_says_what_was_written() -> None:
+    """The line printed on Ctrl-C or SIGTERM names what is unwritten and what is complete."""
+    outcome = Outcome()
+    assert outcome.stopped("interrupted") == "interrupted; no file was written"
+    outcome.start("scenario 'a'")
+    assert outcome.stopped("interrupted") == (
+        "interrupted; no result file was written for scenario 'a'")
+    outcome.wrote([Path("a.json"), Path("a.md"), Path("a.html")])
+    assert outcome.stopped("terminated") == (
+        "terminated; 3 file(s) were written before that, complete: a.json, a.md, a.html")
+
+
+def _write_set(directory: str, tag: str, start: Any) -> None:
+    start.wait()
+    atomic.write_together({Path(directory) / f"r.{kind}": f"{tag}\n" * 20_000
+                           for kind in ("json", "md", "html")})
+
+
+def test_two_writers_of_one_result_never_mix_their_files(tmp_path: Path) -> None:
+    """Two processes writing the same result files at once: every time, the three files
+    that remain all come from one of them."""
+    context = multiprocessing.get_context("fork")
+    for trial in range(20):
+        start = context.Barrier(2)
+        writers = [context.Process(target=_write_set, args=(str(tmp_path), tag, start))
+                   for tag in (f"A{trial}", f"B{trial}")]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(30)
+            assert writer.exitcode == 0
+        contents = {(tmp_path / f"r.{kind}").read_text() for kind in ("json", "md", "html")}
+        assert len(contents) == 1, f"trial {trial}: mixed files"
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_scenario_error_is_the_refusal_type() -> None:
+    """The template rule raises ScenarioError through Fields (what exit 2 is mapped from)."""
+    with pytest.raises(ScenarioError, match="no other field"):
+        Fields("x.toml", "servers", {"name": "{i.real}"}).take_template("name", "s-{i}", "i")
+
+
+class _ShortForm:
+    """A form that answers one owner whatever it is asked (a broken plugin layout)."""
+
+    def lookup_many(self, keys: Any) -> Any:
+        return np.zeros(1, dtype=np.uint16)
+
+    def lookup(self, key: int) -> int:
+        return 0
+
+    def reset(self) -> None:
+        return None
+
+
+def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
+    """Too few owners is a parity failure naming the form, not a numpy broadcasting error."""
+    ring = ALGORITHMS["ring"].build(numbered_servers(3), points_per_weight=4)
+    keys = np.arange(100, dtype=np.uint32) * 40_000_000
+    with pytest.raises(ParityError, match="layout short returned 1 owners for 100 keys"):
+        check_parity(ring, keys, {"short": _ShortForm()})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(("table", "culprit"), [
+    ("[migration]\nto = { points_per_weight = 16 }\nuniverse = 100_000_000\n"
+     "requests_per_stage = 100_000_000\nwarmup_requests = 1_000_000_000\n", "[migration]"),
+    ('[equivalence]\nfleets = [{ servers = 3 }]\nmax_points = 1_000_000_000\n'
+     '[equivalence.against]\npoints_per_weight = [1]\nmax_points = 1_000_000_000\n',
+     "[equivalence]"),
+    ('[comparison]\nservers = [65_534]\nweights = [[1000]]\nalgorithms = ["jump"]\n',
+     "[comparison]"),
+])
+def test_a_table_metric_too_large_for_memory_is_refused_before_work(
+        table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each table metric's own memory is part of the estimate: a table that could not fit
+    is refused before any work, naming the table and the fields that set its size."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             f"{culprit} (")
+    assert not (tmp_path / "out").exists()
+
+
+def test_small_table_metrics_add_to_the_estimate() -> None:
+    """A table metric's estimate grows with its own fields (and is 0 for a metric without
+    a table)."""
+    servers = numbered_servers(3)
+    small = MigrationOptions(to={"points_per_weight": 16}, universe=1_000)
+    large = MigrationOptions(to={"points_per_weight": 16}, universe=1_000_000)
+    metric = MigrationMetric()
+    assert 0 < metric.estimated_bytes(small, servers) < metric.estimated_bytes(large, servers)
+    assert get_metric("balance").estimated_bytes(None, servers) == 0.0
+
+
+def test_process_combinations_of_many_capabilities_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'combinations' over a server of 16 capabilities would be 65,536 rings: refused in one
+    line before any ring is enumerated."""
+    capabilities = ", ".join(f'"c{i}"' for i in range(16))
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[[servers.list]]\nname = "a"\ncapabilities = [{capabilities}]\n'
+                        f'[[servers.list]]\nname = "b"\n{SMALL}[process]\n')
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "at most 12 capabilities each")
