@@ -5,8 +5,8 @@
 # A regression must reproduce. A run that fails is followed by a second whole run, and
 # only what regressed in both fails CI: figures are deterministic and fail both times, and
 # so does a benchmark of the baseline that the run did not measure (the gate names it as a
-# regression and keeps the baseline); a timing that one busy moment on a shared machine pushed past the threshold does not
-# come back. A real 2x slowdown fails both runs.
+# regression and keeps the baseline); a timing that one busy moment on a shared machine
+# pushed past the threshold does not come back. A real 2x slowdown fails both runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

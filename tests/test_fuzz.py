@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
+from harness.run.reference import build_entries
 
 FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
 
@@ -36,11 +37,13 @@ GOOD: dict[str, dict[str, list[Any]]] = {
 }
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
-#: fields a mutation may set, the documented ones and some that do not exist
-FIELDS = [(section, key) for section, keys in GOOD.items() for key in keys] + [
-    ("keys", "universe"), ("keys", "zipf_exponent"), ("measure", "base_layout"),
-    ("measure", "peers"), ("generator", "layout"), ("servers", "typo"), ("", "name"),
-    ("", "format_version"), ("", "typo")]
+#: fields a mutation may set: every key the validating code declares for the grammar's
+#: tables (read from the same declarations as docs/reference/scenario.md, so a key added
+#: there is fuzzed without anyone listing it here), and some that do not exist
+FIELDS = sorted({(e.table, e.key) for e in build_entries(Path(__file__).resolve().parents[1])
+                 if e.table in ("", *GOOD) and e.key not in GOOD}
+                | {(section, key) for section, keys in GOOD.items() for key in keys}
+                | {("generator", "layout"), ("servers", "typo"), ("", "typo")})
 
 
 @st.composite
@@ -79,16 +82,24 @@ def toml_value(value: Any) -> str:
     return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
+def _array_of_tables(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def toml_document(document: dict[str, Any]) -> str:
-    lines = [f"{k} = {toml_value(v)}" for k, v in document.items()
-             if not isinstance(v, dict) and k != "operations"]
+    """The document as TOML text: scalars and arrays first, then tables, then arrays of
+    tables (a hostile value at a table's place is written as the value it is)."""
+    lines = [f"{json.dumps(k)} = {toml_value(v)}" for k, v in document.items()
+             if not isinstance(v, dict) and not _array_of_tables(v)]
     for key, value in document.items():
         if isinstance(value, dict):
-            lines.append(f"[{key}]")
+            lines.append(f"[{json.dumps(key)}]")
             lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()]
-    for operation in document.get("operations", []):
-        lines.append("[[operations]]")
-        lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in operation.items()]
+    for key, value in document.items():
+        if _array_of_tables(value):
+            for entry in value:
+                lines.append(f"[[{json.dumps(key)}]]")
+                lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in entry.items()]
     return "\n".join(lines) + "\n"
 
 

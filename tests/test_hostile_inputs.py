@@ -29,6 +29,7 @@ from harness.metrics.parity import check_parity
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
+from harness.run import estimate
 
 SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
          'repeats = 1\n')
@@ -298,16 +299,18 @@ def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
 @pytest.mark.parametrize(("table", "culprit"), [
     ("[migration]\nto = { points_per_weight = 16 }\nuniverse = 100_000_000\n"
      "requests_per_stage = 100_000_000\nwarmup_requests = 1_000_000_000\n", "[migration]"),
-    ('[equivalence]\nfleets = [{ servers = 3 }]\nmax_points = 1_000_000_000\n'
-     '[equivalence.against]\npoints_per_weight = [1]\nmax_points = 1_000_000_000\n',
-     "[equivalence]"),
+    ('[equivalence]\nfleets = [{ servers = 3 }]\nmax_points = 300_000_000\n'
+     '[equivalence.against]\npoints_per_weight = [1]\n', "[equivalence]"),
     ('[comparison]\nservers = [65_534]\nweights = [[1000]]\nalgorithms = ["jump"]\n',
      "[comparison]"),
 ])
 def test_a_table_metric_too_large_for_memory_is_refused_before_work(
-        table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each table metric's own memory is part of the estimate: a table that could not fit
-    is refused before any work, naming the table and the fields that set its size."""
+    (here in a machine of 4 GiB available) is refused before any work, naming the table and
+    the fields that set its size."""
+    monkeypatch.setattr(estimate, "available_memory_bytes", lambda: 4 * 2**30)
     scenario = tmp_path / "s.toml"
     scenario.write_text(f"[servers]\ncount = 3\n{SMALL}{table}")
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
@@ -336,3 +339,18 @@ def test_process_combinations_of_many_capabilities_are_refused(
                         f'[[servers.list]]\nname = "b"\n{SMALL}[process]\n')
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              "at most 12 capabilities each")
+
+
+def test_a_result_too_large_to_read_back_is_not_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A result larger than show and compare accept fails the run in one line (exit 1)
+    instead of writing a file nothing can read."""
+    from harness.report import results
+
+    monkeypatch.setattr(results, "MAX_RESULT_BYTES", 1_000)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "more than show and compare read", 1)
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

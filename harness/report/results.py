@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from harness.core.atomic import dumps_strict, write_together
-from harness.core.errors import ResultFormatError
+from harness.core.errors import HarnessError, ResultFormatError
 from harness.core.model import FORMAT_NAME, FORMAT_VERSION, Result
 from harness.core.safe_read import bounded_int, read_regular_file
 from harness.metrics.registry import record_type
@@ -65,8 +65,15 @@ def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
     """Write every rendering of `result` into out_dir, each atomically; return the paths."""
     paths = result_paths(result.name, out_dir)
     report = result_report(result)
+    document = dumps_strict(result.to_json(), f"result {result.name!r}")
+    if len(document.encode()) > MAX_RESULT_BYTES:
+        # show and compare refuse a file this large: writing it would lose the result anyway.
+        raise HarnessError(f"result {result.name!r} is {len(document.encode()) / 2**20:,.0f} "
+                           f"MiB, more than show and compare read "
+                           f"({MAX_RESULT_BYTES / 2**20:,.0f} MiB); expected fewer sweep "
+                           "points, operations or fleets")
     contents = {
-        "json": dumps_strict(result.to_json(), f"result {result.name!r}"),
+        "json": document,
         "md": markdown.report(report),
         "html": html.report(report),
     }
