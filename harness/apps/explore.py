@@ -19,8 +19,6 @@ scenario's ring (its first sweep point), drawn sampled when large.
 from __future__ import annotations
 
 import base64
-import html
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -30,7 +28,7 @@ from harness.core.errors import ScenarioError
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server
 from harness.recipes.constructions.generator import generate_ring, points_for
-from harness.report.html import STYLE, vega_bundle
+from harness.report.html import STYLE, escape_text, json_for_script, vega_bundle
 from harness.run.scenario import Scenario
 
 SAMPLE_KEYS = 5_000
@@ -145,15 +143,16 @@ def _asset(name: str) -> str:
 
 
 def explorer_page(ring: ExplorerRing) -> str:
-    data = json.dumps(page_data(ring), allow_nan=False).replace("</", "<\\/")
+    data = json_for_script(page_data(ring))
     return f"""<!doctype html>
 <html lang=en><head><meta charset=utf-8>
 <meta name=viewport content="width=device-width, initial-scale=1">
 <title>Ring explorer</title><style>{STYLE}{PAGE_STYLE}</style></head>
 <body>
 <header><h1>Ring explorer</h1>
-<p>{html.escape(ring.source)}: {len(ring.servers):,} servers, hash <code>{ring.hash}</code>,
-points named <code>{html.escape(ring.point_name)}</code>. The owner of a key is the first
+<p>{escape_text(ring.source)}: {len(ring.servers):,} servers, hash
+<code>{escape_text(ring.hash)}</code>, points named
+<code>{escape_text(ring.point_name)}</code>. The owner of a key is the first
 point at or after the key's hash, wrapping round; the lowest server index keeps a shared
 position. Built in this page from the same recipe as <code>python -m harness</code>.</p>
 </header>
@@ -165,7 +164,7 @@ position. Built in this page from the same recipe as <code>python -m harness</co
 <p>Owner on the ring: <span class="figure" id="owner"></span>; with hash mod N:
 <span id="modn"></span>. Key hash <span id="keyhash"></span>.</p>
 <label>Points per unit weight <input id="points" type="number" min="1"
-value="{ring.points_per_weight}"></label>
+value="{int(ring.points_per_weight)}"></label>
 <p><button id="add" type="button">Add a server</button>
 <button id="remove" type="button">Remove the last server</button></p>
 <p id="last">Add or remove a server to see how many of {SAMPLE_KEYS:,} sample keys

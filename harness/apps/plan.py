@@ -34,7 +34,7 @@ from harness.core.machine import available_memory_bytes
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import arc_shares, cv, expected_collisions, theory_cv
-from harness.core.tables import Report, Section, Table, count, kib, number, pct, text
+from harness.core.tables import Report, Section, Table, code, count, kib, literal, number, pct, text
 from harness.metrics.process import ProcessOptions
 from harness.recipes.constructions.allocated import allocate
 from harness.recipes.constructions.generator import generate_ring, points_for
@@ -196,7 +196,7 @@ def plan_report(plan: Plan, hash_name: str = "blake2b-32",
                "round the formula (by about 1/sqrt(2N) of it); take a few more points or "
                "accept the spread.")
     return Report(f"Plan: {len(servers):,} servers, {plan.target}", [
-        f"Hash `{hash_name}`, points named `{{server}}:{{j}}`. {confirm} {verdict}"],
+        f"Hash {code(hash_name)}, points named `{{server}}:{{j}}`. {confirm} {verdict}"],
         [Section("The ring", tables=[summary]),
          Section("Memory and lookup time per layout", tables=[Table.of(
              ["layout", "entry_size", "bytes", "size", "per server", "batch ns/key"],
@@ -324,7 +324,7 @@ def process_section(plan: Plan, rings: Sequence[tuple[tuple[str, ...], Sequence[
                  *(kib(totals[name]) for name in layouts)])
     return Section(f"The process: {len(rings)} rings at k = {plan.points_per_weight:,}",
                    tables=[Table.of(["ring (requires)", "servers", "entries", "cv_theory",
-                                     *layouts], rows,
+                                     *map(literal, layouts)], rows,
                                     notes=["k is set by the ring that needs the most points "
                                            "for the target; bytes are each layout's fixed "
                                            "and per-entry bytes (fitted from builds at two "

@@ -5,10 +5,17 @@ Code that selects data builds `Report`s of `Section`s of `Table`s (and
 them. A `Cell` carries the text shown and, where there is one, the raw value behind it (for sorting
 and charts). The formatting helpers below are the only place a figure's
 display form (percent, KiB, ratio, timing) is decided.
+
+Titles, headings, paragraphs, notes and cell texts are a little Markdown (**bold**,
+`code`, links); chart titles and data are plain text. A string that comes from a
+scenario, a result file or a plugin (a name, a description, a label) goes into the
+Markdown through `literal` (or `code` for a code span), so it reads as itself in every
+rendering and cannot add markup, links or HTML; `text` cells do this themselves.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,8 +84,52 @@ class Report:
     metadata: list[tuple[str, str]] = field(default_factory=list)
 
 
+#: what our renderers or a CommonMark/GFM viewer would read as markup anywhere in a line:
+#: a backslash, code, emphasis, links, raw HTML, strikethrough, math; an underscore only
+#: where it could open or close emphasis (not inside a word); '&' where it starts an entity
+_MARKUP = re.compile(r"[\\`*\[\]<~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|&(?=#?[0-9A-Za-z]+;)")
+#: what starts a block at the beginning of a line: a heading, quote, list item, setext
+#: underline or numbered item
+_BLOCK_START = re.compile(r"^(\s*)(?:([#+=-])(?=\s|$|\2)|(>)|(\d{1,9})([.)])(?=\s|$))")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def literal(value: str, *, line_start: bool = False) -> str:
+    """`value` as Markdown that reads as exactly `value` (line breaks as spaces): each
+    character a renderer would take as markup is backslash-escaped, which both our HTML
+    renderer and CommonMark viewers show as the character itself. With `line_start`
+    (the text begins a paragraph, a line of one, or a title), so is a leading '#', '-',
+    '+', '=', '>' or '1.' that would make a heading, list, quote or underline there; in
+    the middle of a line or in a table cell none of these starts a block."""
+    one_line = _LINE_BREAK.sub(" ", value)
+    escaped = _MARKUP.sub(lambda m: "\\" + m.group(0), one_line)
+    return _BLOCK_START.sub(_escape_block_start, escaped) if line_start else escaped
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    indent, marker, quote, digits, dot = match.groups()
+    if digits is not None:
+        return f"{indent}{digits}\\{dot}"
+    return f"{indent}\\{marker or quote}"
+
+
+def code(value: str) -> str:
+    """`value` as a Markdown code span, fenced with more backticks than it holds in a row
+    (CommonMark's rule, which the HTML renderer follows); inside a span nothing is markup."""
+    one_line = _LINE_BREAK.sub(" ", value)
+    if not one_line:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall("`+", one_line)), default=0) + 1)
+    # A span's content loses one space at each end when it has both (or a backtick would
+    # join the fence): pad such content so what remains is the value.
+    pad = ("`" in (one_line[0], one_line[-1])
+           or (one_line[0] == one_line[-1] == " " and one_line.strip(" ") != ""))
+    return f"{fence} {one_line} {fence}" if pad else f"{fence}{one_line}{fence}"
+
+
 def text(value: str) -> Cell:
-    return Cell(value, value)
+    """A cell showing `value` as it is (names, labels), sorted by it."""
+    return Cell(literal(value), value)
 
 
 def count(value: int | float) -> Cell:

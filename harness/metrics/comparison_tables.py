@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.core import charts
-from harness.core.tables import Cell, Section, Table, count, kib, number, pct, text
+from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.comparison_records import (
     Comparison,
     FleetFigures,
@@ -64,13 +64,14 @@ def _balance_row(r: RecipeFigures) -> list[Cell]:
     error = r.weight_share_error or 0.0
     return [text(r.label), pct(r.uniform.cv), number(r.uniform.max_over_mean),
             pct(r.zipf.cv), number(r.zipf.max_over_mean),
-            Cell(f"{100 * error:.2f}% ({r.shares_from})", error),
+            Cell(f"{100 * error:.2f}% ({literal(str(r.shares_from))})", error),
             *(_move_cell(m) for m in r.moves)]
 
 
 def _agreement_cell(p: PeerFigures) -> Cell:
     if p.agreement is None:
-        return Cell(f"n/a: {p.note}" if p.agrees_with is None else NOT_SUPPORTED)
+        return Cell(f"n/a: {literal(str(p.note))}" if p.agrees_with is None
+                    else NOT_SUPPORTED)
     return Cell(f"{p.agreement:.6f}", p.agreement)
 
 
@@ -296,11 +297,12 @@ def fleet_section(fleet: FleetFigures) -> Section:
     published = _published_rows(fleet)
     if published:
         tables.append(Table.of(["recipe", "figure", "published", "ours", "source"], published))
-    reasons = [f"{r.label}: {NOT_SUPPORTED}: {r.unsupported}."
+    reasons = [literal(f"{r.label}: {NOT_SUPPORTED}: {r.unsupported}.", line_start=True)
                for r in fleet.algorithms if r.unsupported is not None]
-    reasons += [f"{r.label}, {m.operation}: {NOT_SUPPORTED}: {m.unsupported}."
+    reasons += [literal(f"{r.label}, {m.operation}: {NOT_SUPPORTED}: {m.unsupported}.",
+                        line_start=True)
                 for r in fleet.algorithms for m in r.moves if m.unsupported is not None]
-    reasons += [f"peer {p.name}: {NOT_SUPPORTED}: {p.unsupported}."
+    reasons += [literal(f"peer {p.name}: {NOT_SUPPORTED}: {p.unsupported}.", line_start=True)
                 for p in fleet.peers if p.unsupported is not None]
     bars = [{"recipe": r.label, "path": path, "ns": t.median, "label": f"{t.median:,.1f}"}
             for r in fleet.algorithms
@@ -308,7 +310,7 @@ def fleet_section(fleet: FleetFigures) -> Section:
     chart = charts.grouped_bars(f"ns per key, batch and scalar ({fleet.label})", bars,
                                 category="recipe", group="path", value="ns",
                                 value_title="ns per key (median)", label="label")
-    return Section(f"Algorithms compared ({fleet.label})", tables=tables,
+    return Section(f"Algorithms compared ({literal(fleet.label)})", tables=tables,
                    footer=reasons, charts=[chart] if bars else [])
 
 

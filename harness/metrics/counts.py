@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness.core.tables import Cell, Section, Table, number, text
+from harness.core.tables import Cell, Section, Table, literal, number, text
 from harness.metrics.base import MetricBase
 from harness.metrics.callgrind import (
     count_layout,
@@ -126,14 +126,14 @@ class CountsMetric(MetricBase):
             entries = run.ring.entries if run.ring else counted[0][0].entries
             geometry = counted[0][1].cache_geometry
             sections.append(Section(
-                f"Instructions and simulated cache misses per key ({run.label}, "
+                f"Instructions and simulated cache misses per key ({literal(run.label)}, "
                 f"{entries:,} entries)",
                 paragraphs=[
                     "Counted by valgrind's callgrind (the same figures on any machine): "
                     "instructions, L1 data misses and last-level data misses per key, "
-                    f"with simulated caches {geometry}. \"C\" rows count only the layout's "
-                    "C search function; \"whole call\" rows count everything the Python "
-                    "call does. Simulated caches have no prefetcher and no timing: misses "
+                    f"with simulated caches {literal(geometry)}. \"C\" rows count only the "
+                    "layout's C search function; \"whole call\" rows count everything the "
+                    "Python call does. Simulated caches have no prefetcher and no timing: misses "
                     "are counted, not what they cost. Timings (median ns per key) are "
                     "beside them where measured."],
                 tables=[Table.of(

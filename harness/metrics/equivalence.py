@@ -41,7 +41,7 @@ import numpy as np
 from harness.core import charts
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
-from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
+from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT, points_for
@@ -303,13 +303,15 @@ class EquivalenceMetric(MetricBase):
             if found is None:
                 continue
             recipe = str(run.params.get("construction", run.algorithm))
-            against = ", ".join(f"{k} {v}" for k, v in found.against.items())
+            against = literal(", ".join(f"{k} {v}" for k, v in found.against.items()))
             for fleet in found.fleets:
                 sections.append(self._fleet_section(recipe, against, found, fleet))
         return sections
 
     def _fleet_section(self, recipe: str, against: str, found: Equivalence,
                        fleet: FleetEquivalence) -> Section:
+        """`recipe` as plain text (the chart's title takes it so); `against` as Markdown."""
+        shown = literal(recipe)
         rows = [[count(r.ring.points_per_weight), count(r.ring.entries),
                  pct(r.ring.cv_arcs, 3), number(r.ring.peak_to_mean, 4),
                  _k_cell(r.random_k), text(r.method), _k_cell(r.random_k_fit),
@@ -319,20 +321,20 @@ class EquivalenceMetric(MetricBase):
                   "of the fit" if fleet.fit_c is not None else "no random ring measured")
         skipped = []
         if fleet.rows_not_built:
-            skipped.append(f"{recipe} k = " + ", ".join(f"{k:,}" for k in fleet.rows_not_built)
+            skipped.append(f"{shown} k = " + ", ".join(f"{k:,}" for k in fleet.rows_not_built)
                            + f" not built (over {found.max_points:,} points)")
         if fleet.random_not_built:
             skipped.append("random k = " + ", ".join(f"{k:,}" for k in fleet.random_not_built)
                            + f" not built (over {found.against_max_points:,} points)")
         table = Table.of(
             ["k", "entries", "cv_arcs", "peak-to-mean", "random k, same cv_arcs", "how",
-             "random k by the fit", "memory ratio (random / " + recipe + ")", "build s"],
+             "random k by the fit", f"memory ratio (random / {shown})", "build s"],
             rows, notes=[
                 f"Random points: {against}. Fit cv_arcs = c / sqrt(k): {c_text}. "
                 "'interpolated': on the measured random curve, linear in log k against "
                 "log cv; 'fit, extrapolated': outside the measured range, from the fit. "
                 "Memory ratio: random points at that k (k x total weight) over the "
-                f"{recipe} ring's entries, at equal bytes per entry."
+                f"{shown} ring's entries, at equal bytes per entry."
                 + (" " + "; ".join(skipped) + "." if skipped else "")])
         curve = Table.of(
             ["random k", "points", "entries", "cv_arcs", "fit c / sqrt(k)", "peak-to-mean",
@@ -341,7 +343,8 @@ class EquivalenceMetric(MetricBase):
               pct(p.cv_arcs, 3),
               pct(fleet.fit_c / math.sqrt(p.points_per_weight), 3) if fleet.fit_c else text(""),
               number(p.peak_to_mean, 4), number(p.build_s, 2)] for p in fleet.random])
-        return Section(f"{recipe} against random points: {fleet.label}",
+        return Section(f"{literal(recipe, line_start=True)} against random points: "
+                       f"{literal(fleet.label)}",
                        tables=[table, curve], charts=[self._chart(recipe, fleet)])
 
     @staticmethod

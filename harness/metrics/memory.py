@@ -47,7 +47,7 @@ import numpy.typing as npt
 from harness.core import charts
 from harness.core.errors import HarnessError
 from harness.core.servers import Server
-from harness.core.tables import Cell, Section, Table, count, kib, number, ratio, text
+from harness.core.tables import Cell, Section, Table, count, kib, literal, number, ratio, text
 from harness.metrics.base import MetricBase
 from harness.metrics.throughput import base_form
 from harness.recipes.algorithms import get_algorithm
@@ -284,10 +284,12 @@ class MemoryMetric(MetricBase):
                  for s, m in sized],
                 category="layout", value="bytes_per_entry", value_title="bytes per entry",
                 label="label")
-            sections.append(Section(f"Memory ({run.label}, {entries:,} entries)", tables=[
+            sections.append(Section(f"Memory ({literal(run.label)}, {entries:,} entries)",
+                                    tables=[
                 Table.of(["layout", "entries", "entry_size", "structure_bytes",
-                          "bytes_per_entry", f"vs {base_name}", "build_peak", "lookup_peak",
-                          "tracemalloc sees", "RSS (context)"], rows)], charts=[chart]))
+                          "bytes_per_entry", f"vs {literal(base_name)}", "build_peak",
+                          "lookup_peak", "tracemalloc sees", "RSS (context)"], rows)],
+                charts=[chart]))
         return sections
 
 

@@ -38,7 +38,7 @@ from harness.core.fields import Fields
 from harness.core.hashing import hash_many
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
-from harness.core.tables import Section, Table, count, kib, number, pct, text
+from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.metrics.process import ProcessOptions
 
@@ -350,6 +350,6 @@ class MigrationMetric(MetricBase):
                         kib(after), kib(before + after)]],
                     notes=["Every ring of the process migrated to the new recipe; the "
                            "rollout above is replayed on the ring of all servers."]))
-            sections.append(Section(f"Migration ({run.label} to {m.to_label})",
+            sections.append(Section(f"Migration ({literal(run.label)} to {literal(m.to_label)})",
                                     tables=tables, charts=[chart]))
         return sections

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from harness.core import charts
 from harness.core.servers import servers_after
 from harness.core.stats import cv
-from harness.core.tables import Section, Table, count, pct, text
+from harness.core.tables import Section, Table, count, literal, pct, text
 from harness.metrics.base import MetricBase
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -221,5 +221,6 @@ class MovementMetric(MetricBase):
                            "re-placed (each within its two arcs) to bring cv_arcs back to "
                            "what it was before the removal; the extra keys move between "
                            "neighbouring servers, on top of the removed server's."]))
-            sections.append(Section(f"Movement ({run.label})", tables=tables, charts=[chart]))
+            sections.append(Section(f"Movement ({literal(run.label)})", tables=tables,
+                                    charts=[chart]))
         return sections

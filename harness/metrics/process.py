@@ -30,7 +30,7 @@ from harness.core import charts
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
-from harness.core.tables import Section, Table, count, kib, number, pct, text
+from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.recipes.layouts import LAYOUTS
 
@@ -203,9 +203,10 @@ class ProcessMetric(MetricBase):
                      pct(r.cv_arcs, 3) if r.cv_arcs is not None else text(""),
                      number(r.peak_to_mean, 3) if r.peak_to_mean is not None else text("")]
                     for r in cost.rings]
+            layouts = [literal(name) for name in cost.layouts]
             how = (f"estimated from {cost.built_rings} built rings (of {len(cost.rings)}), "
                    "at their measured bytes per entry: "
-                   + ", ".join(f"{n} {b:.3f}" for n, b in cost.bytes_per_entry.items())
+                   + ", ".join(f"{literal(n)} {b:.3f}" for n, b in cost.bytes_per_entry.items())
                    if cost.estimated else f"all {len(cost.rings)} rings built")
             totals = Table.of(["layout", "process bytes", "size", "of which shared"], [
                 [text(name), count(cost.total_bytes[name]), kib(cost.total_bytes[name]),
@@ -220,8 +221,8 @@ class ProcessMetric(MetricBase):
                   "label": kib(cost.total_bytes[name]).text} for name in cost.layouts],
                 category="layout", value="bytes", value_title="bytes", label="label")
             sections.append(Section(
-                f"Process ({run.label}): {len(cost.rings)} rings", tables=[
-                    totals, Table.of(["ring (requires)", "servers", "entries",
-                                      *cost.layouts, "build s", "cv_arcs", "peak-to-mean"],
+                f"Process ({literal(run.label)}): {len(cost.rings)} rings", tables=[
+                    totals, Table.of(["ring (requires)", "servers", "entries", *layouts,
+                                      "build s", "cv_arcs", "peak-to-mean"],
                                      rows)], charts=[chart]))
         return sections

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
-from harness.core.tables import Cell, Section, Table, ratio, text
+from harness.core.tables import Cell, Section, Table, literal, ratio, text
 from harness.metrics.base import MetricBase
 from harness.metrics.random_access import RandomAccess
 
@@ -220,9 +220,10 @@ class ThroughputMetric(MetricBase):
                 f"ns per key, batch and scalar ({run.label}; ratio to {base_name})", bars,
                 category="layout", group="path", value="ns", value_title="ns per key (median)",
                 label="label")
-            sections.append(Section(f"Lookup time ({run.label}, {entries:,} entries)", tables=[
-                Table.of(["layout", "scalar_ns median (min-max)", f"vs {base_name}",
-                          "batch_ns median (min-max)", f"vs {base_name}",
+            sections.append(Section(f"Lookup time ({literal(run.label)}, {entries:,} entries)",
+                                    tables=[
+                Table.of(["layout", "scalar_ns median (min-max)", f"vs {literal(base_name)}",
+                          "batch_ns median (min-max)", f"vs {literal(base_name)}",
                           "batch / one random access"], rows, notes=notes).trimmed()],
                 charts=[chart]))
         return sections

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core.model import Result, Run, Subject
-from harness.core.tables import Cell, Report, Section, Table, text
+from harness.core.tables import Cell, Report, Section, Table, code, literal, text
 
 Getter = Callable[[Any], float | None]
 
@@ -88,8 +88,9 @@ def comparison_report(a: Result, b: Result, a_name: str, b_name: str) -> Report:
                 va, vb = get_subject(subject_a), get_subject(subject_b)
                 if va is not None and vb is not None:
                     rows.append(_row(run_a.label, name, label, va, vb))
-    intro = [f"A: `{a_name}` ({a.started_at}, commit `{a.git_commit}`)\n"
-             f"B: `{b_name}` ({b.started_at}, commit `{b.git_commit}`)"]
+    intro = ["\n".join(f"{which}: {code(name)} ({literal(result.started_at)}, "
+                       f"commit {code(str(result.git_commit))})"
+                       for which, name, result in (("A", a_name, a), ("B", b_name, b)))]
     if not rows:
         return Report("Comparison", [*intro, "The two results share no sweep point and layout."])
     table = Table.of(["ring", "layout", "figure", "A", "B", "B vs A"], rows)

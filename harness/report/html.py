@@ -9,6 +9,13 @@ bundles Vega, Vega-Lite and vega-embed into one script (the Vega project's
 own packaging, pinned by pip, no files of ours to keep up to date). The
 bundle is built once per library version and cached on disk, since building
 it takes seconds.
+
+Every string reaches the page through one of the escapes below, one per context: HTML
+text (`escape_text`), an attribute value (`escape_attribute`), a link or image target
+(`safe_url`: http, https or relative, else the link is shown as text) and JSON inside a
+<script> element (`json_for_script`). The model's Markdown is read by `inline`, which
+builds its few elements itself and escapes everything else; names and other outside
+strings arrive escaped as Markdown (`harness.core.tables.literal`), so they show as written.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import html
 import json
 import os
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -117,19 +125,200 @@ SCRIPT = """
 })();
 """
 
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-_CODE = re.compile(r"`([^`]+)`")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)]+)\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
+#: what a backslash escapes in Markdown (CommonMark: any ASCII punctuation)
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+#: a URL scheme, as browsers read one once they have dropped tabs and line breaks
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_SAFE_SCHEMES = frozenset({"http", "https"})
+
+
+def escape_text(value: object) -> str:
+    """`value` as HTML text: it cannot open an element or an entity."""
+    return html.escape(str(value), quote=False)
+
+
+def escape_attribute(value: object) -> str:
+    """`value` for a double- or single-quoted HTML attribute: quotes cannot end it."""
+    return html.escape(str(value), quote=True)
+
+
+def safe_url(url: str) -> str | None:
+    """`url` if a link or image may point there (http, https, or relative: no scheme),
+    else None. The scheme is read as a browser reads it: after dropping tabs and line
+    breaks anywhere and control characters and spaces at the ends."""
+    cleaned = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(0x21))))
+    scheme = _SCHEME.match(cleaned)
+    if scheme is not None and scheme.group(1).lower() not in _SAFE_SCHEMES:
+        return None
+    return cleaned
+
+
+def json_for_script(value: object) -> str:
+    """`value` as JSON that can stand inside a <script> element: '<', '>' and '&' as
+    \\u escapes (so no '</script', '<!--' or '<script' can end or nest the element), and
+    everything outside ASCII, U+2028 and U+2029 included, as \\u escapes too."""
+    text = json.dumps(value, allow_nan=False, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class _Inline:
+    """The little Markdown of our reports, read as CommonMark reads it where they overlap:
+    backslash escapes, `code` spans (any fence length), **bold**, [links](url) and
+    ![images](url). Everything else is text. A link or image whose target is not
+    http(s) or relative is shown as the text it was written as."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def _code_span(self, at: int) -> tuple[int, int, int] | None:
+        """(content start, content end, after) of the code span opening at `at`."""
+        text = self.source
+        fence_end = at
+        while fence_end < len(text) and text[fence_end] == "`":
+            fence_end += 1
+        fence = fence_end - at
+        search = fence_end
+        while (close := text.find("`" * fence, search)) != -1:
+            after = close + fence
+            while after < len(text) and text[after] == "`":
+                after += 1
+            if after - close == fence:
+                return fence_end, close, after
+            search = after
+        return None
+
+    def _skip(self, at: int) -> int:
+        """The index after the escape or code span at `at` (or after its one character)."""
+        text = self.source
+        if text[at] == "\\" and at + 1 < len(text) and text[at + 1] in _PUNCTUATION:
+            return at + 2
+        if text[at] == "`":
+            span = self._code_span(at)
+            if span is not None:
+                return span[2]
+            while at < len(text) and text[at] == "`":
+                at += 1
+            return at
+        return at + 1
+
+    def _find(self, marker: str, start: int, stop: int) -> int | None:
+        """Where `marker` stands next in [start, stop), outside escapes and code spans."""
+        at = start
+        while at < stop:
+            if self.source.startswith(marker, at) and at + len(marker) <= stop:
+                return at
+            at = self._skip(at)
+        return None
+
+    def _link(self, at: int, stop: int) -> tuple[int, int, int, int] | None:
+        """For '[' at `at`: (label end, target start, target end, after) of [label](target)."""
+        label_end = self._find("]", at + 1, stop)
+        if label_end is None or label_end == at + 1 or not self.source.startswith(
+                "(", label_end + 1):
+            return None
+        target_end = self._find(")", label_end + 2, stop)
+        if target_end is None or target_end == label_end + 2:
+            return None
+        return label_end, label_end + 2, target_end, target_end + 1
+
+    def unescaped(self, start: int, stop: int) -> str:
+        """The text of [start, stop) with escapes resolved and code spans as their content."""
+        out = []
+        at = start
+        while at < stop:
+            after = min(self._skip(at), stop)
+            piece = self.source[at:after]
+            if piece.startswith("\\") and len(piece) == 2:
+                piece = piece[1]
+            elif piece.startswith("`") and (span := self._code_span(at)) and span[2] <= stop:
+                piece = _code_content(self.source[span[0]:span[1]])
+            out.append(piece)
+            at = after
+        return "".join(out)
+
+    def html(self, start: int, stop: int) -> str:
+        text = self.source
+        out: list[str] = []
+        at = start
+        while at < stop:
+            char = text[at]
+            if char == "\\" and at + 1 < stop and text[at + 1] in _PUNCTUATION:
+                out.append(escape_text(text[at + 1]))
+                at += 2
+            elif char == "`":
+                span = self._code_span(at)
+                if span is not None and span[2] <= stop:
+                    out.append(f"<code>{escape_text(_code_content(text[span[0]:span[1]]))}"
+                               "</code>")
+                    at = span[2]
+                else:  # no closing fence: the backticks are text
+                    after = at
+                    while after < stop and text[after] == "`":
+                        after += 1
+                    out.append(escape_text(text[at:after]))
+                    at = after
+            elif (text.startswith("**", at)
+                  and (close := self._find("**", at + 2, stop)) is not None and close > at + 2):
+                out.append(f"<strong>{self.html(at + 2, close)}</strong>")
+                at = close + 2
+            elif (char == "!" and text.startswith("[", at + 1)
+                  and (link := self._link(at + 1, stop)) is not None):
+                label_end, target_start, target_end, after = link
+                url = safe_url(self.unescaped(target_start, target_end))
+                if url is None:
+                    out.append(escape_text(self.unescaped(at, after)))
+                else:
+                    out.append(f'<img alt="{escape_attribute(self.unescaped(at + 2, label_end))}"'
+                               f' src="{escape_attribute(url)}">')
+                at = after
+            elif char == "[" and (link := self._link(at, stop)) is not None:
+                label_end, target_start, target_end, after = link
+                url = safe_url(self.unescaped(target_start, target_end))
+                if url is None:
+                    out.append(escape_text(self.unescaped(at, after)))
+                else:
+                    out.append(f'<a href="{escape_attribute(url)}">'
+                               f"{self.html(at + 1, label_end)}</a>")
+                at = after
+            else:
+                out.append(escape_text(char))
+                at += 1
+        return "".join(out)
+
+
+def markup_pieces(text: str) -> Iterator[tuple[str, str]]:
+    """`text` cut as the inline reader cuts it: ("escape", a backslash escape), ("code", a
+    whole code span, fences included) or ("text", one character, or an unclosed fence)."""
+    reader = _Inline(text)
+    at = 0
+    while at < len(text):
+        after = reader._skip(at)
+        piece = text[at:after]
+        kind = ("escape" if piece[0] == "\\" and len(piece) == 2
+                else "code" if piece[0] == "`" and reader._code_span(at) else "text")
+        yield kind, piece
+        at = after
+
+
+def _code_content(raw: str) -> str:
+    """A code span's content as CommonMark shows it: line breaks as spaces, and one space
+    off each end when both ends have one (and it is not all spaces)."""
+    content = raw.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    if len(content) >= 2 and content[0] == content[-1] == " " and content.strip(" "):
+        content = content[1:-1]
+    return content
 
 
 def inline(text: str) -> str:
-    """The little Markdown our reports use inside text: **bold**, `code`, images, links."""
-    out = html.escape(text, quote=False)
-    out = _IMAGE.sub(r'<img alt="\1" src="\2">', out)
-    out = _LINK.sub(r'<a href="\2">\1</a>', out)
-    out = _CODE.sub(r"<code>\1</code>", out)
-    return _BOLD.sub(r"<strong>\1</strong>", out)
+    """The little Markdown our reports use inside text, as HTML: **bold**, `code`,
+    images, links and backslash escapes; nothing else in `text` becomes markup."""
+    return _Inline(text).html(0, len(text))
+
+
+def plain(text: str) -> str:
+    """The text a reader sees of some inline Markdown (for a <title>): escapes resolved,
+    code spans as their content; bold and link markers are kept as written."""
+    return _Inline(text).unescaped(0, len(text))
 
 
 def _paragraph(text: str) -> str:
@@ -140,7 +329,7 @@ def _paragraph(text: str) -> str:
 
 
 def _attribute(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return escape_attribute(value)
 
 
 def table(model: Table) -> str:
@@ -168,23 +357,18 @@ def _section(model: Section, charts: list[dict[str, object]]) -> str:
     return "<section>" + "\n".join(parts) + "</section>"
 
 
-def _json_for_script(value: object) -> str:
-    # Inside <script>, "</" would end the element: escape it as JSON allows.
-    return json.dumps(value, allow_nan=False).replace("</", "<\\/")
-
-
 def report(model: Report) -> str:
     """A whole self-contained page."""
     charts: list[dict[str, object]] = []
     sections = [_section(s, charts) for s in model.sections]
     meta = "".join(f"<dt>{inline(k)}</dt><dd>{inline(v)}</dd>" for k, v in model.metadata)
-    specs = f'<script id="chart-specs" type="application/json">{_json_for_script(charts)}</script>'
+    specs = f'<script id="chart-specs" type="application/json">{json_for_script(charts)}</script>'
     library = f"<script>{vega_bundle()}</script>" if charts else ""
     intro = "".join(_paragraph(p) for p in model.intro)
     return (
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(model.title)}</title><style>{STYLE}</style></head>\n<body>"
+        f"<title>{escape_text(plain(model.title))}</title><style>{STYLE}</style></head>\n<body>"
         f"<header><h1>{inline(model.title)}</h1>{intro}"
         + (f'<dl class="meta">{meta}</dl>' if meta else "")
         + "</header>\n<main>" + "\n".join(sections) + "</main>\n"

@@ -6,7 +6,19 @@ This module only selects; `harness.report.markdown` (and later HTML) formats.
 from __future__ import annotations
 
 from harness.core.model import Result, Run
-from harness.core.tables import Cell, Report, Section, Table, count, kib, number, pct, text
+from harness.core.tables import (
+    Cell,
+    Report,
+    Section,
+    Table,
+    code,
+    count,
+    kib,
+    literal,
+    number,
+    pct,
+    text,
+)
 from harness.metrics.memory import Memory
 from harness.metrics.registry import METRICS
 from harness.metrics.throughput import Throughput, timing_cell
@@ -14,10 +26,11 @@ from harness.metrics.throughput import Throughput, timing_cell
 
 def metadata(result: Result) -> str:
     machine = result.machine
-    return (f"Written by ring-harness {result.harness_version} (result format "
-            f"{result.format_version}) from `{result.scenario_file}` at {result.started_at}, "
-            f"commit `{result.git_commit}`; {machine.cpu}, {machine.cores} cores, "
-            f"Python {machine.python}, numpy {machine.versions.get('numpy')}; "
+    return (f"Written by ring-harness {literal(result.harness_version)} (result format "
+            f"{result.format_version}) from {code(result.scenario_file)} at "
+            f"{literal(result.started_at)}, commit {code(str(result.git_commit))}; "
+            f"{literal(machine.cpu)}, {machine.cores} cores, Python {literal(machine.python)}, "
+            f"numpy {literal(str(machine.versions.get('numpy')))}; "
             f"run took {result.duration_s} s.")
 
 
@@ -27,22 +40,25 @@ def result_report(result: Result) -> Report:
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
     sections.append(resources_section(result))
     sections.append(parity_section(result))
-    return Report(result.name, [str(result.scenario["description"]), metadata(result)],
+    return Report(literal(result.name, line_start=True),
+                  [literal(str(result.scenario["description"]), line_start=True),
+                   metadata(result)],
                   sections, metadata=metadata_pairs(result))
 
 
 def metadata_pairs(result: Result) -> list[tuple[str, str]]:
     """The run's provenance, one (name, value) pair per line of the HTML page's header."""
     machine = result.machine
-    versions = ", ".join(f"{k} {v}" for k, v in machine.versions.items() if v)
+    versions = literal(", ".join(f"{k} {v}" for k, v in machine.versions.items() if v))
     memory = machine.memory_bytes
     return [
-        ("scenario", f"`{result.scenario_file}` (sha256 {result.scenario_sha256[:12]})"),
-        ("commit", f"`{result.git_commit}`"),
-        ("started", f"{result.started_at}, took {result.duration_s} s"),
-        ("machine", f"{machine.cpu}, {machine.cores} cores"
+        ("scenario", f"{code(result.scenario_file)} "
+                     f"(sha256 {literal(result.scenario_sha256[:12])})"),
+        ("commit", code(str(result.git_commit))),
+        ("started", f"{literal(result.started_at)}, took {result.duration_s} s"),
+        ("machine", f"{literal(machine.cpu)}, {machine.cores} cores"
                     + (f", {memory / 2**30:.1f} GiB" if memory else "")),
-        ("system", f"{machine.os}, {machine.implementation} {machine.python}"),
+        ("system", literal(f"{machine.os}, {machine.implementation} {machine.python}")),
         ("versions", versions),
         ("result format", str(result.format_version)),
     ]
@@ -63,9 +79,9 @@ def resources_section(result: Result) -> Section:
 
 
 def parity_section(result: Result) -> Section:
-    lines = [f"{run.label}: all {len(run.parity.forms)} forms routed {run.parity.keys:,} keys "
-             f"identically to the reference." if run.parity.forms else
-             f"{run.label}: no form to check: the reference alone routed "
+    lines = [f"{literal(run.label, line_start=True)}: all {len(run.parity.forms)} forms routed "
+             f"{run.parity.keys:,} keys identically to the reference." if run.parity.forms else
+             f"{literal(run.label, line_start=True)}: no form to check: the reference alone routed "
              f"{run.parity.keys:,} keys." for run in result.runs]
     return Section("Parity", paragraphs=["\n".join(lines)])
 
@@ -96,4 +112,4 @@ def peers_section(run: Run) -> Section:
                       "vs our fastest scalar"], rows,
                      notes=["Peers look keys up by name (hashing included); our scalar_ns "
                             "starts from a precomputed hash."]).trimmed()
-    return Section(f"Peer libraries ({run.label}, {entries:,} entries)", tables=[table])
+    return Section(f"Peer libraries ({literal(run.label)}, {entries:,} entries)", tables=[table])
