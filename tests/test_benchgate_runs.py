@@ -129,7 +129,12 @@ def test_two_byte_entry_growth_is_caught(
     status, output = gate(report, baseline_dir, capsys)
     assert status == 1, output
     prefix = f"{GROWN}/16k"
-    assert regressed_rows(output) == {
+    # The deterministic figures flagged are exactly that layout's sizes. A timing may join
+    # them when other work loads this shared machine (batch/tuples/16k once read 1.56x
+    # while a CI run shared the cores); timings are judged by test_doubled_lookups_are_caught.
+    figures = {row for row in regressed_rows(output)
+               if row.split("/")[0] not in ("scalar", "batch", "build")}
+    assert figures == {
         f"{prefix}/entry_size",
         f"{prefix}/nbytes",
         f"{prefix}/bytes_per_entry",
