@@ -30,6 +30,7 @@ from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
 from harness.run import estimate
+from harness.run.scenario import load_scenario
 
 SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
          'repeats = 1\n')
@@ -354,3 +355,39 @@ def test_a_result_too_large_to_read_back_is_not_written(
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              "more than show and compare read", 1)
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize(("text", "argv", "needle"), [
+    ("[servers]\ncount = 65535\n[algorithm]\nname = \"rendezvous\"\n", [],
+     "rendezvous scores all 65,535 servers for each key"),
+    ("[servers]\ncount = 3\n[algorithm]\nname = \"maglev\"\ntable_size = 100000007\n",
+     ["--max-minutes", "2"], "maglev's reference fills all 100,000,007 slots in Python"),
+])
+def test_a_run_longer_than_its_time_budget_is_refused(
+        text: str, argv: list[str], needle: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An algorithm whose own work would outlast --max-minutes (default 10) is refused
+    before any work, naming what sets the time."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text)
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out"), *argv], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_shipped_scenario_fits_the_default_time_budget() -> None:
+    """The time model refuses none of the scenarios we ship (the comparison of algorithms,
+    132 s measured, is estimated at about 105 s of its own work)."""
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    scenarios = [load_scenario(p) for p in sorted(root.rglob("*.toml"))]
+    estimate.check_time(scenarios, estimate.DEFAULT_MAX_MINUTES)
+    assert max(estimate.estimated_seconds(s)[0] for s in scenarios) > 0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_max_minutes_must_be_a_positive_number(value: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-minutes is checked by argparse: exit 2 with its usage line."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--max-minutes", value, "--out", str(tmp_path / "out")])
+    assert stopped.value.code == 2
+    assert "a positive number of minutes" in capsys.readouterr().err

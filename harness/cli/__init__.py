@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -45,7 +46,7 @@ from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.results import load_result, result_paths, write_result
 from harness.report.sections import result_report
-from harness.run.estimate import check_memory
+from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -59,6 +60,17 @@ class Terminated(BaseException):
 
 def _terminate(_signum: int, _frame: FrameType | None) -> None:
     raise Terminated
+
+
+def _minutes(text: str) -> float:
+    """--max-minutes: a positive, finite number of minutes."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"a positive number of minutes (got {text!r})")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder for the result files (default: results/)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: only when stderr is a terminal)")
+    run.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+                     help="refuse, before any work, a scenario whose estimated work takes "
+                          f"longer (default {DEFAULT_MAX_MINUTES:g})")
     show = commands.add_parser("show", help="re-render a result as Markdown")
     show.add_argument("result", type=Path)
     compare = commands.add_parser("compare", help="two results side by side, with changes")
@@ -93,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
                            help="re-render from the results already in OUT/reproduce/")
     reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                            help="show a progress bar (default: only when stderr is a terminal)")
+    reproduce.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+                           help="the time budget checked before any work, per scenario "
+                                f"(default {DEFAULT_MAX_MINUTES:g})")
     explore = commands.add_parser(
         "explore", help="write the ring explorer: an interactive page of a ring")
     explore.add_argument("scenario", nargs="?", type=Path,
@@ -125,6 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     check_outputs([p for s in scenarios for p in result_paths(s.name, args.out).values()],
                   paths)
     check_memory(scenarios)
+    check_time(scenarios, args.max_minutes)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)
@@ -191,7 +210,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     check_outputs([args.out / "REPRODUCTION.md", args.out / "REPRODUCTION.html"], [])
     if not args.no_run:
-        run_scenarios(args.out, args.progress, args.outcome)
+        run_scenarios(args.out, args.progress, args.outcome, args.max_minutes)
     checks = write_report(args.out)
     outside = [c.figure.key for c in checks if not c.inside]
     print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "

@@ -64,10 +64,15 @@ class Metric(Protocol):
         options, before any work (default: 0, a metric measuring what the run holds)."""
         ...
 
+    def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
+        """Seconds its own work adds beyond what the run's recipes cost, and what sets them
+        (default: 0, none)."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
-                                    "estimated_bytes")
+                                    "estimated_bytes", "estimated_seconds")
 
 
 class MetricBase:
@@ -88,3 +93,7 @@ class MetricBase:
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """0: the metric measures what the run already holds."""
         return 0.0
+
+    def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
+        """0: the metric's time follows the run's own keys and forms."""
+        return 0.0, ""

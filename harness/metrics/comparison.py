@@ -152,6 +152,25 @@ class ComparisonMetric(MetricBase):
 
     cost_fields: ClassVar[str] = "servers, weights, keys, zipf_requests, zipf_universe"
 
+    def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
+        """Each recipe's own work on each fleet (its keys, its parity keys in plain Python),
+        and its three moves; the ring's generation is bounded by the memory estimate."""
+        assert isinstance(options, ComparisonOptions)
+        parts: list[tuple[float, str]] = [(0.0, "")]
+        for count in options.servers:
+            for pattern in options.weights:
+                fleet = fleet_servers(count, pattern, options.name)
+                for recipe in options.recipes:
+                    # Parity on a sample; the keys, the requests and three moves through
+                    # the fast path, and the timed batches.
+                    seconds, why = get_algorithm(recipe.algorithm).estimated_seconds(
+                        fleet, recipe.params, reference_keys=options.parity_keys,
+                        fast_keys=4 * options.keys + options.zipf_requests
+                        + (options.repeats + 1) * options.batch_keys,
+                        plain_keys=options.parity_keys)
+                    parts.append((seconds, f"{why} (fleet of {count:,})"))
+        return sum(s for s, _ in parts), max(parts)[1]
+
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """The largest fleet's ring at 160 points per unit weight, in generation and in its
         two layouts, and every key, request and universe name with their hashes; recipes

@@ -17,6 +17,7 @@ from harness.core.errors import ScenarioError
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import servers_after
 from harness.core.workload import KeysSpec
+from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.generator import (
@@ -107,3 +108,42 @@ def check_memory(scenarios: Sequence[Scenario]) -> None:
                 f"available memory of {_gib(available)} (got an estimated peak of "
                 f"{_gib(peak)})"
             )
+
+
+#: the time budget of a run when none is given (`--max-minutes`)
+DEFAULT_MAX_MINUTES = 10.0
+
+
+def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
+    """The work an algorithm or table metric adds beyond building rings and hashing keys
+    (which the memory estimate bounds), over the sweep and its operations, and what sets it:
+    the time bombs (a rendezvous of 65,535 servers, a Maglev table of 10**8 slots)."""
+    servers = scenario.ring_servers()
+    rounds = 1 + len(scenario.operations)
+    parts: list[tuple[float, str]] = [(0.0, "")]
+    for recipe in scenario.recipes():
+        algorithm = get_algorithm(recipe.algorithm)
+        # Parity routes every key through the reference and each form; the throughput
+        # rounds time them again; every operation repeats the lot on the changed fleet.
+        keys = rounds * scenario.keys.count
+        parts.append(algorithm.estimated_seconds(
+            servers, recipe.params, reference_keys=keys,
+            fast_keys=keys * (2 + scenario.measure.repeats),
+            plain_keys=rounds * min(PLAIN_REFERENCE_KEYS, scenario.keys.count)))
+    for name, options in scenario.measure.options.items():
+        seconds, why = get_metric(name).estimated_seconds(options, servers)
+        parts.append((seconds, f"[{name}]: {why}" if why else ""))
+    total = sum(seconds for seconds, _ in parts)
+    culprit = max(parts)[1]
+    return total, culprit
+
+
+def check_time(scenarios: Sequence[Scenario], max_minutes: float) -> None:
+    """Refuse, before any work starts, a scenario whose own work would outlast the budget."""
+    for scenario in scenarios:
+        seconds, culprit = estimated_seconds(scenario)
+        if seconds > 60 * max_minutes:
+            raise ScenarioError(
+                f"{scenario.path}: the run must fit the time budget of --max-minutes "
+                f"{max_minutes:g} (got an estimated {seconds / 60:,.0f} minutes: {culprit}); "
+                "expected fewer servers, keys or slots, or a larger --max-minutes")

@@ -20,7 +20,7 @@ from harness.core.atomic import write_together
 from harness.core.outputs import Outcome
 from harness.report import html, markdown
 from harness.report.results import load_result, write_result
-from harness.run.estimate import check_memory
+from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -30,7 +30,8 @@ def scenario_paths() -> list[Path]:
 
 
 def run_scenarios(out: Path, show_progress: bool | None,
-                  outcome: Outcome | None = None) -> None:
+                  outcome: Outcome | None = None,
+                  max_minutes: float = DEFAULT_MAX_MINUTES) -> None:
     """Run every reproduction scenario, all validated (memory too) before the first runs.
 
     The 204.8M-point rings peak near 20 GB: on a smaller machine this refuses
@@ -38,6 +39,7 @@ def run_scenarios(out: Path, show_progress: bool | None,
     """
     scenarios = [load_scenario(p) for p in scenario_paths()]
     check_memory(scenarios)
+    check_time(scenarios, max_minutes)
     outcome = outcome or Outcome()
     for scenario in scenarios:
         outcome.start(f"scenario {scenario.name!r}")

@@ -99,6 +99,17 @@ class Algorithm(Protocol):
         (default: None, every metric)."""
         ...
 
+    @classmethod
+    def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
+                          reference_keys: int, fast_keys: int,
+                          plain_keys: int) -> tuple[float, str]:
+        """Seconds its own work takes beyond what every recipe pays (building a ring and
+        hashing keys, bounded by the memory estimate): `reference_keys` looked up by its
+        vectorised reference, `fast_keys` by its fastest form and `plain_keys` by its
+        plain-Python reference; and what sets them. Checked against the run's time budget
+        before any work (default: 0, nothing beyond)."""
+        ...
+
     @property
     def servers(self) -> tuple[Server, ...]: ...
 
@@ -192,8 +203,8 @@ class Algorithm(Protocol):
 
 #: the members of `Algorithm` with a default in `Routing`
 DEFAULTS: tuple[str, ...] = (
-    "from_params", "removal_problem", "metric_problem", "ring", "construction", "route_one",
-    "reset", "slot_counts", "without", "rebalanced")
+    "from_params", "removal_problem", "metric_problem", "estimated_seconds", "ring",
+    "construction", "route_one", "reset", "slot_counts", "without", "rebalanced")
 
 
 def checked_keywords(algorithm: type[Algorithm], servers: Sequence[Server],
@@ -255,6 +266,13 @@ class Routing:
     def metric_problem(cls, metric: str) -> str | None:
         """None: every metric can be measured."""
         return None
+
+    @classmethod
+    def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
+                          reference_keys: int, fast_keys: int,
+                          plain_keys: int) -> tuple[float, str]:
+        """0: nothing beyond the work every recipe does."""
+        return 0.0, ""
 
     def reset(self) -> None:
         """Nothing: a stateless algorithm has no stream of requests."""

@@ -168,6 +168,18 @@ class RendezvousAlgorithm(OneForm):
         return ranks
 
     @classmethod
+    def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
+                          reference_keys: int, fast_keys: int,
+                          plain_keys: int) -> tuple[float, str]:
+        """Every key scores every server: in pure Python for the plain reference (7.7 us a
+        score, pymemcache's murmur3 as written), in numpy for the vectorised one (97 ns) and
+        in C (8 ns); measured on 1,000 servers and 20,000 keys, with a margin of 1.5."""
+        n = len(servers)
+        seconds = 1.5 * n * (plain_keys * 7.7e-6 + reference_keys * 97e-9 + fast_keys * 8e-9)
+        return seconds, (f"rendezvous scores all {n:,} servers for each key, "
+                         f"{plain_keys:,} of them in plain Python")
+
+    @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
         return unweighted_problem("rendezvous", servers)
 

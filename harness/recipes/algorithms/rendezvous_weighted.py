@@ -134,6 +134,18 @@ class WeightedRendezvousAlgorithm(OneForm):
         self.lookup = self._nodes.lookup
 
     @classmethod
+    def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
+                          reference_keys: int, fast_keys: int,
+                          plain_keys: int) -> tuple[float, str]:
+        """Every key scores every server: 1.35 us a score in the plain reference, 17 ns in
+        numpy and 14 ns in C (1,000 servers, 20,000 keys), with a margin of 1.5."""
+        n = len(servers)
+        seconds = 1.5 * n * (plain_keys * 1.35e-6 + reference_keys * 17e-9
+                             + fast_keys * 14e-9)
+        return seconds, (f"rendezvous-weighted scores all {n:,} servers for each key, "
+                         f"{plain_keys:,} of them in plain Python")
+
+    @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
         return positive_weights_problem(servers)
 
