@@ -45,7 +45,9 @@ def test_plan_command_builds_and_measures(tmp_path: Path,
     k = points_for_target([Server(f"s{i}") for i in range(20)], 0.05)
     assert re.search(rf"\| points per unit weight k \(formula\) +\| {k:,} +\|", out)
     assert "cv_arcs measured on the built ring" in out and "cffi-packed" in out
-    assert "fits a core's cache" in out  # 7,600 entries
+    # 7,600 entries: the verdict names the ring's smallest layout and a cache of this machine
+    assert re.search(r"The ring is [\d.]+ KiB in its smallest layout \(\w[\w-]*, 7,600 "
+                     r"entries\)", out), out
     assert (tmp_path / "plan.md").exists() and (tmp_path / "plan.html").exists()
 
 
@@ -110,3 +112,26 @@ def test_plan_command_offers_allocated_tokens(capsys: pytest.CaptureFixture[str]
     assert "## The other option: allocated tokens" in out
     assert "ordered list of servers and weights" in out and "rebalance" in out
     assert re.search(r"Allocated tokens meet the target at k = \d+: [\d,]+ entries against", out)
+
+
+def test_the_cache_verdict_names_the_level_the_ring_fits(tmp_path: Path) -> None:
+    """The verdict reads this machine's cache sizes (a sysfs folder here) and names the
+    smallest level the ring fits, or says it is larger than the last one."""
+    from harness.apps.plan import cache_verdict
+    from harness.core.machine import data_cache_sizes
+
+    for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (1, "Instruction", "32K"),
+                                                 (2, "Unified", "512K"),
+                                                 (3, "Unified", "16384K")]):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        (folder / "level").write_text(f"{level}\n")
+        (folder / "type").write_text(f"{kind}\n")
+        (folder / "size").write_text(f"{size}\n")
+    caches = data_cache_sizes(tmp_path)
+    assert caches == {1: 32 << 10, 2: 512 << 10, 3: 16 << 20}
+    assert "fits this machine's L2 data cache (512.0 KiB)" in cache_verdict(
+        100 << 10, "cffi-packed", 16_000, caches)
+    assert "larger than this machine's last-level cache (L3, 16.00 MiB)" in cache_verdict(
+        600 << 20, "bucketed", 10**8, caches)
+    assert "does not report its cache sizes" in cache_verdict(1, "x", 1, {})

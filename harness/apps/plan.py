@@ -30,7 +30,7 @@ import numpy as np
 
 from harness.core.errors import ScenarioError
 from harness.core.hashing import HASHES
-from harness.core.machine import available_memory_bytes
+from harness.core.machine import available_memory_bytes, data_cache_sizes
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import arc_shares, cv, expected_collisions, theory_cv
@@ -42,8 +42,6 @@ from harness.recipes.layouts import LAYOUTS
 from harness.run.estimate import layout_cost
 from harness.run.scenario import Scenario
 
-#: below this the whole ring fits a core's L2 cache and memory does not matter
-SMALL_RING_BYTES = 1 << 20
 PLAN_LAYOUTS = ("numpy-aligned", "numpy-packed", "cffi-packed", "bucketed")
 LOOKUP_KEYS = 200_000
 #: the most allocated tokens plan builds: 2,048 servers x 64 tokens take about a minute
@@ -150,6 +148,22 @@ def make_plan(servers: Sequence[Server], target_cv: float | None = None,
                 theory_cv([points_for(s.weight, k) for s in servers]))
 
 
+def cache_verdict(nbytes: int, layout: str, entries: int, caches: dict[int, int]) -> str:
+    """What the planned ring's size means on this machine: the smallest cache level it fits,
+    or that it is larger than the last level (read from the kernel, not assumed)."""
+    size = f"The ring is {kib(nbytes).text} in its smallest layout ({layout}, {entries:,} entries)"
+    if not caches:
+        return f"{size}; this machine does not report its cache sizes."
+    for level in sorted(caches):
+        if nbytes <= caches[level]:
+            return (f"{size}: it fits this machine's L{level} data cache "
+                    f"({kib(caches[level]).text}), so a lookup rarely waits on memory.")
+    last = max(caches)
+    return (f"{size}: larger than this machine's last-level cache (L{last}, "
+            f"{kib(caches[last]).text}), so a lookup of a cold key waits on memory; bytes "
+            "per entry matter here.")
+
+
 def plan_report(plan: Plan, hash_name: str = "blake2b-32",
                 layouts: Sequence[str] = PLAN_LAYOUTS) -> Report:
     """Build the planned ring and measure it."""
@@ -162,7 +176,8 @@ def plan_report(plan: Plan, hash_name: str = "blake2b-32",
     keys = np.random.default_rng(1).integers(0, 2**ring.bits, LOOKUP_KEYS, dtype=np.uint64)
     keys = keys.astype(np.uint32 if ring.bits == 32 else np.uint64)
     rows = []
-    smallest = None
+    smallest: int | None = None
+    smallest_name = ""
     for name in layouts:
         layout = LAYOUTS[name].build(ring.positions, ring.owners)
         layout.lookup_many(keys)  # warm up
@@ -171,14 +186,12 @@ def plan_report(plan: Plan, hash_name: str = "blake2b-32",
             start = time.perf_counter_ns()
             layout.lookup_many(keys)
             samples.append((time.perf_counter_ns() - start) / len(keys))
-        smallest = layout.nbytes if smallest is None else min(smallest, layout.nbytes)
+        if smallest is None or layout.nbytes < smallest:
+            smallest, smallest_name = layout.nbytes, name
         rows.append([text(name), count(layout.entry_size), count(layout.nbytes),
                      kib(layout.nbytes), kib(layout.nbytes / len(servers)),
                      number(statistics.median(samples), 1)])
-    verdict = (f"The ring is {kib(smallest or 0).text} in its smallest layout: it fits a "
-               "core's cache, so memory does not matter at this size (16,000 entries are "
-               "96 KB at 6 bytes)." if (smallest or 0) < SMALL_RING_BYTES else
-               f"The ring is {kib(smallest or 0).text} in its smallest layout.")
+    verdict = cache_verdict(smallest or 0, smallest_name, ring.entries, data_cache_sizes())
     summary = Table.of(["figure", "value"], [
         [text("servers"), count(len(servers))],
         [text("target"), text(plan.target)],

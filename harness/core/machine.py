@@ -77,3 +77,32 @@ def machine_info() -> dict[str, object]:
         "implementation": platform.python_implementation(),
         "versions": {p: _version(p) for p in ("ring-harness", "numpy", "cffi", "memray")},
     }
+
+
+CACHE_DIRECTORY = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def _cache_bytes(text: str) -> int | None:
+    """`32K`, `16384K`, `1M` as sysfs writes a cache size, in bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip()
+    try:
+        return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+    except ValueError:
+        return None
+
+
+def data_cache_sizes(directory: Path = CACHE_DIRECTORY) -> dict[int, int]:
+    """{level: bytes} of the data (or unified) caches of the first core, as the kernel
+    reports them; empty where it does not (another OS, a container without sysfs)."""
+    sizes: dict[int, int] = {}
+    for index in sorted(directory.glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = _cache_bytes((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and size:
+            sizes[level] = size
+    return sizes
