@@ -39,7 +39,7 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
-from harness.core.outputs import Outcome, check_outputs
+from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
@@ -175,7 +175,7 @@ def _unshowable(path: Path) -> Iterator[None]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
+    outputs = [args.out, beside(args.out, ".html")] if args.out else []
     check_outputs(outputs, [args.a, args.b])
     a, b = load_result(args.a), load_result(args.b)
     with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
@@ -216,7 +216,7 @@ def _plan(args: argparse.Namespace) -> int:
     hash_name = check_hash(args.hash)
     layouts = check_layouts(args.layouts.split(",") if args.layouts else
                             default_layouts(hash_name), HASHES[hash_name].bits)
-    outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
+    outputs = [beside(args.out, ".md"), beside(args.out, ".html")] if args.out else []
     check_outputs(outputs, [args.scenario] if args.scenario is not None else [])
     report = plan_document(servers, rings, args.target_cv, args.target_peak_to_mean,
                            hash_name, layouts)

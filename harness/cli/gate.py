@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A path may hold bytes that are not UTF-8 (os.fsdecode's surrogates); a stream that
+    # cannot show them escapes them rather than fail while reporting.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
     try:
         if args.regressions_out is not None:
