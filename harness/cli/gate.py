@@ -59,8 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.regressions_out is not None:
-            # A device, FIFO or directory there would be replaced by the rename that writes it.
-            check_outputs([args.regressions_out], [args.results])
+            # A device, FIFO or directory there would be replaced by the rename that writes it;
+            # the baseline folder (made by this run if new) is no place for it either.
+            check_outputs([args.regressions_out], [args.results, args.baseline_dir])
         regressions = judge_run(args.results, args.baseline_dir, update=args.update_baseline)
         if args.regressions_out is not None:
             write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))
