@@ -32,8 +32,8 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from harness.cli import main
 from harness.cli import gate as gate_cli
+from harness.cli import main
 from harness.core.hashing import HASHES
 from tests.test_benchgate_baseline import write_results
 from tests.test_fuzz import FORMAT1, JSON_VALUES, REAL, _mutate, scenarios, toml_document
@@ -354,8 +354,9 @@ def _no_gate_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RING_BENCH_REGRESSIONS", raising=False)
 
 
-GATE_VALUES = st.sampled_from([0, -1, 10**30, 1.5, float("nan"), float("inf"), "", "x" * 5000,
-                               None, [], {}, "../x", "smoke", "short", "full", "counts"])
+GATE_VALUES: st.SearchStrategy[Any] = st.sampled_from(
+    [0, -1, 10**30, 1.5, float("nan"), float("inf"), "", "x" * 5000, None, [], {}, "../x",
+     "smoke", "short", "full", "counts"])
 
 
 @SETTINGS
