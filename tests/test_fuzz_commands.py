@@ -16,6 +16,7 @@ RING_FUZZ_EXAMPLES sets the examples per fuzzer (CI's short profile by default);
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,7 +24,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -66,7 +66,7 @@ def _alarm(_signum: int, _frame: FrameType | None) -> None:
     raise Hang(f"no answer in {TIMEOUT_S} s")
 
 
-@contextmanager
+@contextlib.contextmanager
 def deadline() -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(TIMEOUT_S)
@@ -87,6 +87,7 @@ def sandbox(folder: Path) -> None:
 
 
 def place(folder: Path, name: str, given_input: Path | None = None) -> str:
+    """The path named `name` in the sandbox; '' stays '' (the command runs in `folder`)."""
     if name == "$input":
         return str(given_input if given_input is not None else folder / "file")
     return str(folder / name) if name else ""
@@ -112,7 +113,8 @@ def outcome(command: Callable[[Sequence[str]], int], argv: list[str], folder: Pa
     nothing below `folder`. Return the code and stderr."""
     before = snapshot(folder)
     try:
-        with deadline():
+        # in the sandbox: an empty path ('') is the current folder
+        with deadline(), contextlib.chdir(folder):
             code = command(argv)
     except SystemExit as exc:
         # argparse's refusal of a value of the wrong type: its usage and one error line
@@ -173,7 +175,7 @@ def test_show_and_compare(document: Any, other: str, out: str | None,
     argv = ["compare", str(path), b] + ([] if out is None else ["--out", place(folder, out, path)])
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0 and out is not None:
-        written = Path(place(folder, out, path))
+        written = folder / place(folder, out, path)
         assert written.is_file() and written.with_suffix(".html").is_file()
 
 
@@ -216,8 +218,10 @@ def test_run(texts: list[str], out: str, progress: list[str], twice: bool,
     code, _ = outcome(main, ["run", *inputs, "--out", target, *progress], folder, capsys)
     if code == 0:
         stems: dict[str, set[str]] = {}
-        for p in Path(target).iterdir():
-            stems.setdefault(p.stem, set()).add(p.suffix)
+        for p in Path(target or folder).iterdir():
+            if p.suffix in (".json", ".md", ".html"):
+                stems.setdefault(p.stem, set()).add(p.suffix)
+        assert stems
         assert all(s == {".json", ".md", ".html"} for s in stems.values()), stems
 
 
@@ -268,7 +272,7 @@ def test_plan(fleet: str, servers: str, weights: str, target: str, value: str,
         argv += ["--out", place(folder, out, scenario)]
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0 and out is not None:
-        written = Path(place(folder, out, scenario))
+        written = folder / place(folder, out, scenario)
         assert written.with_suffix(".md").is_file() and written.with_suffix(".html").is_file()
 
 
@@ -294,7 +298,7 @@ def test_explore(with_scenario: bool, servers: str | None, points: str | None, o
         argv += ["--out", place(folder, out, scenario)]
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0:
-        assert out is not None and Path(place(folder, out, scenario)).is_file()
+        assert out is not None and (folder / place(folder, out, scenario)).is_file()
 
 
 # --- reproduce --no-run -------------------------------------------------------------------
@@ -388,7 +392,7 @@ def test_gate(path: list[int], value: Any, mutate: bool, results: str, baseline:
         argv += ["--regressions-out", place(folder, regressions, good)]
     code, _ = outcome(gate_cli.main, argv, folder, capsys, prefix="ring-bench-gate: ")
     if code in (0, 1) and regressions is not None:
-        assert Path(place(folder, regressions, good)).is_file()
+        assert (folder / place(folder, regressions, good)).is_file()
 
 
 # --- two writers into one --out -------------------------------------------------------------
