@@ -54,6 +54,8 @@ TEXTS = ["", "x" * 5000, "\n", "a\nb", "nope", "{", "{i.x}", "{i[0]}", "{i:c}", 
 #: paths of the sandbox each example gets; "$input" is replaced by the command's input
 PLACES = ["dir/..", "new", "dir", "fifo", "dangling", "file", "file/below", "missing/new",
           "\udcff\udcfe", "n" * 300, "", ".", "$input", "dir/new.md", "link-to-dir"]
+#: devices as inputs only (read, never written: an output is a FIFO made in the sandbox)
+DEVICE_INPUTS = ["/dev/null", "/dev/zero"]
 TEMPLATES = ["{i.x}", "{i[0]}", "{i:c}", "{", "}", "{i}{i}", "{server.x}", "{j:c}", "{0}",
              "{i!r}", "{}", "{{i}}", "{server}:{j}", "{i:>300000}", "key-{i}", "s-{i}"]
 
@@ -88,6 +90,8 @@ def sandbox(folder: Path) -> None:
 
 def place(folder: Path, name: str, given_input: Path | None = None) -> str:
     """The path named `name` in the sandbox; '' stays '' (the command runs in `folder`)."""
+    if name in DEVICE_INPUTS:
+        return name
     if name == "$input":
         return str(given_input if given_input is not None else folder / "file")
     return str(folder / name) if name else ""
@@ -157,7 +161,8 @@ def write_document(path: Path, document: Any) -> None:
 
 
 @SETTINGS
-@given(document=RESULTS | st.just(REAL), other=pick(["$real", "$same"], PLACES),
+@given(document=RESULTS | st.just(REAL),
+       other=pick(["$real", "$same"], [*PLACES, *DEVICE_INPUTS]),
        out=st.none() | pick(["out.md", "out", "x.html"], PLACES))
 @example(document='{"a":' * 3000 + "1" + "}" * 3000, other="$real", out=None)
 @example(document=REAL, other="$real", out="")  # was: ValueError from Path("").with_suffix
@@ -365,7 +370,7 @@ GATE_VALUES: st.SearchStrategy[Any] = st.sampled_from(
 
 @SETTINGS
 @given(path=st.lists(st.integers(0, 50), max_size=6), value=GATE_VALUES | JSON_VALUES,
-       mutate=st.booleans(), results=pick(["r.json"], PLACES),
+       mutate=st.booleans(), results=pick(["r.json"], [*PLACES, *DEVICE_INPUTS]),
        baseline=pick(["base"], PLACES), update=st.booleans(),
        regressions=st.none() | pick(["regressions.txt"], PLACES),
        recorded=st.booleans())
