@@ -251,6 +251,8 @@ LAYOUTS = ["numpy-packed", "cffi-packed", "bucketed", "numpy-aligned", "nope", "
          layouts=None, out="plan", text="")
 @example(fleet="servers", servers="3", weights="", target="cv", value="0.05", hash_name=None,
          layouts=None, out="", text="")  # was: ValueError from Path("").with_suffix
+@example(fleet="servers", servers="3", weights="", target="cv", value="1e-300", hash_name=None,
+         layouts=None, out=None, text="")  # was: ZeroDivisionError (1e-300 squared is 0.0)
 def test_plan(fleet: str, servers: str, weights: str, target: str, value: str,
               hash_name: str | None, layouts: str | None, out: str | None, text: str,
               tmp_path_factory: pytest.TempPathFactory,
