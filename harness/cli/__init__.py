@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
 from harness.apps.plan import (
@@ -61,8 +62,16 @@ def _terminate(_signum: int, _frame: FrameType | None) -> None:
     raise Terminated
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse refusing a flag in one line, like every other bad input (not usage + error)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message}".replace("\n", "\\n"), file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m harness",
         description="Benchmark and memory-profile consistent-hash rings in several layouts.",
     )
@@ -238,7 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     # What the command writes, as it goes: the message if it is stopped says what is on disk.
     outcome = args.outcome = Outcome()
     previous = signal.signal(signal.SIGTERM, _terminate)

@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from harness.apps.benchgate.gate import judge_run
 from harness.core.atomic import write_atomically
@@ -29,8 +30,16 @@ UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse refusing a flag in one line, like the gate's other refusals."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ring-bench-gate", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="ring-bench-gate", description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="the suite's --benchmark-json file")
     parser.add_argument("--baseline-dir", type=Path, default=Path("benchmarks/baseline"))
     parser.add_argument(
@@ -56,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.regressions_out is not None:
             # A device, FIFO or directory there would be replaced by the rename that writes it;
