@@ -6,7 +6,8 @@ file, the input itself as the output), hostile templates and deeply nested docum
 scenario or result files mutated like tests/test_fuzz.py does.
 
 Every outcome is exit 0 with complete outputs, exit 2 with one line (`error: ...`; the
-gate's `ring-bench-gate: ...`) and nothing written, or exit 1 with one line; argparse's own
+gate's `ring-bench-gate: ...`) and nothing written, or exit 1 with one line (the gate's exit
+0 and 1 may also print warnings and the regressions it names); argparse's own
 refusal of a value of the wrong type is one line too; never an exception (SystemExit included)
 escaping main, never a hang (an alarm fails a command that takes more than TIMEOUT_S).
 
