@@ -30,7 +30,7 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import HealthCheck, currently_in_test_context, event, example, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import gate as gate_cli
@@ -121,7 +121,8 @@ def outcome(command: Callable[[Sequence[str]], int], argv: list[str], folder: Pa
     with deadline(), contextlib.chdir(folder):
         code = command(argv)
     captured = capsys.readouterr()
-    event(f"{argv[0] if command is main else 'gate'} exit {code}")
+    if currently_in_test_context():
+        event(f"{argv[0] if command is main else 'gate'} exit {code}")
     assert code in (0, 1, 2), captured.err
     if code == 2:
         assert len(captured.err.strip().splitlines()) == 1, captured.err
@@ -174,6 +175,20 @@ def test_show_and_compare(document: Any, other: str, out: str | None,
     if code == 0 and out is not None:
         written = folder / place(folder, out, path)
         assert written.is_file() and written.with_suffix(".html").is_file()
+
+
+@pytest.mark.parametrize("parity", [[""], ["ab"], [[1, 2, 3]]])
+def test_format_1_result_with_a_parity_that_is_no_mapping_is_refused(
+        parity: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by test_show_and_compare: the upgrade from format 1 ran dict() on it and the
+    ValueError escaped show and compare as a traceback."""
+    document = json.loads(json.dumps(REAL))
+    document["runs"][0]["parity"] = parity
+    path = tmp_path / "r.json"
+    write_document(path, document)
+    for argv in (["show", str(path)], ["compare", str(path), str(FORMAT1 / "nginx.json")]):
+        code, err = outcome(main, argv, tmp_path, capsys)
+        assert code == 2 and "not well-formed" in err
 
 
 # --- run ----------------------------------------------------------------------------------
