@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -82,7 +83,9 @@ def points_for_target(servers: Sequence[Server], target_cv: float) -> int:
         return theory_cv([points_for(s.weight, k) for s in servers]) <= target_cv
 
     # Equal weights: closed form; weighted: the same form as a start, then step up.
-    k = min(MAX_PLANNED_POINTS, max(1, math.ceil(((n - 1) / target_cv**2 - 1) / n)))
+    # (in floats, clamped before rounding: a target like 1e-300 squares to 0.0)
+    estimate = ((n - 1) / max(target_cv**2, sys.float_info.min) - 1) / n
+    k = max(1, math.ceil(min(float(MAX_PLANNED_POINTS), estimate)))
     while k > 1 and meets(k - 1):
         k -= 1
     for _ in range(LINEAR_STEPS):

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
 from harness.apps.plan import (
@@ -40,7 +41,7 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
-from harness.core.outputs import Outcome, check_outputs
+from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
@@ -73,8 +74,16 @@ def _minutes(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse refusing a flag in one line, like every other bad input (not usage + error)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message}".replace("\n", "\\n"), file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m harness",
         description="Benchmark and memory-profile consistent-hash rings in several layouts.",
     )
@@ -194,7 +203,7 @@ def _unshowable(path: Path) -> Iterator[None]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    outputs = [args.out, args.out.with_suffix(".html")] if args.out else []
+    outputs = [args.out, beside(args.out, ".html")] if args.out else []
     check_outputs(outputs, [args.a, args.b])
     a, b = load_result(args.a), load_result(args.b)
     with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
@@ -235,7 +244,7 @@ def _plan(args: argparse.Namespace) -> int:
     hash_name = check_hash(args.hash)
     layouts = check_layouts(args.layouts.split(",") if args.layouts else
                             default_layouts(hash_name), HASHES[hash_name].bits)
-    outputs = [args.out.with_suffix(".md"), args.out.with_suffix(".html")] if args.out else []
+    outputs = [beside(args.out, ".md"), beside(args.out, ".html")] if args.out else []
     check_outputs(outputs, [args.scenario] if args.scenario is not None else [])
     report = plan_document(servers, rings, args.target_cv, args.target_peak_to_mean,
                            hash_name, layouts)
@@ -257,7 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     # What the command writes, as it goes: the message if it is stopped says what is on disk.
     outcome = args.outcome = Outcome()
     previous = signal.signal(signal.SIGTERM, _terminate)

@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from harness.apps.benchgate.gate import judge_run
 from harness.core.atomic import write_atomically
@@ -29,8 +30,16 @@ UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse refusing a flag in one line, like the gate's other refusals."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ring-bench-gate", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="ring-bench-gate", description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="the suite's --benchmark-json file")
     parser.add_argument("--baseline-dir", type=Path, default=Path("benchmarks/baseline"))
     parser.add_argument(
@@ -50,11 +59,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    # A path may hold bytes that are not UTF-8 (os.fsdecode's surrogates); a stream that
+    # cannot show them escapes them rather than fail while reporting.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.regressions_out is not None:
-            # A device, FIFO or directory there would be replaced by the rename that writes it.
-            check_outputs([args.regressions_out], [args.results])
+            # A device, FIFO or directory there would be replaced by the rename that writes it;
+            # the baseline folder (made by this run if new) is no place for it either.
+            check_outputs([args.regressions_out], [args.results, args.baseline_dir])
         regressions = judge_run(args.results, args.baseline_dir, update=args.update_baseline)
         if args.regressions_out is not None:
             write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))

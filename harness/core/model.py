@@ -263,7 +263,7 @@ def upgrade(document: Any, source: str = "result") -> dict[str, Any]:
         while version < FORMAT_VERSION:
             document = MIGRATIONS[version](document)
             version = document["format_version"]
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ResultFormatError(
             f"{source}: a format {version} result, but not well-formed (missing or wrong "
             f"{exc}); re-run its scenario with `python -m harness run`") from None

@@ -91,6 +91,14 @@ def _check_place(output: Path, error: Callable[[str], Exception]) -> None:
         raise error(f"{output}: output directory {place} is not writable")
 
 
+def beside(output: Path, suffix: str) -> Path:
+    """`output` with `suffix` (an output's companion file, e.g. its .html page), or
+    OutputError if `output` names no file ('', '.', '/', 'dir/..')."""
+    if output.name in ("", ".."):
+        raise OutputError(f"{output}: output names a folder, expected a file name")
+    return output.with_suffix(suffix)
+
+
 def check_outputs(
     outputs: Sequence[Path],
     inputs: Sequence[Path],
