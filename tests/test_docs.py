@@ -18,7 +18,7 @@ MAX_README_LINES = 250
 #: the set-up commands as the README states them; CI runs the second one verbatim
 SETUP_COMMANDS = (
     "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m harness "
-    "run",
+    "run --out runs",
     "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest",
 )
 
