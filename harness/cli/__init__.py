@@ -18,7 +18,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
 
 from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
 from harness.apps.plan import (
@@ -32,6 +31,12 @@ from harness.apps.plan import (
     weighted_fleet,
 )
 from harness.apps.reproduction.command import run_scenarios, write_report
+from harness.cli.common import (
+    EXIT_BAD_INPUT,
+    OneLineParser,
+    escape_unshowable_output,
+    parse_arguments,
+)
 from harness.core.atomic import write_atomically, write_together
 from harness.core.errors import (
     HarnessError,
@@ -52,7 +57,7 @@ from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "default.toml"
-EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 130, 143
 
 
 class Terminated(BaseException):
@@ -74,16 +79,8 @@ def _minutes(text: str) -> float:
     return value
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse refusing a flag in one line, like every other bad input (not usage + error)."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {self.prog}: {message}".replace("\n", "\\n"), file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m harness",
         description="Benchmark and memory-profile consistent-hash rings in several layouts.",
     )
@@ -260,16 +257,10 @@ COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _repro
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Text we print may hold any character of a scenario's names; on an ASCII-only
-    # terminal or pipe, escape what it cannot show rather than fail after the work is done.
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
-        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    escape_unshowable_output()
+    args = parse_arguments(_parser(), argv)
+    if isinstance(args, int):
+        return args
     # What the command writes, as it goes: the message if it is stopped says what is on disk.
     outcome = args.outcome = Outcome()
     previous = signal.signal(signal.SIGTERM, _terminate)

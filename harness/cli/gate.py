@@ -19,9 +19,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from harness.apps.benchgate.gate import judge_run
+from harness.cli.common import OneLineParser, escape_unshowable_output, parse_arguments
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
 from harness.core.outputs import check_outputs
@@ -30,16 +30,9 @@ UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse refusing a flag in one line, like the gate's other refusals."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
-        raise SystemExit(2)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ring-bench-gate", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="ring-bench-gate", description=__doc__.splitlines()[0],
+                           refusal_prefix="ring-bench-gate: ")
     parser.add_argument("results", type=Path, help="the suite's --benchmark-json file")
     parser.add_argument("--baseline-dir", type=Path, default=Path("benchmarks/baseline"))
     parser.add_argument(
@@ -59,16 +52,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # A path may hold bytes that are not UTF-8 (os.fsdecode's surrogates); a stream that
-    # cannot show them escapes them rather than fail while reporting.
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # --help (0) or a refused flag (2): an exit code, not an exception
-        return exc.code if isinstance(exc.code, int) else 2
+    escape_unshowable_output()
+    args = parse_arguments(_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         if args.regressions_out is not None:
             # A device, FIFO or directory there would be replaced by the rename that writes it;
