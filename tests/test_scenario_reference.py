@@ -4,6 +4,7 @@ the current rendering, every key validation accepts is on it, and every key on i
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,19 @@ def _readers(table: str, key: str) -> list[tuple[str, dict[str, Any], Any]]:
     """(file, document, record) for each document of the corpus whose validation reads the
     key, with the record of that read (its default, or that it was required)."""
     found = []
-    for file, document in DOCUMENTS:
-        for record in _records(document, file):
+    for file, document, records in _corpus_records():
+        for record in records:
             if ALIASES.get(record.table, record.table) == table and record.key == key:
                 found.append((file, document, record))
                 break
     return found
+
+
+@functools.cache
+def _corpus_records() -> list[tuple[str, dict[str, Any], list[Any]]]:
+    """Each corpus document with the keys its validation read: parsed once for every entry
+    the tests below look up, not once per entry."""
+    return [(file, document, _records(document, file)) for file, document in DOCUMENTS]
 
 
 def _variants(document: dict[str, Any], table: str, key: str,
