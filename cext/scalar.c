@@ -14,6 +14,7 @@
  * uint16 table and n its size. "jump-key" is jump called with the key itself
  * (bytes), hashed here with xxHash64 seed 0 (hashes.c): a whole route in one call. For
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
+ * "binomial" and "fliphash" are range hashes like "jump" (range_hashes.c): n buckets, no array.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -30,16 +31,18 @@
 #include "algorithms.h"
 #include "bucketed.h"
 #include "hashes.h"
+#include "range_hashes.h"
 #include "ring.h"
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
-                                          "search32", "search64", "rendezvous-weighted"};
+                                          "search32", "search64", "rendezvous-weighted",
+                                          "binomial", "fliphash"};
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -95,7 +98,8 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         return NULL;
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
-               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS;
+               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
+               lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -130,6 +134,12 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     case KIND_WRENDEZVOUS:
         owner = wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key);
         break;
+    case KIND_BINOMIAL:
+        owner = binomial_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    case KIND_FLIPHASH:
+        owner = fliphash_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
     }
     return PyLong_FromLong(owner);
 }
@@ -156,7 +166,9 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP && kind != KIND_JUMP_KEY) ||
+    int arrayless = kind == KIND_JUMP || kind == KIND_JUMP_KEY || kind == KIND_BINOMIAL ||
+                    kind == KIND_FLIPHASH;
+    if (n < 1 || (entries_address == 0 && !arrayless) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;
