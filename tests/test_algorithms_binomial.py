@@ -158,7 +158,8 @@ def test_what_binomial_refuses_and_holds() -> None:
     algorithm = BinomialAlgorithm.build(numbered_servers(5))
     assert (algorithm.nbytes, algorithm.entries, algorithm.key_bits) == (0, 5, 64)
     assert algorithm.forms(["cffi-packed"]) == {"binomial": algorithm}
-    assert algorithm.params == {} and algorithm.exact_shares() is None
+    assert algorithm.params == {}
+    assert ALGORITHMS["binomial"].build(numbered_servers(5)).exact_shares() is None
     assert BinomialAlgorithm.estimated_entries(fleet, {}) == 4
     seconds, why = BinomialAlgorithm.estimated_seconds(fleet, {}, reference_keys=10**6,
                                                        fast_keys=10**6, plain_keys=10_000)

@@ -158,7 +158,8 @@ def test_what_fliphash_refuses_and_holds() -> None:
     algorithm = FlipHashAlgorithm.build(numbered_servers(5))
     assert (algorithm.nbytes, algorithm.entries, algorithm.key_bits) == (0, 5, 64)
     assert algorithm.forms(["cffi-packed"]) == {"fliphash": algorithm}
-    assert algorithm.params == {} and algorithm.exact_shares() is None
+    assert algorithm.params == {}
+    assert ALGORITHMS["fliphash"].build(numbered_servers(5)).exact_shares() is None
     assert FlipHashAlgorithm.estimated_entries(fleet, {}) == 4
     seconds, why = FlipHashAlgorithm.estimated_seconds(fleet, {}, reference_keys=10**6,
                                                        fast_keys=10**6, plain_keys=10_000)
