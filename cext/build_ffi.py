@@ -110,6 +110,8 @@ uint16_t binomial_bucket(uint64_t, uint32_t);
 void binomial_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 uint16_t fliphash_bucket(uint64_t, uint32_t);
 void fliphash_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+uint16_t powerch_bucket(uint64_t, uint32_t);
+void powerch_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 """
 
 # Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring

@@ -1,4 +1,4 @@
-/* BinomialHash and FlipHash lookups (see range_hashes.h for what each matches). Every
+/* BinomialHash, FlipHash and PowerCH lookups (see range_hashes.h for what each matches). Every
  * product wraps modulo 2**64, as Java's long and Rust's wrapping_mul do. */
 #include "range_hashes.h"
 
@@ -116,4 +116,88 @@ void fliphash_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_
 {
     for (size_t i = 0; i < count; i++)
         out[i] = fliphash_bucket(keys[i], buckets);
+}
+
+/* ---- PowerCH ---- */
+
+/* PCG32 (XSH RR 64/32): a 64-bit LCG state and an odd increment that names the stream. */
+struct pcg32 {
+    uint64_t state, increment;
+};
+
+static inline void pcg32_step(struct pcg32 *rng)
+{
+    rng->state = rng->state * 6364136223846793005ULL + rng->increment;
+}
+
+/* The output of the current state, which it does not advance (as the crate's next_u32). */
+static inline uint32_t pcg32_output(const struct pcg32 *rng)
+{
+    uint32_t rotate = (uint32_t)(rng->state >> 59);
+    uint32_t shifted = (uint32_t)(((rng->state >> 18) ^ rng->state) >> 27);
+    return (shifted >> rotate) | (shifted << ((32 - rotate) & 31));
+}
+
+static inline struct pcg32 pcg32_seeded(uint64_t state, uint64_t stream)
+{
+    struct pcg32 rng = {state, (stream << 1) | 1};
+    rng.state += rng.increment;
+    pcg32_step(&rng);
+    return rng;
+}
+
+/* The paper's f: over [0, mask] (mask + 1 a power of two), the key's masked bits keep their
+ * top bit t and draw the bits below it from the stream keyed by (key, t). Returns the
+ * bucket; *rng is left where f stopped, for g to go on from. */
+static inline uint32_t powerch_f(uint64_t key, uint32_t mask, struct pcg32 *rng)
+{
+    uint32_t bits = (uint32_t)(key & mask);
+    if (bits == 0)
+        return 0;
+    uint32_t top = 31 - (uint32_t)__builtin_clz(bits);
+    uint32_t level = (uint32_t)1 << top;
+    *rng = pcg32_seeded(key, top);
+    return level + (pcg32_output(rng) & (level - 1));
+}
+
+/* The paper's g: jumps up from s, like jump's loop, while the next jump stays below n. */
+static inline uint32_t powerch_g(uint32_t buckets, uint32_t start, struct pcg32 *rng)
+{
+    uint64_t x = start;
+    for (;;) {
+        uint64_t scaled = (x + 1) * (uint64_t)UINT32_MAX;
+        uint64_t draw = (uint64_t)pcg32_output(rng) + 1;
+        if ((uint64_t)buckets * draw <= scaled)
+            return (uint32_t)x;
+        pcg32_step(rng);
+        x = scaled / draw;
+    }
+}
+
+uint16_t powerch_bucket(uint64_t key, uint32_t buckets)
+{
+    if (buckets < 2)
+        return 0;
+    uint32_t mask = buckets - 1;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    uint32_t half_mask = mask >> 1;
+    struct pcg32 rng;
+    uint32_t first = powerch_f(key, mask, &rng);
+    if (first < buckets)
+        return (uint16_t)first;
+    pcg32_step(&rng);
+    uint32_t second = powerch_g(buckets, half_mask, &rng);
+    if (second > half_mask)
+        return (uint16_t)second;
+    return (uint16_t)powerch_f(key, half_mask, &rng);
+}
+
+void powerch_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = powerch_bucket(keys[i], buckets);
 }

@@ -14,7 +14,8 @@
  * uint16 table and n its size. "jump-key" is jump called with the key itself
  * (bytes), hashed here with xxHash64 seed 0 (hashes.c): a whole route in one call. For
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
- * "binomial" and "fliphash" are range hashes like "jump" (range_hashes.c): n buckets, no array.
+ * "binomial", "fliphash" and "powerch" are range hashes like "jump" (range_hashes.c): n
+ * buckets, no array.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -36,13 +37,14 @@
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH,
+    KIND_POWERCH
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
                                           "search32", "search64", "rendezvous-weighted",
-                                          "binomial", "fliphash"};
+                                          "binomial", "fliphash", "powerch"};
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -99,7 +101,8 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
                lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
-               lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH;
+               lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH ||
+               lookup->kind == KIND_POWERCH;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -140,6 +143,9 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     case KIND_FLIPHASH:
         owner = fliphash_bucket((uint64_t)key, (uint32_t)lookup->n);
         break;
+    case KIND_POWERCH:
+        owner = powerch_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
     }
     return PyLong_FromLong(owner);
 }
@@ -167,7 +173,7 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         return NULL;
     }
     int arrayless = kind == KIND_JUMP || kind == KIND_JUMP_KEY || kind == KIND_BINOMIAL ||
-                    kind == KIND_FLIPHASH;
+                    kind == KIND_FLIPHASH || kind == KIND_POWERCH;
     if (n < 1 || (entries_address == 0 && !arrayless) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");

@@ -1,4 +1,5 @@
-"""Bindings of cext/range_hashes.c: BinomialHash and FlipHash, stateless range hashes.
+"""Bindings of cext/range_hashes.c: BinomialHash, FlipHash and PowerCH, stateless range
+hashes.
 
 `CRangeHash(kind, buckets)` routes batches of 64-bit key hashes in one C call and one key
 through a ScalarLookup (harness.core.native.scalar), as `CJump` does for jump; no C
@@ -20,7 +21,7 @@ from harness.core.native.scalar import ScalarLookup
 __all__ = ["MAX_BUCKETS", "CRangeHash", "RangeHashKind"]
 
 #: a range hash's kind: its C functions are `{kind}_bucket` and `{kind}_many`
-RangeHashKind = Literal["binomial", "fliphash"]
+RangeHashKind = Literal["binomial", "fliphash", "powerch"]
 #: owners are uint16 server indices
 MAX_BUCKETS = 2**16
 
@@ -29,8 +30,8 @@ class CRangeHash:
     """One range hash over a fixed number of buckets (range_hashes.c)."""
 
     def __init__(self, kind: RangeHashKind, buckets: int) -> None:
-        if kind not in ("binomial", "fliphash"):
-            raise HarnessError(f"no C range hash {kind!r} (binomial, fliphash)")
+        if kind not in ("binomial", "fliphash", "powerch"):
+            raise HarnessError(f"no C range hash {kind!r} (binomial, fliphash, powerch)")
         if not 0 < buckets <= MAX_BUCKETS:
             raise HarnessError(f"{kind} routes to 1 to {MAX_BUCKETS:,} buckets (got {buckets})")
         self.kind, self.buckets = kind, buckets

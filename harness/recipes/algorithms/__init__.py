@@ -4,9 +4,9 @@
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
 route exactly like the libraries their modules name, and `bounded-load` applies
-HAProxy's hash-balance-factor rule to a ring. `binomial` and `fliphash` are stateless
-range hashes like jump (`harness.recipes.algorithms.range_hash`), bit for bit their
-authors' reference code. Installed packages add theirs through
+HAProxy's hash-balance-factor rule to a ring. `binomial`, `fliphash` and `powerch` are
+stateless range hashes like jump (`harness.recipes.algorithms.range_hash`), bit for bit
+the reference code their modules name. Installed packages add theirs through
 the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
 against the `Algorithm` protocol when they load.
 """
@@ -21,6 +21,7 @@ from harness.recipes.algorithms.fliphash import FlipHashAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
+from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
@@ -28,7 +29,8 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
-    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm)
+    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
+    PowerCHAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",

@@ -1,4 +1,5 @@
-"""What the stateless range hashes share: BinomialHash and FlipHash, jump's successors.
+"""What the stateless range hashes share: BinomialHash, FlipHash and PowerCH, jump's
+successors in constant expected time.
 
 Like jump, each maps a 64-bit key hash to a bucket in [0, N) from N alone: no table, no
 weights, and bucket i is `servers[i]`. `route` hashes keys with xxHash64, seed 0, as jump
