@@ -185,7 +185,9 @@ uint16_t powerch_bucket(uint64_t key, uint32_t buckets)
     mask |= mask >> 8;
     mask |= mask >> 16;
     uint32_t half_mask = mask >> 1;
-    struct pcg32 rng;
+    /* powerch_f seeds it whenever first >= buckets (the key's bits were not 0); the
+     * initialiser only tells the compiler so. */
+    struct pcg32 rng = {0, 1};
     uint32_t first = powerch_f(key, mask, &rng);
     if (first < buckets)
         return (uint16_t)first;
