@@ -142,11 +142,15 @@ def test_balance_at_a_thousand_servers_is_key_noise() -> None:
 
 
 def test_route_hashes_keys_with_xxhash64_seed_0() -> None:
-    """route(keys) is the lookup of xxHash64(key, seed 0), as for jump."""
+    """route(keys) and route_one(key) are the lookup of xxHash64(key, seed 0), as for jump."""
     algorithm = ALGORITHMS["powerch"].build(numbered_servers(37))
     expected = [powerch_reference(xxhash.xxh64_intdigest(k, 0), 37) for k in KEYS]
     assert algorithm.route(KEYS).tolist() == expected
     assert algorithm.route(KEYS).dtype == np.uint16
+    # route_one hashes and looks up in one C call: the same owner, the empty key too.
+    route_one = algorithm.route_one
+    assert route_one is not None
+    assert [route_one(k) for k in [b"", *KEYS]] == algorithm.route([b"", *KEYS]).tolist()
 
 
 def test_parity_check_of_the_runner_passes() -> None:

@@ -1,9 +1,10 @@
 """Bindings of cext/range_hashes.c: BinomialHash, FlipHash and PowerCH, stateless range
 hashes.
 
-`CRangeHash(kind, buckets)` routes batches of 64-bit key hashes in one C call and one key
-through a ScalarLookup (harness.core.native.scalar), as `CJump` does for jump; no C
-memory is allocated, since the bucket count is the whole state.
+`CRangeHash(kind, buckets)` routes batches of 64-bit key hashes in one C call, and one key
+hash (`lookup`) or one key hashed with xxHash64 seed 0 (`route_one`) through a
+ScalarLookup (harness.core.native.scalar), as `CJump` does for jump; no C memory is
+allocated, since the bucket count is the whole state.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class CRangeHash:
         self.kind, self.buckets = kind, buckets
         self._many: Any = getattr(lib, f"{kind}_many")
         self.lookup: Callable[[int], int] = ScalarLookup(kind, 0, buckets, 0, None)
+        #: one key (bytes) hashed with xxHash64 seed 0 and looked up, in one C call
+        self.route_one: Callable[[bytes], int] = ScalarLookup(f"{kind}-key", 0, buckets, 0,
+                                                              None)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         keys = u64_in(key_hashes)

@@ -40,6 +40,8 @@ class RangeHashAlgorithm(OneForm):
         super().__init__(servers, params)
         self._c = c_range_hashes.CRangeHash(self.kind, len(self._servers))
         self.lookup: Callable[[int], int] = self._c.lookup
+        #: route([key])[0] for one key, hashed and looked up in one C call
+        self.route_one: Callable[[bytes], int] = self._c.route_one
 
     @staticmethod
     def reference_bucket(key_hash: int, buckets: int) -> int:
