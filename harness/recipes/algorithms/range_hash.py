@@ -78,7 +78,8 @@ class RangeHashAlgorithm(OneForm):
         in nanoseconds, inside what every recipe pays for hashing keys); margin 1.5."""
         seconds = 1.5 * (plain_keys * cls.plain_seconds
                          + reference_keys * cls.vectorised_seconds)
-        return seconds, f"{cls.name} looks {plain_keys:,} keys up in plain Python"
+        return seconds, (f"{cls.name} looks up {reference_keys:,} keys in numpy and "
+                         f"{plain_keys:,} in plain Python")
 
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
