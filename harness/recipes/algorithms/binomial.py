@@ -6,7 +6,7 @@ buckets 0..N-1 are the nodes of a binary tree laid out level by level (level l h
 buckets 2**(l-1) .. 2**l - 1; buckets 0 and 1 form the root). The enclosing tree is the
 smallest one that holds N buckets (E = 2**ceil(log2 N) - 1 its filter), the minor tree
 the one a level shallower (M = E >> 1), which holds only valid buckets. A lookup of key
-hash h, in the order of the paper's pseudo-code:
+hash h, in the order the authors' reference engine takes the steps:
 
 1. take h & E, a node of the enclosing tree, and move it to a uniformly chosen node of
    the same level ("relocate within level": level base plus rehash(h, base - 1) masked);
@@ -18,8 +18,11 @@ hash h, in the order of the paper's pseudo-code:
 `rehash(v, s)` is one step of jump's 64-bit LCG, squared and multiplied by s, keeping
 the top 32 bits. Step 1 alone makes the minor tree's keys stay put when N grows, and
 the bounded draws of step 2 spread the keys of the missing nodes over the upper level:
-adding bucket N moves keys only to it, and the balance error shrinks geometrically with
-the number of draws (four here; the paper's bound on imbalance falls as 2**-draws).
+adding bucket N moves keys only to it. The draws that run out leave the minor tree a
+little more than its share; the paper bounds that imbalance and shows it falling
+exponentially with the number of draws (four here). It shows at small N just above a
+power of two: at N = 10 the keys-per-server CV is 0.8%, where 1,000,000 keys alone give
+0.3%; at N = 1,000 it is key noise.
 
 Facts taken from the authors' reference code, SUPSI-DTI-ISIN/java-consistent-hashing-
 algorithms, `BinomialEngine.getBucket` at commit 68803f8: the LCG multiplier and the

@@ -17,12 +17,12 @@ A lookup returns r1 = f(key, m - 1) if r1 < N; otherwise r2 = g(...) if r2 > m/2
 Each step succeeds with probability at least 1/2, so a lookup takes constant expected
 time whatever N; the walk of g, not a table, gives the upper half its uniform share.
 
-The paper leaves the generator open. We match the Rust crate power-consistent-hash
-(DXist/power-consistent-hash at commit 25bd442, Rinat Shigapov), bit for bit:
-`PowerConsistentHasher::hash_u64(key)` with PCG32 (XSH RR 64/32) streams, f seeded by
-state = key and stream = t, g continuing f's stream one step on, and g's uniform
-drawn as (32-bit output + 1) / 2**32 in integer arithmetic. The crate refuses N = 1;
-here one bucket owns every key. Its published values for N = 96 and the vectors in
+Implementations differ in the generator they draw from. We match the Rust crate
+power-consistent-hash (DXist/power-consistent-hash at commit 25bd442, Rinat Shigapov),
+bit for bit: `PowerConsistentHasher::hash_u64(key)` with PCG32 (XSH RR 64/32) streams,
+f seeded by state = key and stream = t, g continuing f's stream one step on, and g's
+uniform taken as (32-bit output + 1) / (2**32 - 1), in integer arithmetic. The crate
+refuses N = 1; here one bucket owns every key. Its published values for N = 96 and the vectors in
 tests/test_algorithms_powerch.py were computed with it (on x86-64, where it finds the
 top bit with `bsr`); the code here is our own. The Java PowerEngine of SUPSI-DTI-ISIN/
 java-consistent-hashing-algorithms draws from its configured hash function instead,
