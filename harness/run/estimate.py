@@ -38,8 +38,11 @@ from harness.recipes.layouts.costs import layout_cost
 from harness.recipes.peers.sizing import estimated_peer_bytes
 from harness.run.scenario import Recipe, Scenario
 
-#: bytes per key: the encoded name while hashing, its hash, owner and reference copies
-BYTES_PER_KEY = 100
+#: bytes per key beyond its name's characters: the name as a str (49 bytes of header)
+#: and as bytes (33) with a list's pointer to each, its hash, owners and reference copies,
+#: and a list of Python ints (40 bytes an item) that any Python-level lookup makes and
+#: whose arenas the allocator keeps; 145 counted, 160 with margin
+BYTES_PER_KEY = 160
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured, with margin
 RUN_IMPORT_BYTES = 40 * 2**20
