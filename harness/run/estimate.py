@@ -14,6 +14,7 @@ from functools import cache
 import numpy as np
 
 from harness.core.errors import ScenarioError
+from harness.core.hashing import is_keyed
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import servers_after
 from harness.core.workload import KeysSpec
@@ -72,15 +73,19 @@ def estimate(scenario: Scenario) -> tuple[int, str]:
         layouts = sum(fixed + per_entry * points
                       for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
         template = recipe.params.get("point_name")
+        # Names C does not format, or a keyed hash (the C generator takes no key), are
+        # formatted by Python.
         per_point = (PYTHON_GENERATION_BYTES_PER_POINT
-                     if template is not None and parse_template(template) is None
+                     if template is not None and (parse_template(template) is None
+                                                  or is_keyed(recipe.params.get("hash", "")))
                      else GENERATION_BYTES_PER_POINT)
         ring = max(ring, per_point * points, layouts + 6 * points)
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights)")
     # A table metric runs with the ring and the keys resident; the largest one sets the peak.
-    tables = [(get_metric(name).estimated_bytes(options, servers), name)
+    tables = [(get_metric(name).estimated_bytes(options, servers)
+               + get_metric(name).extra_rings(options) * ring, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):

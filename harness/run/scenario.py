@@ -44,6 +44,7 @@ from harness.metrics.registry import (
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
 from harness.recipes.constructions import CONSTRUCTIONS
+from harness.recipes.constructions.points import HIDDEN_KEY
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 
@@ -84,6 +85,8 @@ class GeneratorSpec:
     sweep: tuple[dict[str, Any], ...]
     #: only servers holding all these capabilities are on the ring
     requires: tuple[str, ...] = ()
+    #: a keyed hash's key: True when the scenario gave it, False when drawn for the run
+    key_given: bool = False
 
     @property
     def construction(self) -> str:
@@ -176,6 +179,7 @@ class Scenario:
         for key in ("path", "sha256"):
             record.pop(key)
         generator = record["generator"]
+        generator.pop("key_given")
         sweep = generator.pop("sweep")
         generator.update({k: v for k, v in sweep[0].items() if k != "points_per_weight"})
         if "points_per_weight" in sweep[0]:
@@ -186,7 +190,20 @@ class Scenario:
         record.update({name: options[name] for name in options})
         if self.algorithm is None:
             record.pop("algorithm")
-        return record
+        hidden = (f"{HIDDEN_KEY}: given in the scenario" if self.generator.key_given
+                  else f"{HIDDEN_KEY}: drawn for this run")
+        redacted: dict[str, Any] = _without_keys(record, hidden)
+        return redacted
+
+
+def _without_keys(value: Any, hidden: str) -> Any:
+    """The record with every secret key (a `hash_key` wherever it is) replaced by `hidden`."""
+    if isinstance(value, dict):
+        return {k: hidden if k == "hash_key" and v is not None else _without_keys(v, hidden)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_keys(v, hidden) for v in value]
+    return value
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -363,7 +380,7 @@ def _generator(table: Fields) -> GeneratorSpec:
         fields.finish()
         params.append(parsed)
     table.finish()
-    return GeneratorSpec(tuple(params), requires)
+    return GeneratorSpec(tuple(params), requires, key_given="hash_key" in rest)
 
 
 def _keys(table: Fields) -> KeysSpec:
@@ -535,6 +552,17 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                     if problem:
                         raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
                                             f"servers that are {problem}")
+    hostile = scenario.measure.options.get("hostile_keys")
+    if hostile is not None:
+        if hostile.target is not None and hostile.target not in on_ring_names:
+            raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
+                                f"ring (got {hostile.target!r})")
+        for recipe in scenario.recipes():
+            if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
+                raise ScenarioError(
+                    f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
+                    f"{recipe.label}: the attack hashes candidate names as the points "
+                    "construction does (construction = 'points')")
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
