@@ -108,10 +108,11 @@ class Fields:
             raise ScenarioError(f"{self.file}: {self.field(key)} is required but missing")
         return default
 
-    def take_raw(self, key: str, default: Any = _MISSING, *, expected: str) -> Any:
+    def take_raw(self, key: str, default: Any = _MISSING, *, expected: str,
+                 shown_default: str | None = None) -> Any:
         """The value as TOML gave it, for a caller that checks its shape itself; `expected`
         says what that shape is (in the reference and in the caller's error)."""
-        self._note(key, expected, default)
+        self._note(key, expected, default, shown_default)
         return self._raw(key, default)
 
     def take_int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,

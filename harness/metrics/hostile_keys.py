@@ -174,7 +174,8 @@ class HostileKeysMetric(MetricBase):
         hashes, knowledge, seed (the target and the hashes are checked against the ring by
         the scenario)."""
         expected = "the name of a server on the ring"
-        target = table.take_raw("target", None, expected=expected)
+        target = table.take_raw("target", None, expected=expected,
+                                shown_default="the ring's first server")
         if target is not None and (not isinstance(target, str) or not target):
             raise table.error("target", expected, target)
         expected = f"a rising list of candidate counts from 1 to {MAX_BUDGET:,}"
@@ -186,13 +187,13 @@ class HostileKeysMetric(MetricBase):
         if budgets[0] < attack_keys:
             raise table.error("budgets", f"budgets of at least attack_keys ({attack_keys:,}) "
                               "candidates each", budgets)
-        share = table.take_number("attack_share", 0.1)
-        if not share < 1:
-            raise table.error("attack_share", "a share of all requests between 0 and 1 "
-                              "(exclusive)", share)
+        expected = "a share of all requests, above 0 and below 1"
+        share = table.take_raw("attack_share", 0.1, expected=expected)
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise table.error("attack_share", expected, share)
         options = HostileKeysOptions(
             target=target, budgets=tuple(budgets), attack_keys=attack_keys,
-            attack_share=share,
+            attack_share=float(share),
             normal_requests=table.take_int("normal_requests", 200_000, minimum=1,
                                            maximum=10**8),
             hashes=table.take_str_list("hashes", [], choices=HASH_NAMES,
