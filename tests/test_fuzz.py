@@ -39,7 +39,8 @@ GOOD: dict[str, dict[str, list[Any]]] = {
 OPTIONAL: dict[str, dict[str, list[Any]]] = {
     "hostile_keys": {"budgets": [[2_000], [1_000, 3_000]], "attack_keys": [10, 1_000],
                      "normal_requests": [100, 5_000], "hashes": [["crc32", "siphash24-32"]],
-                     "knowledge": ["hash", "hash-and-key"], "target": ["s-0", "server-1"]},
+                     "knowledge": ["hash", "hash-and-key"], "target": ["s-0", "server-1"],
+                     "methods": [["brute-force"], ["forgery"], ["brute-force", "forgery"]]},
 }
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]

@@ -4,23 +4,30 @@ chance against SipHash with an unknown key; its table's validation; its cost mod
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
+from harness.core.crc_forgery import forged_names
 from harness.core.hashing import hash_many, hash_numbered
+from harness.core.ring import reference_owners
 from harness.core.servers import numbered_servers
 from harness.metrics.hostile_keys import (
     CHUNK,
     HostileKeys,
     HostileKeysMetric,
     HostileKeysOptions,
+    _values_in_arcs,
     candidate_name,
     chance_noise,
     chunk_prefix,
 )
+from harness.recipes.constructions.generator import generate_ring
 from harness.run import estimate
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
@@ -82,6 +89,7 @@ def test_keyed_siphash_stays_at_chance(attack: HostileKeys) -> None:
     the target's arc share within 4 binomial standard deviations, at every budget, and the
     target's load stays near the mean."""
     sip = next(a for a in attack.attacks if a.hash == "siphash24-32")
+    assert sip.method == "brute-force"
     assert sip.keyed and not sip.attacker_knows_key
     assert sip.noise_bound == pytest.approx(chance_noise(sip.chance_share, attack.attack_keys))
     for b in sip.budgets:
@@ -137,6 +145,8 @@ def test_the_secret_key_is_never_written(tmp_path: Path) -> None:
     ('target = "nobody"\n', "hostile_keys.target must name a server on the ring"),
     ("target = 3\n", "hostile_keys.target must be the name of a server"),
     ('knowledge = "all"\n', "hostile_keys.knowledge must be one of 'hash', 'hash-and-key'"),
+    ("methods = []\n", "hostile_keys.methods must be a non-empty list"),
+    ('methods = ["guess"]\n', "hostile_keys.methods must be a list of names from"),
     ("attack_keys = 0\n", "hostile_keys.attack_keys must be an integer from 1"),
     ("budget = [1]\n", "unknown key 'hostile_keys.budget'"),
 ])
@@ -175,12 +185,28 @@ def test_cost_model_counts_a_million_candidates() -> None:
     assert metric.estimated_seconds(larger, servers)[0] > seconds
     assert metric.extra_rings(million) == 2
     assert metric.extra_rings(HostileKeysOptions(knowledge="hash-and-key")) == 0
+    forging = HostileKeysOptions(budgets=(1_000_000,), hashes=("crc32",))
+    assert metric.estimated_bytes(forging, servers) > metric.estimated_bytes(million, servers)
+
+
+def test_a_forgery_too_large_for_memory_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A billion forged CRC-32 candidates would need about 64 GB: refused before work."""
+    monkeypatch.setattr(estimate, "available_memory_bytes", lambda: 16 * 2**30)
+    path = tmp_path / "s.toml"
+    path.write_text(FLEET + '[hostile_keys]\nhashes = ["crc32"]\nbudgets = [1_000_000_000]\n')
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "[hostile_keys] (budgets" in err and "available memory" in err
 
 
 def test_a_billion_candidates_is_refused_by_the_time_budget(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """10**9 blake2b-32 candidates would outlast the default ten minutes: refused up front,
-    naming the table."""
+    naming the table (on a machine with the memory for their hits' indexes)."""
+    monkeypatch.setattr(estimate, "available_memory_bytes", lambda: 2**40)
     path = tmp_path / "s.toml"
     path.write_text(FLEET + "[hostile_keys]\nbudgets = [1_000_000_000]\n")
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
@@ -196,3 +222,40 @@ def test_estimate_includes_the_extra_rings(tmp_path: Path) -> None:
     path.write_text(FLEET + '[hostile_keys]\nhashes = ["crc32"]\nbudgets = [5000]\n')
     assert estimate.estimate_peak_bytes(load_scenario(path)) > alone
     assert np.isfinite(alone)
+
+
+def test_crc32_forgery_makes_every_candidate_a_hit(attack: HostileKeys) -> None:
+    """CRC-32 lets the attacker construct names instead of searching: every forged
+    candidate lands on the target, at every budget, and the whole attack with it."""
+    forged = next(a for a in attack.attacks if a.method == "forgery")
+    assert forged.hash == "crc32" and forged.hits_per_second == forged.candidates_per_second
+    for b in forged.budgets:
+        assert b.hits == b.budget and b.on_target == attack.attack_keys
+    assert not any(a.method == "forgery" for a in attack.attacks if a.hash != "crc32")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=60), st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=50))
+def test_forged_names_have_the_chosen_checksums(prefix: bytes, targets: list[int]) -> None:
+    """For any prefix and target values, prefix + the forged 4 bytes has that CRC-32."""
+    wanted = np.array(targets, dtype=np.uint32)
+    names = forged_names(prefix, wanted)
+    assert [zlib.crc32(n) for n in names] == targets
+    assert all(n.startswith(prefix) and len(n) == len(prefix) + 4 for n in names)
+
+
+def test_forged_values_lie_in_the_target_arcs() -> None:
+    """The values a forgery aims at are distinct and all owned by the target, wrap-around
+    arc included."""
+    ring = generate_ring(numbered_servers(7), 3, "crc32")
+    for target in range(7):
+        values = _values_in_arcs(ring.positions, ring.owners, target, 2_000, seed=target)
+        assert len(np.unique(values)) == 2_000
+        assert (reference_owners(ring, values) == target).all()
+
+
+def test_methods_choose_the_attacks(tmp_path: Path) -> None:
+    """methods = ['forgery'] runs only the forgery, and only for the hashes that allow one."""
+    record = _measure(tmp_path, 'methods = ["forgery"]\nhashes = ["crc32", "blake2b-32"]\n'
+                      "budgets = [5000]\n")
+    assert [(a.hash, a.method) for a in record.attacks] == [("crc32", "forgery")]

@@ -18,6 +18,11 @@ keys (`user-{i}`, one each) with the attack's requests added, `attack_share` of
 all requests, spread evenly over its keys. The target's load is its requests
 per unit weight over the mean, before and during the attack.
 
+Where the hash allows, the attacker does better than search (`methods`
+"forgery"): CRC-32 is affine, so four appended bytes give a name any chosen
+checksum (`harness.core.crc_forgery`); the attacker picks values inside the
+target's arcs and forges one name per value, every candidate a hit.
+
 Chance is the target's exact share of the hash space (its arcs). A keyed
 hash's share under an unknown key is Binomial(attack_keys, chance) /
 attack_keys: `noise_bound` is four of its standard deviations, the bound the
@@ -37,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
+from harness.core.crc_forgery import forge_suffixes, forged_names
 from harness.core.fields import Fields
 from harness.core.hashing import HASH_NAMES, hash_numbered, is_keyed
 from harness.core.servers import Server
@@ -53,6 +59,11 @@ CHUNK = 1 << 17
 #: how far, in standard deviations of the binomial share, chance may stray
 NOISE_SIGMAS = 4.0
 KNOWLEDGE = ("hash", "hash-and-key")
+METHODS = ("brute-force", "forgery")
+#: the hashes that let an attacker construct a name for a chosen hash value
+FORGEABLE = ("crc32",)
+#: the name every forged candidate starts with (four computed bytes follow)
+FORGED_PREFIX = b"attack-forged-"
 #: the largest budget a table may ask for (about 5 minutes of blake2b-32 on one core)
 MAX_BUDGET = 10**9
 #: seconds per candidate (hash in C, batch lookup, mask) on one core, measured on the
@@ -60,6 +71,8 @@ MAX_BUDGET = 10**9
 #: 20 M/s for the others
 SECONDS_PER_CANDIDATE = {"blake2b-32": 8e-7, "blake2b-64": 9e-7, "md5-32": 9e-7}
 OTHER_SECONDS_PER_CANDIDATE = 2e-7
+#: a forged candidate: drawn in an arc, its suffix solved (0.44 M/s measured under load)
+SECONDS_PER_FORGED_CANDIDATE = 3e-6
 #: bytes per candidate in a chunk (hashes, packed words, owners, mask, hit indexes) and
 #: per hit kept over the whole budget (its index)
 BYTES_PER_CHUNK_CANDIDATE = 40
@@ -68,6 +81,9 @@ BYTES_PER_HIT = 8
 #: (its name, hash and owner)
 BYTES_PER_NORMAL_REQUEST = 24
 BYTES_PER_ATTACK_KEY = 200
+#: bytes per forged candidate: its arc, offset, value (int64 each, with np.unique's copy),
+#: suffix and owner
+BYTES_PER_FORGED_CANDIDATE = 64
 
 
 @dataclass(frozen=True)
@@ -88,8 +104,10 @@ class HostileKeysOptions:
     #: "hash": the attacker knows the recipe but not a keyed hash's key; "hash-and-key": the
     #: key leaked too
     knowledge: str = "hash"
-    #: seeds the attacker's own key (its guess at a keyed hash's)
+    #: seeds the attacker's own key (its guess at a keyed hash's) and its forged values
     seed: int = 1
+    #: "brute-force" for every hash; "forgery" for those that allow it (FORGEABLE)
+    methods: tuple[str, ...] = METHODS
 
 
 @dataclass
@@ -109,11 +127,16 @@ class BudgetOutcome:
 @dataclass
 class HashAttack:
     hash: str
+    #: "brute-force" (search numbered candidates) or "forgery" (construct them)
+    method: str
     keyed: bool
     attacker_knows_key: bool
     candidates: int
     seconds: float
     candidates_per_second: float
+    #: hits (candidates the attacker's ring sends to the target) per second: what an attack
+    #: of many distinct keys is paced by
+    hits_per_second: float
     #: the target's exact share of the hash space: where an attack without knowledge lands
     chance_share: float
     #: NOISE_SIGMAS standard deviations of the share of `attack_keys` chance picks
@@ -200,7 +223,11 @@ class HostileKeysMetric(MetricBase):
                                        shown_default="the ring's own hash"),
             knowledge=table.take_choice("knowledge", KNOWLEDGE, "hash"),
             seed=table.take_int("seed", 1, minimum=0),
+            methods=table.take_str_list("methods", list(METHODS), choices=METHODS),
         )
+        if not options.methods:
+            raise table.error("methods", "a non-empty list of names from "
+                              + ", ".join(METHODS), [])
         if len(set(options.hashes)) != len(options.hashes):
             raise table.error("hashes", "a list of distinct hash names", list(options.hashes))
         table.finish()
@@ -208,11 +235,14 @@ class HostileKeysMetric(MetricBase):
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """One chunk of candidates at a time, every hit's index over the largest budget (all
-        of them when one server holds the ring), the honest traffic, the attack's keys; the
-        rings it builds beside the run's are `extra_rings`."""
+        of them when one server holds the ring), a forgery's values over it, the honest
+        traffic, the attack's keys; the rings it builds beside the run's are `extra_rings`."""
         assert isinstance(options, HostileKeysOptions)
+        forges = "forgery" in options.methods and (
+            not options.hashes or any(h in FORGEABLE for h in options.hashes))
+        forged = BYTES_PER_FORGED_CANDIDATE if forges else 0
         return float(BYTES_PER_CHUNK_CANDIDATE * min(CHUNK, options.budgets[-1])
-                     + BYTES_PER_HIT * options.budgets[-1]
+                     + (BYTES_PER_HIT + forged) * options.budgets[-1]
                      + BYTES_PER_NORMAL_REQUEST * options.normal_requests
                      + BYTES_PER_ATTACK_KEY * options.attack_keys)
 
@@ -223,12 +253,16 @@ class HostileKeysMetric(MetricBase):
         return 2 if options.hashes or options.knowledge == "hash" else 0
 
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
-        """Every attacked hash tries the largest budget and routes the honest traffic."""
+        """Every attacked hash tries the largest budget and routes the honest traffic; a
+        forgery constructs the largest budget's candidates too."""
         assert isinstance(options, HostileKeysOptions)
         hashes = options.hashes or ("blake2b-32",)  # the run's own: assume the slowest
         per = options.budgets[-1] + options.normal_requests
         seconds = sum(per * SECONDS_PER_CANDIDATE.get(h, OTHER_SECONDS_PER_CANDIDATE)
                       for h in hashes)
+        if "forgery" in options.methods:  # the run's own hash may be forgeable
+            seconds += sum(per * SECONDS_PER_FORGED_CANDIDATE
+                           for h in options.hashes or FORGEABLE if h in FORGEABLE)
         return seconds, (f"{len(hashes)} hash(es) x {options.budgets[-1]:,} candidates "
                          "(budgets, hashes)")
 
@@ -254,8 +288,14 @@ class HostileKeysMetric(MetricBase):
             real = (context.algorithm if hash_name == own
                     else context.build(servers, {**context.algorithm.params, "hash": hash_name,
                                                  "hash_key": None}))
-            attacks.append(self._attack(context, options, real, hash_name, target, weights,
-                                        attack_requests))
+            if "brute-force" in options.methods:
+                attacks.append(self._attack(context, options, real, hash_name, target,
+                                            weights, attack_requests))
+            else:
+                context.advance(_chunks(options.budgets[-1]))
+            if "forgery" in options.methods and hash_name in FORGEABLE:
+                attacks.append(self._forgery(options, real, hash_name, target, weights,
+                                             attack_requests))
             del real
         return HostileKeys(target=names[target], servers=len(servers),
                            attack_keys=options.attack_keys, attack_share=options.attack_share,
@@ -295,37 +335,53 @@ class HostileKeysMetric(MetricBase):
         seconds = time.perf_counter() - started
         all_hits = np.concatenate(hits)
         all_misses = np.concatenate(misses) if misses else np.empty(0, dtype=np.int64)
-        normal = real.lookup_many(hash_numbered(hash_name, b"user-", options.normal_requests,
-                                            _key_of(real)))
-        normal_load = np.bincount(normal, minlength=len(weights)) / weights
+        normal_load = _normal_load(options, real, hash_name, weights)
         outcomes = []
         for budget in options.budgets:
             picked = all_hits[all_hits < budget][: options.attack_keys]
             fill = all_misses[all_misses < budget][: options.attack_keys - len(picked)]
             sent = np.concatenate([picked, fill])
-            # The real routing of the attack's keys, by the plain reference: the attacker's
-            # batch lookups are checked against it whenever its ring is the real one.
-            owners = real.reference_owners(real.hash_keys([candidate_name(int(i))
-                                                           for i in sent]))
-            per_key = np.full(len(sent), attack_requests // len(sent), dtype=np.float64)
-            per_key[: attack_requests % len(sent)] += 1
-            load = normal_load + np.bincount(owners, weights=per_key,
-                                             minlength=len(weights)) / weights
-            on_target = int((owners == target).sum())
-            outcomes.append(BudgetOutcome(
-                budget=budget, hits=int((all_hits < budget).sum()), on_target=on_target,
-                share_on_target=on_target / len(sent),
-                target_load=float(load[target] / load.mean()),
-                peak_load=float(load.max() / load.mean())))
-        shares = real.exact_shares()
-        chance = float(shares[target]) if shares is not None else float(
-            weights[target] / weights.sum())
+            outcomes.append(_outcome(
+                real, [candidate_name(int(i)) for i in sent], budget,
+                int((all_hits < budget).sum()), target, normal_load, weights,
+                attack_requests))
+        chance = _chance(real, target, weights)
         return HashAttack(
-            hash=hash_name, keyed=keyed, attacker_knows_key=knows_key, candidates=largest,
+            hash=hash_name, method="brute-force", keyed=keyed, attacker_knows_key=knows_key,
+            candidates=largest,
             seconds=seconds, candidates_per_second=largest / seconds if seconds else 0.0,
+            hits_per_second=len(all_hits) / seconds if seconds else 0.0,
             chance_share=chance, noise_bound=chance_noise(chance, options.attack_keys),
             target_load_before=float(normal_load[target] / normal_load.mean()),
             budgets=outcomes)
+
+    @staticmethod
+    def _forgery(options: HostileKeysOptions, real: Algorithm, hash_name: str, target: int,
+                 weights: npt.NDArray[np.float64], attack_requests: int) -> HashAttack:
+        """As many candidates as the largest budget, constructed: values drawn inside the
+        target's arcs, and for each the suffix that gives a name that checksum (in numpy,
+        timed); the first `attack_keys` become names and are sent."""
+        ring = real.ring
+        assert ring is not None and ring.bits == 32
+        largest = options.budgets[-1]
+        started = time.perf_counter()
+        values = _values_in_arcs(ring.positions, ring.owners, target, largest, options.seed)
+        forge_suffixes(FORGED_PREFIX, values)
+        seconds = time.perf_counter() - started
+        on_target = real.lookup_many(values) == target
+        names = forged_names(FORGED_PREFIX, values[: options.attack_keys])
+        normal_load = _normal_load(options, real, hash_name, weights)
+        chance = _chance(real, target, weights)
+        return HashAttack(
+            hash=hash_name, method="forgery", keyed=False, attacker_knows_key=True,
+            candidates=largest, seconds=seconds,
+            candidates_per_second=largest / seconds if seconds else 0.0,
+            hits_per_second=int(on_target.sum()) / seconds if seconds else 0.0,
+            chance_share=chance, noise_bound=chance_noise(chance, options.attack_keys),
+            target_load_before=float(normal_load[target] / normal_load.mean()),
+            budgets=[_outcome(real, names, budget, int(on_target[:budget].sum()), target,
+                              normal_load, weights, attack_requests)
+                     for budget in options.budgets])
 
     def sections(self, result: Result) -> list[Section]:
         sections = []
@@ -334,20 +390,24 @@ class HostileKeysMetric(MetricBase):
             if h is None:
                 continue
             summary = Table.of(
-                ["hash", "keyed", "attacker knows the key", "candidates/s",
+                ["hash", "attack", "keyed", "attacker knows the key", "candidates/s", "hits/s",
                  "chance (target's arcs)", f"noise bound ({NOISE_SIGMAS:g} sd)",
                  "target load, honest traffic"],
-                [[text(a.hash), text("yes" if a.keyed else "no"),
+                [[text(a.hash), text(a.method), text("yes" if a.keyed else "no"),
                   text("yes" if a.attacker_knows_key else "no"),
-                  count(round(a.candidates_per_second)), pct(a.chance_share, 2),
+                  count(round(a.candidates_per_second)), count(round(a.hits_per_second)),
+                  pct(a.chance_share, 2),
                   pct(a.noise_bound, 2), number(a.target_load_before)] for a in h.attacks],
                 notes=[f"Target {h.target} of {h.servers} servers. Candidates per second: "
                        "the brute force's wall time (hashing in C batches and one batch lookup "
-                       "per batch) over the largest budget."])
+                       "per batch) over the largest budget; hits per second: the candidates "
+                       "its ring sends to the target, over the same time (a forgery: the "
+                       "names it constructed)."])
             budgets = Table.of(
-                ["hash", "budget (candidates)", "hits found", "attack keys on target",
-                 "share on target", "target load", "busiest server load"],
-                [[text(a.hash), count(b.budget), count(b.hits), count(b.on_target),
+                ["hash", "attack", "budget (candidates)", "hits found",
+                 "attack keys on target", "share on target", "target load",
+                 "busiest server load"],
+                [[text(a.hash), text(a.method), count(b.budget), count(b.hits), count(b.on_target),
                   pct(b.share_on_target, 2), number(b.target_load), number(b.peak_load)]
                  for a in h.attacks for b in a.budgets],
                 notes=[f"The attack sends {h.attack_keys:,} distinct keys: its hits, filled up "
@@ -355,10 +415,12 @@ class HostileKeysMetric(MetricBase):
                        f"{h.normal_requests:,} honest requests for distinct keys plus "
                        f"{h.attack_requests:,} attack requests ({h.attack_share:.0%} of all) "
                        "spread evenly over the attack's keys; loads are requests per unit "
-                       "weight over the mean."])
+                       "weight over the mean. A forgery constructs its candidates (names "
+                       "ending in four computed bytes), every one a hit."])
             chart = charts.grouped_bars(
                 f"Share of the attack's requests on {h.target}, by candidates tried",
-                [{"budget": f"{b.budget:,} candidates", "hash": a.hash,
+                [{"budget": f"{b.budget:,} candidates",
+                  "hash": a.hash if a.method == "brute-force" else f"{a.hash} ({a.method})",
                   "share": b.share_on_target, "label": f"{b.share_on_target:.1%}"}
                  for a in h.attacks for b in a.budgets],
                 category="budget", group="hash", value="share",
@@ -366,6 +428,71 @@ class HostileKeysMetric(MetricBase):
             sections.append(Section(f"Hostile keys ({literal(run.label)})",
                                     tables=[summary, budgets], charts=[chart]))
         return sections
+
+
+def _values_in_arcs(positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16],
+                    target: int, count: int, seed: int) -> npt.NDArray[np.uint32]:
+    """`count` distinct 32-bit values inside the target's arcs (the hashes its points own:
+    above the previous point, up to its own), drawn in proportion to the arcs' lengths."""
+    space = 1 << 32
+    ends = positions.astype(np.int64)
+    lengths = (ends - np.roll(ends, 1)) % space
+    if len(ends) == 1:
+        lengths[:] = space
+    mine = np.flatnonzero(owners == target)
+    cumulative = np.cumsum(lengths[mine])
+    rng = np.random.default_rng(seed)
+    values = np.empty(0, dtype=np.int64)
+    while len(values) < count:  # distinct values: draw again the few that collide
+        # an arc in proportion to its length: where a uniform draw falls on their running sum
+        along = rng.integers(0, int(cumulative[-1]), size=count)
+        arcs = mine[np.searchsorted(cumulative, along, side="right")]
+        back = (rng.random(count) * lengths[arcs]).astype(np.int64)
+        values = _distinct(np.concatenate([values, (ends[arcs] - back) % space]))
+    drawn: npt.NDArray[np.uint32] = rng.permutation(values)[:count].astype(np.uint32)
+    return drawn
+
+
+def _distinct(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The distinct values, sorted. By sorting: numpy 2.4's np.unique took 14 s for a
+    million int64 here, against 0.12 s for a sort."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    distinct: npt.NDArray[np.int64] = ordered[keep]
+    return distinct
+
+
+def _normal_load(options: HostileKeysOptions, real: Algorithm, hash_name: str,
+                 weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Honest requests per unit weight: one request per key user-0, user-1, ..."""
+    owners = real.lookup_many(hash_numbered(hash_name, b"user-", options.normal_requests,
+                                            _key_of(real)))
+    load: npt.NDArray[np.float64] = np.bincount(owners, minlength=len(weights)) / weights
+    return load
+
+
+def _outcome(real: Algorithm, sent: list[bytes], budget: int, hits: int, target: int,
+             normal_load: npt.NDArray[np.float64], weights: npt.NDArray[np.float64],
+             attack_requests: int) -> BudgetOutcome:
+    """Where the attack's keys land and what they do to the loads in the traffic mix."""
+    # The real routing of the attack's keys, by the plain reference: the attacker's batch
+    # lookups are checked against it whenever its ring is the real one.
+    owners = real.reference_owners(real.hash_keys(sent))
+    per_key = np.full(len(sent), attack_requests // len(sent), dtype=np.float64)
+    per_key[: attack_requests % len(sent)] += 1
+    load = normal_load + np.bincount(owners, weights=per_key, minlength=len(weights)) / weights
+    on_target = int((owners == target).sum())
+    return BudgetOutcome(budget=budget, hits=hits, on_target=on_target,
+                         share_on_target=on_target / len(sent),
+                         target_load=float(load[target] / load.mean()),
+                         peak_load=float(load.max() / load.mean()))
+
+
+def _chance(real: Algorithm, target: int, weights: npt.NDArray[np.float64]) -> float:
+    shares = real.exact_shares()
+    return float(shares[target]) if shares is not None else float(
+        weights[target] / weights.sum())
 
 
 def _key_of(algorithm: Algorithm) -> bytes | None:
