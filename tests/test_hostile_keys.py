@@ -259,3 +259,24 @@ def test_methods_choose_the_attacks(tmp_path: Path) -> None:
     record = _measure(tmp_path, 'methods = ["forgery"]\nhashes = ["crc32", "blake2b-32"]\n'
                       "budgets = [5000]\n")
     assert [(a.hash, a.method) for a in record.attacks] == [("crc32", "forgery")]
+
+
+def test_hashes_of_another_width_are_attacked_too(tmp_path: Path) -> None:
+    """A 64-bit keyed ring (its layouts 64-bit) attacked with 32-bit hashes beside its own:
+    each is built at its own width, the exact models win and the keyed one stays near
+    chance."""
+    path = tmp_path / "s.toml"
+    path.write_text('[servers]\ncount = 10\n[generator]\npoints_per_weight = 20\n'
+                    'hash = "siphash24-64"\n[keys]\ncount = 500\n[measure]\n'
+                    'layouts = ["numpy-packed-64"]\nmetrics = ["balance"]\nrepeats = 1\n'
+                    '[hostile_keys]\nhashes = ["siphash24-64", "blake2b-32", "crc32"]\n'
+                    "budgets = [60_000]\nnormal_requests = 1000\n")
+    record: HostileKeys = run_scenario(load_scenario(path), show_progress=False) \
+        .runs[0].figure("hostile_keys")
+    by = {(a.hash, a.method): a for a in record.attacks}
+    assert set(by) == {("siphash24-64", "brute-force"), ("blake2b-32", "brute-force"),
+                       ("crc32", "brute-force"), ("crc32", "forgery")}
+    for key in (("blake2b-32", "brute-force"), ("crc32", "forgery")):
+        assert by[key].budgets[0].share_on_target == 1.0
+    sip = by[("siphash24-64", "brute-force")]
+    assert abs(sip.budgets[0].share_on_target - sip.chance_share) <= sip.noise_bound

@@ -44,10 +44,11 @@ import numpy.typing as npt
 from harness.core import charts
 from harness.core.crc_forgery import forge_suffixes, forged_names
 from harness.core.fields import Fields
-from harness.core.hashing import HASH_NAMES, hash_numbered, is_keyed
+from harness.core.hashing import HASH_NAMES, hash_bits, hash_numbered, is_keyed
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase
+from harness.recipes.algorithms.ring import NO_LAYOUT
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -286,8 +287,7 @@ class HostileKeysMetric(MetricBase):
         attacks = []
         for hash_name in options.hashes or (own,):
             real = (context.algorithm if hash_name == own
-                    else context.build(servers, {**context.algorithm.params, "hash": hash_name,
-                                                 "hash_key": None}))
+                    else context.build(servers, _recipe_with(context.algorithm, hash_name)))
             if "brute-force" in options.methods:
                 attacks.append(self._attack(context, options, real, hash_name, target,
                                             weights, attack_requests))
@@ -428,6 +428,16 @@ class HostileKeysMetric(MetricBase):
             sections.append(Section(f"Hostile keys ({literal(run.label)})",
                                     tables=[summary, budgets], charts=[chart]))
         return sections
+
+
+def _recipe_with(algorithm: Algorithm, hash_name: str) -> dict[str, Any]:
+    """The run's ring recipe with another hash (a keyed one gets a key drawn for it); held
+    in the run's layout where that layout stores the hash's width, else searched on the
+    ring's own arrays by the vectorised reference."""
+    params = {**algorithm.params, "hash": hash_name, "hash_key": None}
+    if hash_bits(hash_name) != hash_bits(str(algorithm.params["hash"])):
+        params["layout"] = NO_LAYOUT
+    return params
 
 
 def _values_in_arcs(positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16],
