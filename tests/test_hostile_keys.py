@@ -280,3 +280,32 @@ def test_hashes_of_another_width_are_attacked_too(tmp_path: Path) -> None:
         assert by[key].budgets[0].share_on_target == 1.0
     sip = by[("siphash24-64", "brute-force")]
     assert abs(sip.budgets[0].share_on_target - sip.chance_share) <= sip.noise_bound
+
+
+def _hash_keys_in(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k == "hash_key"] + [
+            x for v in value.values() for x in _hash_keys_in(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _hash_keys_in(v)]
+    return []
+
+
+def test_no_key_given_or_drawn_is_written_by_any_record(tmp_path: Path) -> None:
+    """A key given to a recipe of [comparison], and the keys drawn for the ring and for the
+    attacked hashes, appear in no file: every hash_key of the JSON is the hidden mark."""
+    path = tmp_path / "k.toml"
+    path.write_text('[servers]\ncount = 5\n[generator]\nhash = "siphash24-32"\n'
+                    'points_per_weight = 8\n[keys]\ncount = 500\n[measure]\n'
+                    'layouts = ["numpy-packed"]\nmetrics = ["balance"]\nrepeats = 1\n'
+                    "[comparison]\nservers = [5]\nkeys = 500\nzipf_requests = 500\n"
+                    "zipf_universe = 100\nrepeats = 1\n[[comparison.algorithms]]\n"
+                    f'name = "ring"\nhash = "siphash24-32"\nhash_key = "{KEY}"\n'
+                    '[hostile_keys]\nhashes = ["siphash24-32", "siphash24-64"]\n'
+                    "budgets = [5000]\nnormal_requests = 100\n")
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    for file in (tmp_path / "out").iterdir():
+        assert KEY not in file.read_text().lower(), file
+    keys = _hash_keys_in(json.loads((tmp_path / "out" / "k.json").read_text()))
+    assert len(keys) >= 3
+    assert all(k is None or str(k).startswith("(secret, not recorded)") for k in keys), keys

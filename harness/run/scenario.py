@@ -22,6 +22,7 @@ import numpy as np
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.model import relative_path
+from harness.core.redact import HIDDEN_KEY, without_keys
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
 from harness.core.servers import (
@@ -44,7 +45,6 @@ from harness.metrics.registry import (
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
 from harness.recipes.constructions import CONSTRUCTIONS
-from harness.recipes.constructions.points import HIDDEN_KEY
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 
@@ -192,18 +192,8 @@ class Scenario:
             record.pop("algorithm")
         hidden = (f"{HIDDEN_KEY}: given in the scenario" if self.generator.key_given
                   else f"{HIDDEN_KEY}: drawn for this run")
-        redacted: dict[str, Any] = _without_keys(record, hidden)
+        redacted: dict[str, Any] = without_keys(record, hidden)
         return redacted
-
-
-def _without_keys(value: Any, hidden: str) -> Any:
-    """The record with every secret key (a `hash_key` wherever it is) replaced by `hidden`."""
-    if isinstance(value, dict):
-        return {k: hidden if k == "hash_key" and v is not None else _without_keys(v, hidden)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_keys(v, hidden) for v in value]
-    return value
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -24,6 +24,7 @@ from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import HASH_NAMES, KEY_BYTES, hash_bits, hash_many, is_keyed
 from harness.core.params import Param, parse_keywords
+from harness.core.redact import HIDDEN_KEY
 from harness.core.ring import Ring
 from harness.core.servers import Server
 from harness.recipes.constructions.base import ConstructionBase
@@ -83,10 +84,6 @@ class PointsConstruction(ConstructionBase):
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         return hash_many(self.hash, keys, self.hash_key)
-
-
-#: what results record instead of a secret key
-HIDDEN_KEY = "(secret, not recorded)"
 
 
 def settle_hash_key(values: dict[str, Any], fields: Fields) -> dict[str, Any]:
