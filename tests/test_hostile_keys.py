@@ -309,3 +309,38 @@ def test_no_key_given_or_drawn_is_written_by_any_record(tmp_path: Path) -> None:
     keys = _hash_keys_in(json.loads((tmp_path / "out" / "k.json").read_text()))
     assert len(keys) >= 3
     assert all(k is None or str(k).startswith("(secret, not recorded)") for k in keys), keys
+
+
+def test_a_single_server_takes_every_attack(tmp_path: Path) -> None:
+    """One server owns the whole ring: every attack, keyed or not, lands on it, at chance 1
+    with no noise."""
+    path = tmp_path / "s.toml"
+    path.write_text('[servers]\ncount = 1\n[generator]\npoints_per_weight = 3\n[keys]\n'
+                    'count = 100\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
+                    'repeats = 1\n[hostile_keys]\nhashes = ["crc32", "siphash24-32"]\n'
+                    "budgets = [200]\nattack_keys = 100\nnormal_requests = 50\n")
+    record: HostileKeys = run_scenario(load_scenario(path), show_progress=False) \
+        .runs[0].figure("hostile_keys")
+    assert len(record.attacks) == 3
+    for a in record.attacks:
+        assert a.chance_share == 1.0 and a.noise_bound == 0.0
+        assert a.budgets[0].share_on_target == 1.0
+
+
+def test_a_target_that_lost_its_only_point_owns_nothing(tmp_path: Path) -> None:
+    """Server 'b31<m#x' was forged so that its one point '0:b31<m#x' has the CRC-32 of '0:a':
+    the lower index keeps the position, so the target owns no arc. Chance is 0, search
+    finds nothing, and there is nothing to forge into (no forgery row)."""
+    path = tmp_path / "s.toml"
+    path.write_text('[[servers.list]]\nname = "a"\n[[servers.list]]\nname = "b31<m#x"\n'
+                    '[[servers.list]]\nname = "c"\n[generator]\nhash = "crc32"\n'
+                    'points_per_weight = 1\npoint_name = "{j}:{server}"\n[keys]\ncount = 100\n'
+                    '[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["collisions"]\n'
+                    'repeats = 1\n[hostile_keys]\ntarget = "b31<m#x"\nbudgets = [1000]\n'
+                    "attack_keys = 100\nnormal_requests = 50\n")
+    result = run_scenario(load_scenario(path), show_progress=False)
+    assert result.runs[0].figure("collisions").collisions == 1
+    record: HostileKeys = result.runs[0].figure("hostile_keys")
+    (search,) = record.attacks
+    assert search.method == "brute-force" and search.chance_share == 0.0
+    assert search.budgets[0].hits == 0 and search.budgets[0].share_on_target == 0.0

@@ -293,7 +293,9 @@ class HostileKeysMetric(MetricBase):
                                             weights, attack_requests))
             else:
                 context.advance(_chunks(options.budgets[-1]))
-            if "forgery" in options.methods and hash_name in FORGEABLE:
+            # A target whose every point lost a collision owns no arc to forge into.
+            owns_arcs = real.ring is not None and bool((real.ring.owners == target).any())
+            if "forgery" in options.methods and hash_name in FORGEABLE and owns_arcs:
                 attacks.append(self._forgery(options, real, hash_name, target, weights,
                                              attack_requests))
             del real
