@@ -402,3 +402,53 @@ def test_a_range_hash_over_weighted_servers_is_refused_before_work(
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              f"since {name} has no weights (got weight 2 for 'server-0')")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ('"0123456789abcdef0123456789abcde"', "got a string of 31 characters, not shown"),
+    ('"0123456789abcdef0123456789abcdeg"', "got a string of 32 characters, not all hex"),
+    ('""', "got a string of 0 characters, not shown"),
+    ("12345678901234567890", "got an integer, not shown"),
+    ('["0123456789abcdef0123456789abcdef"]', "got an array, not shown"),
+])
+def test_a_bad_secret_key_is_refused_without_showing_it(
+        value: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed hash_key is one line that says what is wrong, never the key itself (one
+    digit short, it is still most of a secret)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\n[generator]\nhash = "siphash24-32"\n'
+                        f"hash_key = {value}\n{SMALL}")
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+    shown = value.strip('"[]')
+    assert not shown or shown not in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_key_for_an_unkeyed_hash_is_refused_without_showing_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key given to blake2b-32 is refused (it would be ignored) without echoing it."""
+    key = "00112233445566778899aabbccddeeff"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\n[generator]\nhash_key = "{key}"\n{SMALL}')
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "takes no key" in err and key not in err
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ("budgets = [10_000_000_000]\n", "hostile_keys.budgets must be a rising list"),
+    ("budgets = [5000, 5000]\n", "hostile_keys.budgets must be a rising list"),
+    ("budgets = [1e6]\n", "hostile_keys.budgets must be a rising list"),
+    ("normal_requests = 1_000_000_000\n", "hostile_keys.normal_requests must be an integer"),
+    ("attack_share = inf\n", "hostile_keys.attack_share must be a share"),
+])
+def test_hostile_attack_tables_are_refused_before_work(
+        table: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A [hostile_keys] table that would run for hours or hold gigabytes, or is not what it
+    claims, is refused in one line before any work."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}[hostile_keys]\n{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()

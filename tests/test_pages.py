@@ -105,3 +105,13 @@ def test_dark_mode_page_is_dark(pages: dict[str, Path]) -> None:
         background = dark.execute_script(
             "return getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(22, 24, 28)"
+
+
+def test_hostile_keys_page_draws_its_chart(driver: Any) -> None:
+    """The committed hostile-keys page loads with no console error and draws every chart,
+    its grouped bars of the share on target among them."""
+    page = Path(__file__).resolve().parents[1] / "results" / "hostile-keys.html"
+    drawn = _open(driver, page)
+    assert drawn == len(driver.find_elements("css selector", "div.chart")) >= 1
+    assert "Share of the attack's requests on server-0" in driver.page_source
+    assert console_errors(driver) == []

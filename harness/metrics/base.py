@@ -10,7 +10,8 @@ metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
 and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
-own work adds (the estimate checks it before any work) and the fields that set it;
+own work adds (the estimate checks it before any work) and the fields that set it,
+with `extra_rings(options)`, the rings of the run's recipe it builds beside it;
 and `working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
 measures that point (the throughput floor's array, a fresh process measuring one form).
 """
@@ -110,10 +111,16 @@ class Metric(Protocol):
         starts (default: 0)."""
         ...
 
+    def extra_rings(self, options: Any) -> int:
+        """Rings of the run's recipe it holds at once beside the run's own (the estimate
+        counts each at the cost of building the run's ring; default: 0)."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
-                                    "estimated_bytes", "estimated_seconds", "working_bytes")
+                                    "estimated_bytes", "estimated_seconds", "working_bytes",
+                                    "extra_rings")
 
 
 class MetricBase:
@@ -142,3 +149,7 @@ class MetricBase:
     def working_bytes(self, shape: RunShape) -> float:
         """0: the metric reads what the sweep point holds."""
         return 0.0
+
+    def extra_rings(self, options: Any) -> int:
+        """0: the metric builds no ring of the run's recipe beside the run's own."""
+        return 0

@@ -41,6 +41,7 @@ from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.metrics.process import ProcessOptions
+from harness.recipes.constructions.points import public_params
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -258,7 +259,7 @@ class MigrationMetric(MetricBase):
         rings = self._process_rings(context, new_params, stream, options.universe)
         context.advance(1)
         return Migration(
-            to=dict(options.to),
+            to=public_params(dict(options.to)),
             to_label=(type(new).label_for(new.params) if type(new) is type(old)
                       else f"{type(new).name} {type(new).label_for(new.params)}"),
             servers=n, objects=options.universe,

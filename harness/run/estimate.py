@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.core.errors import ScenarioError
+from harness.core.hashing import is_keyed
 from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
@@ -100,8 +101,11 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
         costs = tuple(layout_cost(name) for name in measure.layouts)
         forms = sum(cost.held_bytes(entries) for cost in costs)
         template = recipe.params.get("point_name")
+        # Names C does not format, or a keyed hash (the C generator takes no key), are
+        # formatted by Python.
         per_point = (PYTHON_GENERATION_BYTES_PER_POINT
-                     if template is not None and parse_template(template) is None
+                     if template is not None and (parse_template(template) is None
+                                                  or is_keyed(recipe.params.get("hash", "")))
                      else GENERATION_BYTES_PER_POINT)
         generation = float(per_point * entries)
         form_bytes = 0.0
@@ -134,7 +138,8 @@ def estimate(scenario: Scenario) -> Estimate:
                "weights, measure.layouts)" if scenario.algorithm is None else
                "the algorithm's size (servers, [algorithm]'s parameters)")
     # A table metric runs with the ring and the keys resident; the largest one sets the peak.
-    tables = [(get_metric(name).estimated_bytes(options, servers), name)
+    tables = [(get_metric(name).estimated_bytes(options, servers)
+               + get_metric(name).extra_rings(options) * ring, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):

@@ -48,6 +48,8 @@ TABLES: dict[str, str] = {
     "equivalence": "The random points per server that match the recipe's balance.",
     "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
     "equivalence.against": "The ring of random points the recipe is matched against.",
+    "hostile_keys": "A brute-force attack aiming keys at one server "
+                    "([hostile keys](../guide/hostile-keys.md)).",
 }
 
 #: tables read under two paths: a default recipe is checked as a table of its own
@@ -92,6 +94,35 @@ SPECIMENS: tuple[str, ...] = (
     [[operations]]
     kind = "remove"
     server = "b"
+    """,
+    # A keyed hash with its key given (the SipHash paper's example key, no secret), in
+    # every table that takes a ring's recipe.
+    """
+    [servers]
+    count = 3
+    [generator]
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    [comparison]
+    servers = [3]
+    [[comparison.algorithms]]
+    name = "ring"
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    [equivalence]
+    fleets = [{ servers = 3 }]
+    [equivalence.against]
+    points_per_weight = [1, 2]
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    """,
+    """
+    [servers]
+    count = 3
+    [algorithm]
+    name = "bounded-load"
+    hash = "siphash24-64"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
     """,
 )
 

@@ -39,6 +39,7 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, require_servers_for
+from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.run.estimate import estimate
 from harness.run.progress import Progress
@@ -90,7 +91,7 @@ def run_recipe(
                 for name, form in forms.items()]
     subjects += [_peer_subject(name, peer, names, owners) for name, peer in peers.items()]
     by_name = {subject.name: subject for subject in subjects}
-    run = Run(label=label, algorithm=recipe.algorithm, params=reference.params,
+    run = Run(label=label, algorithm=recipe.algorithm, params=public_params(reference.params),
               points_per_weight=recipe.params.get("points_per_weight"), parity=parity,
               ring=_ring_info(reference, servers), subjects=subjects)
 

@@ -22,6 +22,7 @@ import numpy as np
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.model import relative_path
+from harness.core.redact import HIDDEN_KEY, without_keys
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
 from harness.core.servers import (
@@ -84,6 +85,8 @@ class GeneratorSpec:
     sweep: tuple[dict[str, Any], ...]
     #: only servers holding all these capabilities are on the ring
     requires: tuple[str, ...] = ()
+    #: a keyed hash's key: True when the scenario gave it, False when drawn for the run
+    key_given: bool = False
 
     @property
     def construction(self) -> str:
@@ -176,6 +179,7 @@ class Scenario:
         for key in ("path", "sha256"):
             record.pop(key)
         generator = record["generator"]
+        generator.pop("key_given")
         sweep = generator.pop("sweep")
         generator.update({k: v for k, v in sweep[0].items() if k != "points_per_weight"})
         if "points_per_weight" in sweep[0]:
@@ -186,7 +190,10 @@ class Scenario:
         record.update({name: options[name] for name in options})
         if self.algorithm is None:
             record.pop("algorithm")
-        return record
+        hidden = (f"{HIDDEN_KEY}: given in the scenario" if self.generator.key_given
+                  else f"{HIDDEN_KEY}: drawn for this run")
+        redacted: dict[str, Any] = without_keys(record, hidden)
+        return redacted
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -363,7 +370,7 @@ def _generator(table: Fields) -> GeneratorSpec:
         fields.finish()
         params.append(parsed)
     table.finish()
-    return GeneratorSpec(tuple(params), requires)
+    return GeneratorSpec(tuple(params), requires, key_given="hash_key" in rest)
 
 
 def _keys(table: Fields) -> KeysSpec:
@@ -535,6 +542,17 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                     if problem:
                         raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
                                             f"servers that are {problem}")
+    hostile = scenario.measure.options.get("hostile_keys")
+    if hostile is not None:
+        if hostile.target is not None and hostile.target not in on_ring_names:
+            raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
+                                f"ring (got {hostile.target!r})")
+        for recipe in scenario.recipes():
+            if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
+                raise ScenarioError(
+                    f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
+                    f"{recipe.label}: the attack hashes candidate names as the points "
+                    "construction does (construction = 'points')")
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
