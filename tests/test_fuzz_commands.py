@@ -157,21 +157,26 @@ def write_document(path: Path, document: Any) -> None:
 
 @SETTINGS
 @given(document=RESULTS | st.just(REAL),
-       other=pick(["$real", "$same"], [*PLACES, *DEVICE_INPUTS]),
-       out=st.none() | pick(["out.md", "out", "x.html"], PLACES))
-@example(document='{"a":' * 3000 + "1" + "}" * 3000, other="$real", out=None)
-@example(document=REAL, other="$real", out="")  # was: ValueError from Path("").with_suffix
-@example(document=REAL, other="$real", out="dir/..")
-def test_show_and_compare(document: Any, other: str, out: str | None,
+       other=pick(["$real", "$same", "$point"], [*PLACES, *DEVICE_INPUTS, "$nopoint"]),
+       out=st.none() | pick(["out.md", "out", "x.html"], PLACES), write=st.booleans())
+@example(document='{"a":' * 3000 + "1" + "}" * 3000, other="$real", out=None, write=False)
+@example(document=REAL, other="$real", out="", write=False)  # was: ValueError (with_suffix)
+@example(document=REAL, other="$real", out="dir/..", write=False)
+@example(document=REAL, other="$point", out=None, write=True)
+def test_show_and_compare(document: Any, other: str, out: str | None, write: bool,
                           tmp_path_factory: pytest.TempPathFactory,
                           capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path_factory.mktemp("show")
     sandbox(folder)
     path = folder / "r.json"
     write_document(path, document)
-    outcome(main, ["show", str(path)], folder, capsys)
-    b = {"$real": str(FORMAT1 / "nginx.json"), "$same": str(path)}.get(other) or place(
-        folder, other, path)
+    code, _ = outcome(main, ["show", str(path), *(["--write"] if write else [])], folder,
+                      capsys)
+    if code == 0 and write:
+        assert path.with_suffix(".md").is_file() and path.with_suffix(".html").is_file()
+    b = {"$real": str(FORMAT1 / "nginx.json"), "$same": str(path),
+         "$point": f"{FORMAT1 / 'nginx.json'}#nginx",
+         "$nopoint": f"{path}#nope"}.get(other) or place(folder, other, path)
     argv = ["compare", str(path), b] + ([] if out is None else ["--out", place(folder, out, path)])
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0 and out is not None:

@@ -105,3 +105,15 @@ def test_dark_mode_page_is_dark(pages: dict[str, Path]) -> None:
         background = dark.execute_script(
             "return getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(22, 24, 28)"
+
+
+@pytest.mark.parametrize("page", ["tutorial.html", "tutorial-migration.html"])
+def test_wide_tables_fit_the_page(page: str, driver: Any) -> None:
+    """The committed tutorial pages' widest tables (Memory: ten columns; the weighted
+    Balance: twelve) fit their column at a 1280-pixel window: nothing behind a scrollbar."""
+    _open(driver, Path(__file__).resolve().parents[1] / "results" / page)
+    overflowing = driver.execute_script(
+        "return [...document.querySelectorAll('.table-wrap')]"
+        ".filter(w => w.scrollWidth > w.clientWidth + 1)"
+        ".map(w => w.querySelector('th').parentNode.textContent.slice(0, 80));")
+    assert overflowing == []

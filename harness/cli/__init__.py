@@ -50,7 +50,13 @@ from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
-from harness.report.results import load_result, result_paths, write_result
+from harness.report.results import (
+    load_result,
+    only_point,
+    result_paths,
+    split_point,
+    write_result,
+)
 from harness.report.sections import result_report
 from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.runner import run_scenario
@@ -98,9 +104,14 @@ def _parser() -> argparse.ArgumentParser:
                           f"longer (default {DEFAULT_MAX_MINUTES:g})")
     show = commands.add_parser("show", help="re-render a result as Markdown")
     show.add_argument("result", type=Path)
+    show.add_argument("--write", action="store_true",
+                      help="also rewrite RESULT.md and RESULT.html beside it from the JSON "
+                           "(after a renderer change; the JSON is left as it is)")
     compare = commands.add_parser("compare", help="two results side by side, with changes")
-    compare.add_argument("a", type=Path)
-    compare.add_argument("b", type=Path)
+    for side in ("a", "b"):
+        compare.add_argument(side, type=Path,
+                             help="a result file, or FILE.json#LABEL for one sweep point of it "
+                                  "(such as results/tutorial.json#k=16)")
     compare.add_argument("--out", type=Path,
                          help="also write the table to this Markdown file, and an HTML page "
                               "beside it (same name, .html)")
@@ -181,9 +192,17 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    outputs = ([beside(args.result, ".md"), beside(args.result, ".html")] if args.write
+               else [])
+    check_outputs(outputs, [args.result])
     result = load_result(args.result)
     with _unshowable(args.result):
-        text = markdown.report(result_report(result))
+        report = result_report(result)
+        text = markdown.report(report)
+        page = html.report(report) if args.write else ""
+    if args.write:
+        # The JSON is the measurement and stays as it is; only its renderings are replaced.
+        write_together({outputs[0]: text, outputs[1]: page})
     print(text, end="")
     return 0
 
@@ -201,8 +220,13 @@ def _unshowable(path: Path) -> Iterator[None]:
 
 def _compare(args: argparse.Namespace) -> int:
     outputs = [args.out, beside(args.out, ".html")] if args.out else []
-    check_outputs(outputs, [args.a, args.b])
-    a, b = load_result(args.a), load_result(args.b)
+    (path_a, point_a), (path_b, point_b) = split_point(args.a), split_point(args.b)
+    check_outputs(outputs, [path_a, path_b])
+    a, b = load_result(path_a), load_result(path_b)
+    if point_a is not None:
+        a = only_point(a, point_a, str(path_a))
+    if point_b is not None:
+        b = only_point(b, point_b, str(path_b))
     with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
         report = comparison_report(a, b, str(args.a), str(args.b))
         table = markdown.report(report)
