@@ -97,6 +97,11 @@ def sibling(layout: str) -> str:
     return layout.removesuffix("-64")
 
 
+def render_value(value: float, kind: Kind) -> str:
+    """A figure as the comparison shows it."""
+    return _shown(value, kind).text
+
+
 def _shown(value: float, kind: Kind) -> Cell:
     if kind == "fraction":
         return pct(value)
