@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.core.atomic import write_numbered
 from harness.report import markdown
 from harness.report.history import entries, find, machine_name
-from harness.report.history_page import history_report
+from harness.report.history_page import history_report, write_index
 
 from .conftest import SMALL_SCENARIO
 
@@ -113,3 +113,18 @@ def test_concurrent_writers_get_their_own_numbers(tmp_path: Path) -> None:
     assert numbers == list(range(1, 101))
     assert all(p.read_text() == "{}\n" for p in tmp_path.glob("*.json"))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_index_escapes_what_the_entries_hold(tmp_path: Path) -> None:
+    """A commit, scenario name and sweep label taken from an entry are shown as written in
+    the index page, never as markup."""
+    assert _run(tmp_path) == 0
+    (entry,) = entries(tmp_path / "h", machine_name())
+    document = json.loads(entry.path.read_text())
+    document["git_commit"] = "<b>x</b>"
+    document["scenario"]["name"] = "<img src=x onerror=alert(1)>"
+    document["runs"][0]["label"] = "*k*<i>"
+    entry.path.write_text(json.dumps(document))
+    page = write_index(tmp_path / "h").read_text()
+    assert "<img src=x" not in page and "<b>x" not in page and "*k*<i>" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;" in page

@@ -62,7 +62,8 @@ def _section(machine: str, name: str, kept: list[tuple[Entry, Result]]) -> Secti
     ids = [entry.run_id for entry, _ in kept]
     shown = range(max(0, len(kept) - SHOWN_RUNS), len(kept))
     headings = ["ring", "layout", "figure",
-                *(f"{ids[i]} ({(results[i].git_commit or 'no commit')[:7]})" for i in shown),
+                *(f"{ids[i]} ({literal((results[i].git_commit or 'no commit')[:7])})"
+                  for i in shown),
                 "steps (changes that persisted)"]
     rows = []
     flagged = 0
