@@ -117,3 +117,20 @@ def test_wide_tables_fit_the_page(page: str, driver: Any) -> None:
         ".filter(w => w.scrollWidth > w.clientWidth + 1)"
         ".map(w => w.querySelector('th').parentNode.textContent.slice(0, 80));")
     assert overflowing == []
+
+
+def test_history_index_page(tmp_path: Path, driver: Any) -> None:
+    """The run history's index loads with no console error and shows a row per figure with
+    a column per kept run."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL_SCENARIO.split("[[operations]]")[0].replace(
+        "count = 5000", "count = 1000"), encoding="utf-8")
+    for _ in range(2):
+        assert main(["run", str(scenario), "--no-progress", "--history",
+                     str(tmp_path / "h")]) == 0
+    _open(driver, tmp_path / "h" / "index.html")
+    (table,) = driver.find_elements("css selector", "table.sortable")
+    headings = [h.text for h in table.find_elements("css selector", "th")]
+    assert [h[:4] for h in headings[3:5]] == ["0001", "0002"]
+    assert len(table.find_elements("css selector", "tbody tr")) > 10
+    assert console_errors(driver) == []
