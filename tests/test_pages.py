@@ -120,15 +120,17 @@ def test_wide_tables_fit_the_page(page: str, driver: Any) -> None:
 
 
 def test_history_index_page(tmp_path: Path, driver: Any) -> None:
-    """The run history's index loads with no console error and shows a row per figure with
-    a column per kept run."""
+    """The run history's index loads with no console error, shows a row per figure with a
+    column per kept run, and draws the figures that stepped."""
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL_SCENARIO.split("[[operations]]")[0].replace(
         "count = 5000", "count = 1000"), encoding="utf-8")
-    for _ in range(2):
+    for servers in (10, 11, 11):  # a change of fleet that persists: a step, charted
+        scenario.write_text(scenario.read_text().replace("count = 10", f"count = {servers}")
+                            .replace("count = 11", f"count = {servers}"))
         assert main(["run", str(scenario), "--no-progress", "--history",
                      str(tmp_path / "h")]) == 0
-    _open(driver, tmp_path / "h" / "index.html")
+    assert _open(driver, tmp_path / "h" / "index.html") == 1
     (table,) = driver.find_elements("css selector", "table.sortable")
     headings = [h.text for h in table.find_elements("css selector", "th")]
     assert [h[:4] for h in headings[3:5]] == ["0001", "0002"]

@@ -3,7 +3,8 @@ changes that persisted flagged (`harness.core.steps`).
 
 One section per machine and scenario: a row per figure (the figures `compare` reads, per
 sweep point and layout), a column per run (its id and commit), the newest
-`SHOWN_RUNS` of them, and the steps found over the whole history. Timings step only
+`SHOWN_RUNS` of them, and the steps found over the whole history; a chart draws
+the figures that stepped, each as its change against its first run. Timings step only
 beyond `TIMING_TOLERANCE` of their level (they are noisy); every other figure is
 deterministic and steps on any lasting change. Entries that cannot be read are named
 in a note, not shown.
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from harness.core import charts
 from harness.core.atomic import locked_directory, write_atomically
 from harness.core.errors import ResultFormatError
 from harness.core.model import Result
@@ -25,6 +27,8 @@ from harness.report.history import Entry, entries, machines
 from harness.report.results import load_result
 
 SHOWN_RUNS = 12
+#: at most this many stepped figures are drawn per scenario (all are in the table)
+CHARTED = 8
 #: a timing's change counts as a step beyond this fraction of its level
 TIMING_TOLERANCE = 0.10
 TIMINGS = ("scalar_ns", "batch_ns")
@@ -67,6 +71,8 @@ def _section(machine: str, name: str, kept: list[tuple[Entry, Result]]) -> Secti
                 "steps (changes that persisted)"]
     rows = []
     flagged = 0
+    stepped: list[dict[str, object]] = []
+    charted = 0
     for (label, subject, _), (figure, values) in _series(results).items():
         indexes = sorted(values)
         tolerance = TIMING_TOLERANCE if figure.label in TIMINGS else 0.0
@@ -74,6 +80,12 @@ def _section(machine: str, name: str, kept: list[tuple[Entry, Result]]) -> Secti
         # A step's index is into the runs that hold the figure; name it by run id.
         held_ids = [ids[i] for i in indexes]
         flagged += sum(s.confirmed for s in found)
+        first = values[indexes[0]]
+        if any(s.confirmed for s in found) and first and charted < CHARTED:
+            charted += 1
+            series = f"{label} {subject} {figure.label}"
+            stepped += [{"run": int(ids[i]), "series": series, "change": values[i] / first - 1}
+                        for i in indexes]
         rows.append([text(label), text(subject), text(figure.label),
                      *(Cell(render_value(values[i], figure.kind), values[i]) if i in values
                        else text("") for i in shown),
@@ -82,8 +94,12 @@ def _section(machine: str, name: str, kept: list[tuple[Entry, Result]]) -> Secti
             f"{len(shown)} shown; {flagged} confirmed step(s). A step is a change that the "
             "runs after it confirm; timings count only beyond "
             f"{100 * TIMING_TOLERANCE:.0f}% of their level.")
+    found_charts = [charts.curves(
+        f"Figures that stepped ({name} on {machine}): change against their first run",
+        stepped, x="run", y="change", series="series", x_title="run number",
+        y_title="change against the first run", log=False)] if stepped else []
     return Section(f"{literal(name)} on {literal(machine)}",
-                   tables=[Table.of(headings, rows, notes=[note])])
+                   tables=[Table.of(headings, rows, notes=[note])], charts=found_charts)
 
 
 def history_report(history: Path) -> Report:
