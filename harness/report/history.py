@@ -104,11 +104,12 @@ def find(spec: str, history: Path) -> Path:
         if spec == "latest":
             return latest.path
         name = _scenario_name(latest)
-        earlier = [e for e in listed[:-1] if _scenario_name(e, quiet=True) == name]
-        if not earlier:
-            raise ResultFormatError(f"{where}: no run of scenario {name!r} before the latest "
-                                    f"({latest.run_id}) to take 'previous' from")
-        return earlier[-1].path
+        # Newest first, reading one entry at a time, up to the first of the same scenario.
+        for earlier in reversed(listed[:-1]):
+            if _scenario_name(earlier, quiet=True) == name:
+                return earlier.path
+        raise ResultFormatError(f"{where}: no run of scenario {name!r} before the latest "
+                                f"({latest.run_id}) to take 'previous' from")
     match = _RUN_ID.match(spec)
     assert match is not None, "is_history_name chose this spec"
     machine = match.group(1) or machine

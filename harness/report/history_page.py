@@ -7,12 +7,14 @@ sweep point and layout), a column per run (its id and commit), the newest
 the figures that stepped, each as its change against its first run. Timings step only
 beyond `TIMING_TOLERANCE` of their level (they are noisy); every other figure is
 deterministic and steps on any lasting change. Entries that cannot be read are named
-in a note, not shown.
+in a note, not shown. Entries are read one at a time and only their figures kept, so
+the index of a long history holds one result at a time, not all of them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core import charts
@@ -36,21 +38,35 @@ TIMINGS = ("scalar_ns", "batch_ns")
 Series = dict[tuple[str, str, str], tuple[Figure, dict[int, float]]]
 
 
-def _series(results: list[Result]) -> Series:
-    found: Series = {}
-    for index, result in enumerate(results):
-        for run in result.runs:
-            for figure in RUN_FIGURES:
-                value = figure.get(run)
+@dataclass(frozen=True)
+class Kept:
+    """What the index needs of one entry: read once, so the results are not all held."""
+
+    run_id: str
+    commit: str
+    figures: dict[tuple[str, str, str], tuple[Figure, float]]
+
+
+def _kept(entry: Entry, result: Result) -> Kept:
+    figures: dict[tuple[str, str, str], tuple[Figure, float]] = {}
+    for run in result.runs:
+        for figure in RUN_FIGURES:
+            value = figure.get(run)
+            if value is not None:
+                figures[(run.label, "(ring)", figure.label)] = (figure, value)
+        for subject in run.subjects:
+            for figure in SUBJECT_FIGURES:
+                value = figure.get(subject)
                 if value is not None:
-                    key = (run.label, "(ring)", figure.label)
-                    found.setdefault(key, (figure, {}))[1][index] = value
-            for subject in run.subjects:
-                for figure in SUBJECT_FIGURES:
-                    value = figure.get(subject)
-                    if value is not None:
-                        key = (run.label, subject.name, figure.label)
-                        found.setdefault(key, (figure, {}))[1][index] = value
+                    figures[(run.label, subject.name, figure.label)] = (figure, value)
+    return Kept(entry.run_id, result.git_commit or "no commit", figures)
+
+
+def _series(kept: list[Kept]) -> Series:
+    found: Series = {}
+    for index, one in enumerate(kept):
+        for key, (figure, value) in one.figures.items():
+            found.setdefault(key, (figure, {}))[1][index] = value
     return found
 
 
@@ -61,19 +77,17 @@ def _describe(step: Step, ids: list[str], figure: Figure) -> str:
     return f"{change} at {ids[step.at]}" + ("" if step.confirmed else " (unconfirmed)")
 
 
-def _section(machine: str, name: str, kept: list[tuple[Entry, Result]]) -> Section:
-    results = [result for _, result in kept]
-    ids = [entry.run_id for entry, _ in kept]
+def _section(machine: str, name: str, kept: list[Kept]) -> Section:
+    ids = [one.run_id for one in kept]
     shown = range(max(0, len(kept) - SHOWN_RUNS), len(kept))
     headings = ["ring", "layout", "figure",
-                *(f"{ids[i]} ({literal((results[i].git_commit or 'no commit')[:7])})"
-                  for i in shown),
+                *(f"{ids[i]} ({literal(kept[i].commit[:7])})" for i in shown),
                 "steps (changes that persisted)"]
     rows = []
     flagged = 0
     stepped: list[dict[str, object]] = []
     charted = 0
-    for (label, subject, _), (figure, values) in _series(results).items():
+    for (label, subject, _), (figure, values) in _series(kept).items():
         indexes = sorted(values)
         tolerance = TIMING_TOLERANCE if figure.label in TIMINGS else 0.0
         found = steps([values[i] for i in indexes], tolerance)
@@ -107,14 +121,15 @@ def history_report(history: Path) -> Report:
     sections = []
     unreadable = []
     for machine in machines(history):
-        by_scenario: dict[str, list[tuple[Entry, Result]]] = defaultdict(list)
+        by_scenario: dict[str, list[Kept]] = defaultdict(list)
         for entry in entries(history, machine):
             try:
                 result = load_result(entry.path)
             except ResultFormatError as exc:
                 unreadable.append(f"{code(f'{machine}/{entry.run_id}')} ({literal(str(exc))})")
                 continue
-            by_scenario[result.name].append((entry, result))
+            by_scenario[result.name].append(_kept(entry, result))
+            del result
         sections += [_section(machine, name, kept) for name, kept in sorted(by_scenario.items())]
     intro = ["Every run `python -m harness run` kept, per machine and scenario: each figure "
              "across the runs, with the changes that persisted flagged. Compare any two with "
