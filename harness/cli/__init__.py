@@ -178,8 +178,9 @@ def _run(args: argparse.Namespace) -> int:
     outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
                ] if args.out is not None else []
     if not args.no_history:
-        # Where the next entry and the index go: checked as places, like any output.
-        outputs += [args.history / machine_name() / "0001.json", args.history / "index.html"]
+        # Where the entries and the index go, checked as places like any output: a name no
+        # entry takes stands for the next entry, whose number is known only when written.
+        outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
     check_outputs(outputs, paths)
     check_memory(scenarios)
     check_time(scenarios, args.max_minutes)
