@@ -418,3 +418,16 @@ def test_a_history_entry_that_is_a_directory_is_not_an_entry(tmp_path: Path) -> 
     (tmp_path / "h" / machine_name() / "0001.json").mkdir(parents=True)
     assert main(["run", str(scenario), "--history", str(tmp_path / "h"), "--no-progress"]) == 0
     assert find("latest", tmp_path / "h").name == "0002.json"
+
+
+@pytest.mark.parametrize("name", ["binomial", "fliphash", "powerch"])
+def test_a_range_hash_over_weighted_servers_is_refused_before_work(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The range hashes have no weights: a weighted fleet is refused in one line, naming the
+    algorithm and the first weighted server, and no output is written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\nweight = 2\n[algorithm]\nname = "{name}"\n'
+                        '[keys]\ncount = 200\n[measure]\nmetrics = ["balance"]\n')
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             f"since {name} has no weights (got weight 2 for 'server-0')")
+    assert not (tmp_path / "out").exists()
