@@ -391,6 +391,35 @@ def test_max_minutes_must_be_a_positive_number(value: str, tmp_path: Path,
              "a positive number of minutes")
 
 
+@pytest.mark.parametrize(("history", "needle"), [
+    ("file", "is not a directory"),
+    ("dangling", "which does not exist"),
+])
+def test_a_history_folder_that_cannot_hold_entries_is_refused_before_work(
+        history: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--history under a regular file, or through a symlink to nothing, is refused before the
+    run like any output, and nothing is written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    place = tmp_path / history / "h" if history == "file" else tmp_path / history
+    _refused(["run", str(scenario), "--history", str(place), "--no-progress"], capsys, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "file", "s.toml"]
+
+
+def test_a_history_entry_that_is_a_directory_is_not_an_entry(tmp_path: Path) -> None:
+    """A folder named like an entry (0001.json/) is not taken for one: the next run numbers
+    around it, and `latest` names the real entry."""
+    from harness.report.history import find, machine_name
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    (tmp_path / "h" / machine_name() / "0001.json").mkdir(parents=True)
+    assert main(["run", str(scenario), "--history", str(tmp_path / "h"), "--no-progress"]) == 0
+    assert find("latest", tmp_path / "h").name == "0002.json"
+
+
 @pytest.mark.parametrize("name", ["binomial", "fliphash", "powerch"])
 def test_a_range_hash_over_weighted_servers_is_refused_before_work(
         name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
