@@ -1,0 +1,48 @@
+"""What a foreign peer is once started: the `ForeignPeer` protocol, shared by the library
+(C ABI) and the process (pipe) peers.
+
+A foreign peer is built for the run's servers and routes keys by name in batches (one
+call, or one request, per batch: a per-key call through a pipe would time the pipe's
+round trip, not the peer). Owners are checked on the way in: as many as keys, each an
+index of a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.recipes.peers.foreign.spec import ForeignPeerSpec
+
+
+class ForeignPeer(Protocol):
+    spec: ForeignPeerSpec
+    #: what the peer says it is ("libmemcached 1.1.4 ketama"), for the report
+    identity: str
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def entries(self) -> int:
+        """Points on the peer's ring as it reports them; 0 when it does not know."""
+        ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the peer believes its structure holds; 0 when it does not know."""
+        ...
+
+    def route_packed(self, blob: bytes,
+                     offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
+        """Owners of the keys held back to back in `blob` (see `protocol.packed_keys`)."""
+        ...
+
+    def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]: ...
+
+    def lookup_key(self, key: str) -> int: ...
+
+    def close(self) -> None: ...
