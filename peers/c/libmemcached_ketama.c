@@ -8,8 +8,11 @@
  * port 11211: libmemcached leaves the default port out of the point names), four points per
  * digest, floor(share * 40 * servers) digests per server; the key's hash is the first four
  * bytes of its MD5, little-endian; the owner is the first point >= the hash, wrapping. That
- * is our `libketama` construction when no server is on port 11211. No server is contacted:
- * memcached_generate_hash only computes the owner's index, in the order servers were added.
+ * is our `libmemcached` construction (harness/recipes/constructions/libmemcached.py: the
+ * digest counts in single precision, the default port left out of the names). No server is
+ * contacted: memcached_generate_hash only computes the owner's index, in the order servers
+ * were added. libmemcached 1.1.4 asserts (and so aborts the process) past 100 servers
+ * (MEMCACHED_CONTINUUM_SIZE), so this refuses more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,9 @@
 #include <libmemcached/memcached.h>
 
 #include "ring_peer.h"
+
+/* MEMCACHED_CONTINUUM_SIZE / MEMCACHED_POINTS_PER_SERVER: update_continuum asserts it. */
+#define MAX_SERVERS 100
 
 struct ring_peer {
     memcached_st *client;
@@ -43,6 +49,11 @@ static int split_host_port(const char *name, char *host, size_t host_size, in_po
 
 ring_peer *ring_peer_build(const char *const *names, const double *weights, uint32_t count,
                            const char *params, char *error, size_t error_size) {
+    if (count > MAX_SERVERS) {
+        snprintf(error, error_size, "libmemcached 1.1.4 holds at most %d servers in its "
+                 "continuum (got %u)", MAX_SERVERS, count);
+        return NULL;
+    }
     if (params[0] != '\0') {
         snprintf(error, error_size, "takes no parameters (got \"%s\")", params);
         return NULL;

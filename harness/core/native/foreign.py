@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cffi
+import cffi  # type: ignore[import-untyped]  # cffi ships no type hints
 import numpy as np
 import numpy.typing as npt
 

@@ -10,12 +10,27 @@ index of a server.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch of keys ready to route: packed, and for a process peer encoded once."""
+
+    blob: bytes
+    offsets: npt.NDArray[np.uint64]
+    #: the ROUTE request's frame (process peers), or b""
+    request: bytes = b""
+
+    @property
+    def keys(self) -> int:
+        return len(self.offsets) - 1
 
 
 class ForeignPeer(Protocol):
@@ -40,6 +55,13 @@ class ForeignPeer(Protocol):
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
         """Owners of the keys held back to back in `blob` (see `protocol.packed_keys`)."""
         ...
+
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
+        """The batch in the form the door takes (a library: as is; a process: the encoded
+        request), made once before timing, as the keys are packed once for a library."""
+        ...
+
+    def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]: ...
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]: ...
 

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from harness.core.errors import HarnessError
 from harness.core.native.foreign import ForeignLibrary
 from harness.core.servers import Server
+from harness.recipes.peers.foreign.base import Batch
 from harness.recipes.peers.foreign.protocol import packed_keys
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
@@ -53,6 +54,12 @@ class LibraryPeer:
             raise HarnessError(f"peer {self.name!r}: routed key {at} to owner "
                                f"{int(owners[at])}, out of range for {self._servers} servers")
         return owners
+
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
+        return Batch(blob, offsets)
+
+    def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
+        return self.route_packed(batch.blob, batch.offsets)
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from harness.core.servers import Server
 from harness.recipes.peers.foreign import protocol
+from harness.recipes.peers.foreign.base import Batch
 from harness.recipes.peers.foreign.process import PeerProcess, pss_bytes
 from harness.recipes.peers.foreign.protocol import ProtocolError, packed_keys
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
@@ -79,9 +80,15 @@ class ProcessPeer:
 
     def route_packed(self, blob: bytes,
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        reply = self._process.request(protocol.route(blob, offsets), "ROUTE")
+        return self.route_prepared(self.prepare(blob, offsets))
+
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
+        return Batch(blob, offsets, protocol.route(blob, offsets))
+
+    def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
+        reply = self._process.request(batch.request, "ROUTE")
         return self._parse(lambda p: protocol.parse_owners(
-            p, len(offsets) - 1, len(self._servers), "ROUTE"), reply)
+            p, batch.keys, len(self._servers), "ROUTE"), reply)
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))

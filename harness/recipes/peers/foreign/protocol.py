@@ -183,7 +183,8 @@ def parse_owners(payload: bytes, keys: int, servers: int, what: str) -> npt.NDAr
     count = reader.u32()
     if count != keys:
         raise ProtocolError(f"answered {what} of {keys:,} keys with {count:,} owners")
-    owners = np.frombuffer(reader.take(2 * count), "<u2").astype(np.uint16)
+    # Little-endian u16 is uint16 here (x86-64, arm64): a view, not a copy.
+    owners = np.frombuffer(reader.take(2 * count), "<u2").astype(np.uint16, copy=False)
     reader.end()
     if count and int(owners.max()) >= servers:
         at = int(np.argmax(owners >= servers))

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the shipped foreign-peer adapters into OUT (default build/peers, ignored by git),
+# offline, from what .ci/install-peers.sh installs. Each adapter whose toolchain or library
+# is missing is skipped with a line saying so; the tests say which they need.
+#   bash peers/build.sh [OUT]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-build/peers}"
+mkdir -p "$out"
+abi="$here/../harness/core/native/abi"
+cc="${CC:-cc}"
+if [ -f /usr/include/libmemcached/memcached.h ]; then
+    "$cc" -O2 -Wall -Wextra -Werror -shared -fPIC -I "$abi" "$here/c/libmemcached_ketama.c" \
+        -lmemcached -o "$out/libmemcached_ketama.so"
+else
+    echo "peers/build.sh: skipping libmemcached_ketama (no libmemcached-dev)" >&2
+fi
+"$cc" -O2 -Wall -Wextra -Werror -I "$abi" "$here/c/abi_pipe.c" -ldl -o "$out/abi_pipe"
