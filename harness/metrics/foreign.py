@@ -6,7 +6,8 @@ per round, interleaved with our reference recipe routing the same keys from thei
 come from two clocks and are labelled apart:
 
 - `batch_ns`: timed by the harness around one call (the C ABI) or one request (the
-  pipe, so packing, copying and the round trip are in it);
+  pipe: the transfer both ways and the peer's decoding are in it; the request is encoded
+  before the rounds, as the keys are packed once for a library);
 - `self_timed_ns`: the peer's own monotonic clock around its route (process peers that
   answer TIME), so that batch_ns - self_timed_ns is what the protocol costs.
 
@@ -136,9 +137,10 @@ class ForeignMetric(MetricBase):
                 rows, notes=[
                     f"One batch of all {keys:,} keys per round; our reference routes the same "
                     f"keys from their names in the same rounds: {reference} ns per key.",
-                    "Timed by us: around the C call, or around the whole request through the "
-                    "pipe (packing and copying included). By its own clock: the peer's TIME "
-                    "answer, its route alone. A library peer's allocator bytes are in the "
+                    "Timed by us: around the C call, or around the request through the pipe "
+                    "(encoded beforehand, as a library's keys are packed beforehand; the "
+                    "transfer both ways and the peer's decoding included). By its own clock: "
+                    "the peer's TIME answer, its route alone. A library peer's allocator bytes are in the "
                     "peer table (memray); a process peer's memory is what it reports and "
                     "its PSS."]).trimmed()
             sections.append(Section(f"Foreign peers ({literal(run.label)})", tables=[table]))

@@ -580,6 +580,14 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for peer {peer!r}")
+    for foreign in scenario.measure.foreign_peers:
+        if foreign.routes_like is None:
+            continue
+        problem = get_algorithm(foreign.routes_like["algorithm"]).check_servers(
+            on_ring, foreign.recipe_params)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for the recipe peer "
+                                f"{foreign.name!r} routes like")
 
 
 def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
