@@ -140,9 +140,9 @@ class ForeignMetric(MetricBase):
                     "Timed by us: around the C call, or around the request through the pipe "
                     "(encoded beforehand, as a library's keys are packed beforehand; the "
                     "transfer both ways and the peer's decoding included). By its own clock: "
-                    "the peer's TIME answer, its route alone. A library peer's allocator bytes are in the "
-                    "peer table (memray); a process peer's memory is what it reports and "
-                    "its PSS."]).trimmed()
+                    "the peer's TIME answer, its route alone. A library peer's allocator "
+                    "bytes are in the peer table (memray); a process peer's memory is what "
+                    "it reports and its PSS."]).trimmed()
             sections.append(Section(f"Foreign peers ({literal(run.label)})", tables=[table]))
         return sections
 
