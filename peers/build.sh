@@ -16,3 +16,10 @@ else
     echo "peers/build.sh: skipping libmemcached_ketama (no libmemcached-dev)" >&2
 fi
 "$cc" -O2 -Wall -Wextra -Werror -I "$abi" "$here/c/abi_pipe.c" -ldl -o "$out/abi_pipe"
+if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/golang/groupcache ]; then
+    # GOPATH mode: the Debian package's sources, no module download.
+    GOCACHE="$(cd "$out" && pwd)/.gocache" GO111MODULE=off GOPATH=/usr/share/gocode \
+        go build -o "$out/groupcache_peer" "$here/go/groupcache_peer.go"
+else
+    echo "peers/build.sh: skipping groupcache_peer (no go or groupcache sources)" >&2
+fi

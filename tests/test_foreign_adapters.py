@@ -1,0 +1,92 @@
+"""The Go and JavaScript adapters shipped in peers/, run live: each routes 100,000 keys as
+the recipe of ours it names, on fleets of equal weights and, where the library takes
+weights, 1:2:4. Built offline from what .ci/install-peers.sh installs (peers/build.sh)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.core.errors import HarnessError
+from harness.core.fields import Fields
+from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from tests.toolchains import require_file, require_program
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = [f"key-{i}".encode() for i in range(100_000)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    require_program("go")
+    require_file("/usr/share/gocode/src/github.com/golang/groupcache/consistenthash",
+                 "golang-github-golang-groupcache-dev")
+    out = tmp_path_factory.mktemp("peers")
+    subprocess.run(["bash", str(ROOT / "peers" / "build.sh"), str(out)], check=True)
+    yield out
+
+
+def _ours(params: dict[str, Any], servers: list[Server]) -> np.ndarray:
+    ring = get_algorithm("ring")
+    return ring.from_params(servers, ring.parse_params(Fields("test", "r", params))).route(KEYS)
+
+
+def _routes(spec: ForeignPeerSpec, servers: list[Server]) -> np.ndarray:
+    peer = open_foreign_peer(spec, servers)
+    try:
+        return peer.route_many(KEYS)
+    finally:
+        peer.close()
+
+
+GROUPCACHE = {"construction": "points", "hash": "crc32", "point_name": "{j}{server}"}
+
+
+@pytest.mark.parametrize(("servers", "replicas"), [(3, 160), (100, 160), (100, 50)])
+def test_groupcache_routes_like_crc32_points(built: Path, servers: int, replicas: int) -> None:
+    """groupcache's consistenthash is our points ring of CRC-32 over "{j}{server}" at its
+    replica count; with no equal points at these sizes, every key agrees."""
+    fleet = [Server(f"10.0.{i}.1:11211") for i in range(servers)]
+    spec = ForeignPeerSpec("groupcache", command=(str(built / "groupcache_peer"),),
+                           params=f"replicas={replicas}")
+    ours = _ours({**GROUPCACHE, "points_per_weight": replicas}, fleet)
+    assert np.array_equal(_routes(spec, fleet), ours)
+
+
+def test_groupcache_refuses_weights(built: Path) -> None:
+    """groupcache has no weights: a weighted fleet is refused at BUILD, in one line."""
+    spec = ForeignPeerSpec("groupcache", command=(str(built / "groupcache_peer"),))
+    with pytest.raises(HarnessError, match="peer 'groupcache': refused BUILD: groupcache "
+                                           "takes no weights"):
+        open_foreign_peer(spec, [Server("a", 1), Server("b", 2)])
+
+
+@pytest.fixture(scope="module")
+def hashring_js() -> Path:
+    require_program("node")
+    return require_file(str(ROOT / "peers" / "js" / "node_modules" / "hashring"),
+                        "npm hashring 3.2.0 in peers/js/node_modules")
+
+
+@pytest.mark.parametrize(("servers", "weights"), [(3, (1,)), (100, (1,)), (99, (1, 2, 4)),
+                                                  (3, (1, 2, 4))])
+def test_npm_hashring_routes_like_libketama(hashring_js: Path, servers: int,
+                                            weights: tuple[int, ...]) -> None:
+    """npm hashring 3.2.0 is libketama's continuum; where its double-precision share
+    floors as the exact fraction does (all these fleets), every key agrees."""
+    fleet = [Server(f"10.0.{i}.1:11211", weights[i % len(weights)]) for i in range(servers)]
+    total = sum(s.weight for s in fleet)
+    assert [math.floor(s.weight / total * 40 * servers) for s in fleet] == [
+        int(Fraction(s.weight) * 40 * servers // total) for s in fleet]
+    spec = ForeignPeerSpec("hashring-js", command=("node", str(ROOT / "peers" / "js" /
+                                                               "hashring_peer.js")))
+    assert np.array_equal(_routes(spec, fleet), _ours({"construction": "libketama"}, fleet))
