@@ -60,7 +60,7 @@ def run_bad(tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str],
 @pytest.mark.parametrize(("mode", "said"), [
     ("exit-at-start", "exited with status 3 during HELLO"),
     ("crash-on-build", "exited with status 1 during BUILD"),
-    ("kill-self-mid-batch", "was killed by SIGKILL"),
+    ("kill-self-mid-batch", "was killed by SIGKILL during ROUTE"),
     ("wrong-count", "answered ROUTE of 300 keys with 299 owners"),
     ("out-of-range", "answered ROUTE with owner 5 for key 299, out of range for 5 servers"),
     ("garbage", "answered ROUTE with garbage"),
