@@ -23,3 +23,9 @@ if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/golang
 else
     echo "peers/build.sh: skipping groupcache_peer (no go or groupcache sources)" >&2
 fi
+if command -v javac >/dev/null 2>&1 && [ -f /usr/share/java/spymemcached.jar ]; then
+    javac -Xlint:all -Werror -cp /usr/share/java/spymemcached.jar -d "$out/java" \
+        "$here/java/SpymemcachedPeer.java"
+else
+    echo "peers/build.sh: skipping SpymemcachedPeer (no javac or libspymemcached-java)" >&2
+fi

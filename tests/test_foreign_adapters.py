@@ -90,3 +90,21 @@ def test_npm_hashring_routes_like_libketama(hashring_js: Path, servers: int,
     spec = ForeignPeerSpec("hashring-js", command=("node", str(ROOT / "peers" / "js" /
                                                                "hashring_peer.js")))
     assert np.array_equal(_routes(spec, fleet), _ours({"construction": "libketama"}, fleet))
+
+
+@pytest.fixture(scope="module")
+def spymemcached(built: Path) -> tuple[str, ...]:
+    require_program("java")
+    jar = require_file("/usr/share/java/spymemcached.jar", "libspymemcached-java")
+    return ("java", "-cp", f"{built / 'java'}:{jar}", "SpymemcachedPeer")
+
+
+@pytest.mark.parametrize(("servers", "weights", "port"), [
+    (3, (1,), 11211), (100, (1,), 11211), (99, (1, 2, 4), 11212), (100, (1, 2, 4), 11211)])
+def test_spymemcached_routes_like_libketama(spymemcached: tuple[str, ...], servers: int,
+                                            weights: tuple[int, ...], port: int) -> None:
+    """spymemcached 2.12.3's KetamaNodeLocator is libketama's continuum, the port kept in
+    the point names (so, on port 11211, not libmemcached's ring): every key agrees."""
+    fleet = [Server(f"10.0.{i}.1:{port}", weights[i % len(weights)]) for i in range(servers)]
+    routed = _routes(ForeignPeerSpec("spymemcached", command=spymemcached), fleet)
+    assert np.array_equal(routed, _ours({"construction": "libketama"}, fleet))
