@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+HOSTILE_NAME = b"<script>alert(1)</script> | `x` *y*"
+
 
 def note_pid(pid: int) -> None:
     if path := os.environ.get("FAKE_PEER_PIDS"):
@@ -43,7 +45,10 @@ def main(mode: str) -> int:
         opcode = body[:1]
         if opcode == b"H":
             version = 99 if mode == "old-version" else 1
-            reply(struct.pack("<III", version, 0, 4) + b"fake" + struct.pack("<I", 1) + b"0")
+            # A peer names itself: in a report that is a user string like any other.
+            name = HOSTILE_NAME if mode == "hostile-name" else b"fake"
+            reply(struct.pack("<III", version, 0, len(name)) + name + struct.pack("<I", 1)
+                  + b"0")
         elif opcode == b"B":
             if mode == "crash-on-build":
                 raise RuntimeError("fake_peer: crashed while building")

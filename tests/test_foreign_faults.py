@@ -106,3 +106,22 @@ def test_a_peer_that_cannot_start_is_refused_before_any_work(
            "file (got ['/nonexistent/peer'], an array)" in err
     assert not (tmp_path / "out").exists()
 
+
+
+def test_a_peers_own_name_is_escaped_in_every_rendering(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a peer says it is (HELLO) reaches the tables as text: escaped in the HTML page
+    (no live tag) and kept whole in one Markdown cell (no stray column)."""
+    monkeypatch.setenv("FAKE_PEER_PIDS", str(tmp_path / "pids"))
+    out = tmp_path / "out"
+    assert main(["run", str(scenario(tmp_path, "hostile-name")), "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    page = (out / "bad-peer.html").read_text()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    document = (out / "bad-peer.md").read_text()
+    row = next(line for line in document.splitlines() if line.startswith("| fake "))
+    header = next(line for line in document.splitlines() if line.startswith("| peer ")
+                  and "door" in line)
+    assert row.replace("\\|", "").count("|") == header.count("|")
