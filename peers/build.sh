@@ -29,3 +29,9 @@ if command -v javac >/dev/null 2>&1 && [ -f /usr/share/java/spymemcached.jar ]; 
 else
     echo "peers/build.sh: skipping SpymemcachedPeer (no javac or libspymemcached-java)" >&2
 fi
+if command -v javac >/dev/null 2>&1 && [ -f /usr/share/java/guava.jar ]; then
+    javac -Xlint:all -Werror -cp /usr/share/java/guava.jar -d "$out/java" \
+        "$here/java/GuavaJumpPeer.java"
+else
+    echo "peers/build.sh: skipping GuavaJumpPeer (no javac or libguava-java)" >&2
+fi

@@ -1,4 +1,4 @@
-"""The Go and JavaScript adapters shipped in peers/, run live: each routes 100,000 keys as
+"""The Go, JavaScript and Java adapters shipped in peers/, run live: each routes 100,000 keys as
 the recipe of ours it names, on fleets of equal weights and, where the library takes
 weights, 1:2:4. Built offline from what .ci/install-peers.sh installs (peers/build.sh)."""
 
@@ -19,6 +19,7 @@ from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from harness.recipes.peers.foreign.claims import batch_for
 from tests.toolchains import require_file, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,3 +109,22 @@ def test_spymemcached_routes_like_libketama(spymemcached: tuple[str, ...], serve
     fleet = [Server(f"10.0.{i}.1:{port}", weights[i % len(weights)]) for i in range(servers)]
     routed = _routes(ForeignPeerSpec("spymemcached", command=spymemcached), fleet)
     assert np.array_equal(routed, _ours({"construction": "libketama"}, fleet))
+
+
+@pytest.mark.parametrize("servers", [1, 7, 100, 1000])
+def test_guava_consistent_hash_routes_like_jump(built: Path, servers: int) -> None:
+    """Guava 31.1's Hashing.consistentHash, given our jump recipe's key hashes (xxh64) by
+    LOOKUP, puts every key in the bucket our integer jump does."""
+    jar = require_file("/usr/share/java/guava.jar", "libguava-java")
+    require_program("java")
+    spec = ForeignPeerSpec("guava", command=("java", "-cp", f"{built / 'java'}:{jar}",
+                                             "GuavaJumpPeer"),
+                           routes_like={"algorithm": "jump"}, input="hashes")
+    fleet = [Server(f"s{i}") for i in range(servers)]
+    peer = open_foreign_peer(spec, fleet)
+    try:
+        routed = peer.route_prepared(batch_for(peer, fleet, KEYS))
+    finally:
+        peer.close()
+    jump = get_algorithm("jump").build(fleet)
+    assert np.array_equal(routed, jump.route(KEYS))

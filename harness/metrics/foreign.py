@@ -26,7 +26,7 @@ from harness.core.tables import Cell, Section, Table, count, literal, number, te
 from harness.metrics.base import MetricBase
 from harness.metrics.throughput import Timing, timing_cell
 from harness.recipes.peers.foreign import ProcessPeer, protocol
-from harness.recipes.peers.foreign.claims import check_claim
+from harness.recipes.peers.foreign.claims import batch_for, check_claim
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -59,6 +59,8 @@ class ForeignFigures:
     #: PSS of a process peer before and after BUILD (/proc/PID/smaps_rollup)
     pss_before_build: int | None = None
     pss_after_build: int | None = None
+    #: "keys" (names, it hashes them) or "hashes" (given our recipe's key hashes)
+    input: str = "keys"
 
 
 class ForeignMetric(MetricBase):
@@ -79,7 +81,7 @@ class ForeignMetric(MetricBase):
         keys = [name.encode() for name in context.key_names]
         blob, offsets = protocol.packed_keys(keys)
         samples: dict[str, list[float]] = {name: [] for name in [*peers, ""]}
-        batches = {name: peer.prepare(blob, offsets) for name, peer in peers.items()}
+        batches = {name: batch_for(peer, context.servers, keys) for name, peer in peers.items()}
         owners = {}
         for round_number in range(context.settings.repeats + 1):
             for name, peer in peers.items():
@@ -102,11 +104,11 @@ class ForeignMetric(MetricBase):
                 routes_like=agreement.recipe if agreement else None, exact=peer.spec.exact,
                 agreement=agreement.agreement if agreement else None, keys=len(keys),
                 batch_ns=Timing.of(samples[name]), reference_ns=reference,
-                reported_bytes=peer.nbytes, entries=peer.entries)
+                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input)
             if isinstance(peer, ProcessPeer):
                 record.pss_before_build = peer.pss_before_build
                 record.pss_after_build = peer.pss_after_build
-                if peer.supports(protocol.FEATURE_TIME):
+                if peer.supports(protocol.FEATURE_TIME) and peer.spec.input == "keys":
                     record.self_timed_ns = Timing.of(peer.self_timed(
                         blob, offsets, context.settings.repeats))
             figures[name] = record
@@ -119,7 +121,9 @@ class ForeignMetric(MetricBase):
                         if isinstance(f := s.figure(self.name), ForeignFigures)]
             if not measured:
                 continue
-            rows = [[text(name), text(DOORS.get(f.door, f.door)), text(f.identity),
+            rows = [[text(name), text(DOORS.get(f.door, f.door)
+                                      + (", given key hashes" if f.input == "hashes" else "")),
+                     text(f.identity),
                      text(f.routes_like or "(none claimed)"),
                      number(f.agreement, 6) if f.agreement is not None else text(""),
                      timing_cell(f.batch_ns),
@@ -137,6 +141,8 @@ class ForeignMetric(MetricBase):
                 rows, notes=[
                     f"One batch of all {keys:,} keys per round; our reference routes the same "
                     f"keys from their names in the same rounds: {reference} ns per key.",
+                    "A peer given key hashes (input = 'hashes') is timed without hashing, "
+                    "against our route that hashes.",
                     "Timed by us: around the C call, or around the request through the pipe "
                     "(encoded beforehand, as a library's keys are packed beforehand; the "
                     "transfer both ways and the peer's decoding included). By its own clock: "

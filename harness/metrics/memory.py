@@ -54,6 +54,7 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
 from harness.recipes.peers.foreign import ForeignPeerSpec, LibraryPeer
+from harness.recipes.peers.foreign.claims import batch_for
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -161,10 +162,11 @@ def measure_foreign_here(peer_name: str, spec_file: Path) -> Memory:
     foreign = ForeignPeerSpec.from_record(spec["foreign"][peer_name])
     servers = [Server(name, weight) for name, weight in spec["servers"]]
     keys = [key.encode() for key in spec["keys"]]
-    # Built once untracked first: loading the library (and its own libraries) is not its ring.
-    LibraryPeer(foreign, servers)
+    # Built once untracked first: loading the library (and its own libraries) is not its
+    # ring; the keys are packed (or hashed) for it untracked too, as a layout's keys are.
+    batch = batch_for(LibraryPeer(foreign, servers), servers, keys)
     return _measure_built(lambda: LibraryPeer(foreign, servers),
-                          lambda peer: peer.route_many(keys))
+                          lambda peer: peer.route_prepared(batch))
 
 
 def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:

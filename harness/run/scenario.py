@@ -185,6 +185,9 @@ class Scenario:
             generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
         for foreign in record["measure"]["foreign_peers"]:
             foreign.pop("recipe_params")  # the checked form of routes_like, for building it
+        if not record["measure"]["foreign_peers"]:
+            # Results of scenarios without foreign peers read as they did before them.
+            record["measure"].pop("foreign_peers")
         record["measure"].pop("distribution")
         record["measure"].pop("algorithm")
         options = record["measure"].pop("options")

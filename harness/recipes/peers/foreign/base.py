@@ -27,6 +27,8 @@ class Batch:
     offsets: npt.NDArray[np.uint64]
     #: the ROUTE request's frame (process peers), or b""
     request: bytes = b""
+    #: for a peer given key hashes: its recipe's hashes of the keys (LOOKUP), else None
+    hashes: npt.NDArray[np.uint64] | None = None
 
     @property
     def keys(self) -> int:
@@ -56,9 +58,11 @@ class ForeignPeer(Protocol):
         """Owners of the keys held back to back in `blob` (see `protocol.packed_keys`)."""
         ...
 
-    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64],
+                hashes: npt.NDArray[np.uint64] | None = None) -> Batch:
         """The batch in the form the door takes (a library: as is; a process: the encoded
-        request), made once before timing, as the keys are packed once for a library."""
+        request), made once before timing, as the keys are packed once for a library;
+        `hashes` for a peer given key hashes (`spec.input == "hashes"`)."""
         ...
 
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]: ...

@@ -16,6 +16,8 @@ import numpy.typing as npt
 from harness.core.errors import ParityError
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
+from harness.recipes.peers.foreign.base import Batch, ForeignPeer
+from harness.recipes.peers.foreign.protocol import packed_keys
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
 
@@ -42,6 +44,18 @@ def recipe_owners(spec: ForeignPeerSpec, servers: Sequence[Server],
         return None
     algorithm = get_algorithm(spec.routes_like["algorithm"])
     return algorithm.from_params(servers, spec.recipe_params).route(keys)
+
+
+def batch_for(peer: ForeignPeer, servers: Sequence[Server], keys: Sequence[bytes]) -> Batch:
+    """The keys as the peer takes them: packed, and for a peer given key hashes, hashed by
+    the recipe it routes like (widened to 64 bits)."""
+    blob, offsets = packed_keys(keys)
+    hashes = None
+    if peer.spec.input == "hashes" and peer.spec.routes_like is not None:
+        algorithm = get_algorithm(peer.spec.routes_like["algorithm"])
+        built = algorithm.from_params(servers, peer.spec.recipe_params)
+        hashes = np.ascontiguousarray(built.hash_keys(keys), dtype=np.uint64)
+    return peer.prepare(blob, offsets, hashes)
 
 
 def check_claim(spec: ForeignPeerSpec, servers: Sequence[Server], keys: Sequence[bytes],

@@ -28,6 +28,7 @@ class LibraryPeer:
         self.spec, self._servers = spec, len(servers)
         try:
             library = ForeignLibrary.open(spec.library)
+            self._has_lookup = library.has_lookup
             self._ring = library.build([s.name for s in servers],
                                        [float(s.weight) for s in servers], spec.params)
         except HarnessError as exc:
@@ -48,18 +49,26 @@ class LibraryPeer:
 
     def route_packed(self, blob: bytes,
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        owners = self._ring.route(blob, offsets)
+        return self._checked(self._ring.route(blob, offsets))
+
+    def _checked(self, owners: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
         if len(owners) and int(owners.max()) >= self._servers:
             at = int(np.argmax(owners >= self._servers))
             raise HarnessError(f"peer {self.name!r}: routed key {at} to owner "
                                f"{int(owners[at])}, out of range for {self._servers} servers")
         return owners
 
-    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
-        return Batch(blob, offsets)
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64],
+                hashes: npt.NDArray[np.uint64] | None = None) -> Batch:
+        return Batch(blob, offsets, hashes=hashes)
 
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
-        return self.route_packed(batch.blob, batch.offsets)
+        if batch.hashes is None:
+            return self.route_packed(batch.blob, batch.offsets)
+        if not self._has_lookup:
+            raise HarnessError(f"peer {self.name!r}: is given key hashes (input = "
+                               "'hashes') but exports no ring_peer_lookup")
+        return self._checked(self._ring.lookup(batch.hashes))
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))

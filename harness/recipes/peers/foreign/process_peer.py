@@ -82,13 +82,17 @@ class ProcessPeer:
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
         return self.route_prepared(self.prepare(blob, offsets))
 
-    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64]) -> Batch:
+    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64],
+                hashes: npt.NDArray[np.uint64] | None = None) -> Batch:
+        if hashes is not None:
+            return Batch(blob, offsets, protocol.lookup(hashes), hashes)
         return Batch(blob, offsets, protocol.route(blob, offsets))
 
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
-        reply = self._process.request(batch.request, "ROUTE")
+        what = "ROUTE" if batch.hashes is None else "LOOKUP"
+        reply = self._process.request(batch.request, what)
         return self._parse(lambda p: protocol.parse_owners(
-            p, batch.keys, len(self._servers), "ROUTE"), reply)
+            p, batch.keys, len(self._servers), what), reply)
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))

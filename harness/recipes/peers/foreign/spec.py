@@ -25,6 +25,7 @@ DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_BOUNDS = (0.01, 3600.0)
 LIBRARY_EXPECTED = ("the path of a shared library exporting the ring_peer ABI "
                     "(python -m harness abi)")
+INPUTS = ("keys", "hashes")
 COMMAND_EXPECTED = "a non-empty list of non-empty strings (the program and its arguments)"
 
 
@@ -44,6 +45,9 @@ class ForeignPeerSpec:
     #: whether that claim is parity (every key alike; a difference fails the run)
     exact: bool = True
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: what it is given: "keys" (names, it hashes them) or "hashes" (the key hashes of the
+    #: recipe it routes like, for a library that takes hashes, as jump's do)
+    input: str = "keys"
     #: the recipe's checked parameters (defaults filled in), for building it
     recipe_params: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -56,14 +60,15 @@ class ForeignPeerSpec:
         return {"name": self.name, "library": self.library,
                 "command": list(self.command) if self.command else None,
                 "params": self.params, "routes_like": self.routes_like, "exact": self.exact,
-                "timeout_s": self.timeout_s, "recipe_params": self.recipe_params}
+                "timeout_s": self.timeout_s, "input": self.input,
+                "recipe_params": self.recipe_params}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ForeignPeerSpec:
         command = record["command"]
         return cls(record["name"], record["library"], tuple(command) if command else None,
                    record["params"], record["routes_like"], record["exact"],
-                   record["timeout_s"], record["recipe_params"])
+                   record["timeout_s"], record["input"], record["recipe_params"])
 
 
 def _default_name(library: str | None, command: tuple[str, ...] | None) -> str:
@@ -120,9 +125,13 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
     if not isinstance(exact, bool):
         raise table.error("exact", "true or false", exact)
     timeout_s = table.take_number("timeout", DEFAULT_TIMEOUT_S, bounds=TIMEOUT_BOUNDS)
+    given = table.take_choice("input", INPUTS, "keys")
+    if given == "hashes" and routes_like is None:
+        raise table.error("input", "'keys' unless routes_like names the recipe whose key "
+                          "hashes it is given", given)
     table.finish()
     return ForeignPeerSpec(name, library, command, params, routes_like, exact, timeout_s,
-                           recipe_params)
+                           given, recipe_params)
 
 
 def _routes_like(table: Fields) -> tuple[dict[str, Any] | None, dict[str, Any]]:
