@@ -21,6 +21,7 @@ from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.libmemcached import float32_digest_counts
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from harness.recipes.peers.foreign.claims import batch_for
 from tests.toolchains import require_file, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,3 +162,85 @@ def test_run_measures_the_library_like_a_layout(adapters: Path, tmp_path: Path,
     assert subjects["abi"]["figures"]["memory"]["structure_bytes"] > 1600 * 8
     assert "memory" not in subjects["pipe"]["figures"]
     assert subjects["pipe"]["figures"]["foreign"]["self_timed_ns"]["rounds"] == 2
+
+
+JUMP_C = r"""
+#include <stdlib.h>
+#include "ring_peer.h"
+struct ring_peer { int64_t buckets; };
+uint32_t ring_peer_abi_version(void) { return RING_PEER_ABI_VERSION; }
+ring_peer *ring_peer_build(const char *const *names, const double *weights, uint32_t count,
+                           const char *params, char *error, size_t error_size) {
+    (void)names; (void)weights; (void)params; (void)error; (void)error_size;
+    ring_peer *peer = malloc(sizeof *peer);
+    peer->buckets = count;
+    return peer;
+}
+/* Jump consistent hash as Lamping and Veach print it. */
+int ring_peer_lookup(const ring_peer *peer, const uint64_t *hashes, size_t n,
+                     uint16_t *owners) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = hashes[i];
+        int64_t b = -1, j = 0;
+        while (j < peer->buckets) {
+            b = j;
+            key = key * 2862933555777941757ULL + 1;
+            j = (int64_t)((b + 1) * ((double)(1LL << 31) / (double)((key >> 33) + 1)));
+        }
+        owners[i] = (uint16_t)b;
+    }
+    return 0;
+}
+int ring_peer_route(const ring_peer *peer, const uint8_t *keys, const uint64_t *offsets,
+                    size_t n, uint16_t *owners) {
+    (void)peer; (void)keys; (void)offsets; (void)n; (void)owners;
+    return -1;  /* given hashes only */
+}
+int64_t ring_peer_nbytes(const ring_peer *peer) { (void)peer; return 0; }
+void ring_peer_free(ring_peer *peer) { free(peer); }
+"""
+
+
+def test_lookup_of_key_hashes_through_both_doors(adapters: Path, tmp_path: Path) -> None:
+    """A library exporting ring_peer_lookup, given our jump recipe's key hashes (input =
+    'hashes'), in process and through abi_pipe's LOOKUP, puts every key where our jump
+    does; asked to route names instead, its -1 is one line naming the call."""
+    source = tmp_path / "jump.c"
+    source.write_text(JUMP_C)
+    library = tmp_path / "libjump.so"
+    subprocess.run([require_program("cc"), "-O2", "-Wall", "-Wextra", "-Werror", "-shared",
+                    "-fPIC", "-I", str(HEADER.parent), str(source), "-o", str(library)],
+                   check=True)
+    servers = [Server(f"s{i}") for i in range(100)]
+    jump = get_algorithm("jump").build(servers)
+    for spec in (ForeignPeerSpec("abi", library=str(library), input="hashes",
+                                 routes_like={"algorithm": "jump"}),
+                 ForeignPeerSpec("pipe", command=(str(adapters / "abi_pipe"), str(library)),
+                                 input="hashes", routes_like={"algorithm": "jump"})):
+        peer = open_foreign_peer(spec, servers)
+        try:
+            assert np.array_equal(peer.route_prepared(batch_for(peer, servers, KEYS)),
+                                  jump.route(KEYS)), spec.name
+        finally:
+            peer.close()
+    with pytest.raises(HarnessError, match=r"^peer 'abi': library .*libjump.so: "
+                                           r"ring_peer_route failed "
+                                           r"\(returned -1\)"):
+        open_foreign_peer(ForeignPeerSpec("abi", library=str(library)),
+                          servers).route_many(KEYS[:10])
+
+
+def test_a_library_owner_out_of_range_is_one_line(tmp_path: Path) -> None:
+    """Owners a library writes are checked: one past the servers is named, with the key."""
+    source = tmp_path / "bad.c"
+    source.write_text(JUMP_C.replace("return -1;  /* given hashes only */",
+                                     "for (size_t i = 0; i < n; i++) owners[i] = "
+                                     "(uint16_t)peer->buckets; return 0;"))
+    library = tmp_path / "libbad.so"
+    subprocess.run([require_program("cc"), "-O2", "-shared", "-fPIC", "-I",
+                    str(HEADER.parent), str(source), "-o", str(library)], check=True)
+    peer = open_foreign_peer(ForeignPeerSpec("bad", library=str(library)),
+                             [Server("a"), Server("b"), Server("c")])
+    with pytest.raises(HarnessError, match=r"^peer 'bad': routed key 0 to owner 3, out of "
+                                           r"range for 3 servers$"):
+        peer.route_many(KEYS[:10])

@@ -49,12 +49,15 @@ class LibraryPeer:
 
     def route_packed(self, blob: bytes,
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        return self._checked(self._ring.route(blob, offsets))
+        try:
+            return self._checked(self._ring.route(blob, offsets))
+        except HarnessError as exc:
+            raise HarnessError(f"peer {self.name!r}: {exc}") from None
 
     def _checked(self, owners: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
         if len(owners) and int(owners.max()) >= self._servers:
             at = int(np.argmax(owners >= self._servers))
-            raise HarnessError(f"peer {self.name!r}: routed key {at} to owner "
+            raise HarnessError(f"routed key {at} to owner "
                                f"{int(owners[at])}, out of range for {self._servers} servers")
         return owners
 
@@ -68,7 +71,10 @@ class LibraryPeer:
         if not self._has_lookup:
             raise HarnessError(f"peer {self.name!r}: is given key hashes (input = "
                                "'hashes') but exports no ring_peer_lookup")
-        return self._checked(self._ring.lookup(batch.hashes))
+        try:
+            return self._checked(self._ring.lookup(batch.hashes))
+        except HarnessError as exc:
+            raise HarnessError(f"peer {self.name!r}: {exc}") from None
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))
