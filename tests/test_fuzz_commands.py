@@ -339,6 +339,21 @@ def test_explore(with_scenario: bool, servers: str | None, points: str | None, o
         assert out is not None and (folder / place(folder, out, scenario)).is_file()
 
 
+# --- abi ----------------------------------------------------------------------------------
+
+@SETTINGS
+@given(flags=st.lists(pick(["--path"], ["--path=1", "--nope", "extra", "", "-p", "--"]),
+                      max_size=3))
+def test_abi(flags: list[str], tmp_path_factory: pytest.TempPathFactory,
+             capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path_factory.mktemp("abi")
+    sandbox(folder)
+    code, _ = outcome(main, ["abi", *flags], folder, capsys)
+    assert code in (0, 2)
+    if code == 0:
+        assert set(flags) <= {"--path"}
+
+
 # --- reproduce --no-run -------------------------------------------------------------------
 
 REPRODUCED = sorted((FORMAT1 / "reproduce").glob("*.json"))

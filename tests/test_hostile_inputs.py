@@ -481,3 +481,50 @@ def test_hostile_attack_tables_are_refused_before_work(
     scenario.write_text(f"[servers]\ncount = 3\n{SMALL}[hostile_keys]\n{table}")
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("peer", "needle"), [
+    ('{ command = [] }', "measure.peers[0].command must be a non-empty list of non-empty "
+                         "strings"),
+    ('{ command = [""] }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = "python3" }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = ["python3", 1] }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = ["python3", "a\\u0000b"] }', "measure.peers[0].command must be a non-empty"),
+    ('{ command = ["no-such-program-here"] }',
+     "measure.peers[0].command must be a command whose program is on PATH"),
+    ('{ library = "/nonexistent/libx.so" }',
+     "measure.peers[0].library must be the path of an existing shared library file"),
+    ('{ library = "/tmp" }', "measure.peers[0].library must be the path of an existing"),
+    ('{ library = 3 }', "measure.peers[0].library must be the path of a shared library"),
+    ('{ name = "x" }', "measure.peers[0] must be a table with library or command"),
+    ('{ library = "pyproject.toml", command = ["python3"] }',
+     "measure.peers[0].command must be absent when library is given"),
+    ('{ command = ["python3"], routes_like = { construction = "nope" } }',
+     "measure.peers[0].routes_like.construction must be one of"),
+    ('{ command = ["python3"], routes_like = { algorithm = "nope" } }',
+     "measure.peers[0].routes_like.algorithm must be one of"),
+    ('{ command = ["python3"], exact = "yes" }', "measure.peers[0].exact must be true or false"),
+    ('{ command = ["python3"], timeout = 0 }',
+     "measure.peers[0].timeout must be a number from 0.01 to 3600"),
+    ('{ command = ["python3"], timeout = nan }', "measure.peers[0].timeout must be a number"),
+    ('{ command = ["python3"], params = 3 }', "measure.peers[0].params must be a string"),
+    ('{ command = ["python3"], typo = 1 }', "unknown key 'measure.peers[0].typo'"),
+    ('{ command = ["python3"], name = "numpy-packed" }',
+     "measure.peers[0] must be a peer whose name is unique among the peers and layouts"),
+    ('{ command = ["python3"], input = "hashes" }',
+     "measure.peers[0].input must be 'keys' unless routes_like names the recipe"),
+    ('{ command = ["python3"], input = "names" }',
+     "measure.peers[0].input must be one of 'keys', 'hashes'"),
+    ('3', "measure.peers[0] must be a peer name or a foreign peer table"),
+    ('"nope"', "measure.peers[0] must be a peer name from"),
+])
+def test_hostile_foreign_peers_are_refused(peer: str, needle: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A foreign peer's table is checked before any work (nothing is started): exit 2,
+    one line naming the field, nothing written."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # pyproject.toml is a file here
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}peers = [{peer}]\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()

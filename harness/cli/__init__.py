@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce|explore|plan`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, output path, name), one
@@ -46,6 +46,7 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
+from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
@@ -165,7 +166,15 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--layouts", default=None,
                       help="comma-separated layouts to cost (default: four of the 32-bit ones)")
     plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
+    abi = commands.add_parser(
+        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, and its version")
+    abi.add_argument("--path", action="store_true", help="print the header's path only")
     return parser
+
+
+def _abi(args: argparse.Namespace) -> int:
+    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -322,7 +331,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore, "plan": _plan}
+            "explore": _explore, "plan": _plan, "abi": _abi}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

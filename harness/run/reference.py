@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.fields import FieldRecord, Fields, recording
+from harness.core.native.foreign import HEADER
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import CONSTRUCTIONS
@@ -39,6 +40,9 @@ TABLES: dict[str, str] = {
     "algorithm": "An algorithm other than the ring, and its parameters.",
     "keys": "The workload: how many keys, their names, and their distribution.",
     "measure": "What to measure: layouts, metrics, timing rounds, peers.",
+    "measure.peers[]": "A foreign peer in `measure.peers`: a shared library behind the C "
+                       "ABI, or a command behind the process protocol "
+                       "([foreign peers](../guide/foreign-peers.md)).",
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
     "process": "A router process: one ring per eligibility set (`[process]`).",
     "migration": "A change of recipe, rolled out in stages through LRU caches.",
@@ -59,12 +63,18 @@ ALIASES = {"comparison.algorithms": "comparison.algorithms[]"}
 FREE_FORM: dict[str, str] = {
     "servers.capabilities": "any capability name, set to the share of servers (0 to 1) "
                             "drawn to hold it",
+    "measure.peers[].routes_like": "`algorithm` (default `\"ring\"`) and that recipe's "
+                                   "parameters, as in `[generator]` or `[algorithm]`",
     "migration.to": "the new recipe's parameters: any key of `[generator]` (or of "
                     "`[algorithm]`, with `algorithm` naming another one)",
 }
 
 #: branches the shipped scenarios leave out, each a small valid scenario
 SPECIMENS: tuple[str, ...] = (
+    # A foreign library: any existing file passes validation (it is loaded at run time).
+    "[servers]\ncount = 2\n[measure]\n"
+    f'peers = [{{ library = "{HEADER}", name = "lib", params = "x", exact = false, '
+    'timeout = 5, routes_like = { algorithm = "jump" } }]\n',
     """
     [servers]
     count = 4
