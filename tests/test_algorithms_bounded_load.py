@@ -189,7 +189,8 @@ def test_parameters_servers_and_size() -> None:
     """Defaults, the ring's parameters, integer weights only, and what the size counts."""
     algorithm = BoundedLoadAlgorithm.build(numbered_servers(4), points_per_weight=10)
     assert algorithm.params == {"balance_factor": 125, "construction": "points",
-                                "hash": "blake2b-32", "point_name": "{server}:{j}",
+                                "hash": "blake2b-32", "hash_key": None,
+                                "point_name": "{server}:{j}",
                                 "points_per_weight": 10}
     assert (algorithm.entries, algorithm.entry_size, algorithm.key_bits) == (40, 6, 32)
     # The ring's copies (4 + 2 bytes a point), weights, cumulative weights and loads.

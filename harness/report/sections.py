@@ -82,12 +82,18 @@ def resources_section(result: Result) -> Section:
         ["run", "points", "wall s", "peak RSS so far"], rows, notes=notes)])
 
 
+def _parity_line(run: Run) -> str:
+    label, forms, keys = literal(run.label, line_start=True), run.parity.forms, run.parity.keys
+    if not forms:
+        return f"{label}: no form to check: the reference alone routed {keys:,} keys."
+    if len(forms) == 1:
+        return (f"{label}: its one form, {literal(forms[0])}, routed {keys:,} keys "
+                "identically to the reference.")
+    return f"{label}: all {len(forms)} forms routed {keys:,} keys identically to the reference."
+
+
 def parity_section(result: Result) -> Section:
-    lines = [f"{literal(run.label, line_start=True)}: all {len(run.parity.forms)} forms routed "
-             f"{run.parity.keys:,} keys identically to the reference." if run.parity.forms else
-             f"{literal(run.label, line_start=True)}: no form to check: the reference alone routed "
-             f"{run.parity.keys:,} keys." for run in result.runs]
-    return Section("Parity", paragraphs=["\n".join(lines)])
+    return Section("Parity", paragraphs=["\n".join(_parity_line(run) for run in result.runs)])
 
 
 def peers_section(run: Run) -> Section:
