@@ -93,24 +93,46 @@ def _recipe(fields: Fields) -> RecipeSpec:
     return RecipeSpec(name, params, recipe_label(name, params))
 
 
-def default_recipes(file: str) -> list[RecipeSpec]:
-    """Every registered algorithm with default parameters; the ring in DEFAULT_LAYOUTS.
+def default_recipes(file: str, path: str = "comparison.algorithms",
+                    layouts: tuple[str, ...] = DEFAULT_LAYOUTS) -> list[RecipeSpec]:
+    """Every registered algorithm with default parameters; the ring in `layouts`.
     An algorithm that has no defaults (a plugin with required parameters) is left out."""
     recipes = []
     for name in ALGORITHMS:
         try:
-            defaults = _recipe(Fields(file, "comparison.algorithms", {"name": name}))
+            defaults = _recipe(Fields(file, path, {"name": name}))
         except ScenarioError:
             continue
         if "layout" not in defaults.params:
             recipes.append(defaults)
             continue
-        for layout in DEFAULT_LAYOUTS:
+        for layout in layouts:
             try:
-                recipes.append(_recipe(Fields(file, "comparison.algorithms",
-                                              {"name": name, "layout": layout})))
+                recipes.append(_recipe(Fields(file, path, {"name": name, "layout": layout})))
             except ScenarioError:
                 continue  # a layout this algorithm's defaults cannot take
+    return recipes
+
+
+def take_recipes(table: Fields, layouts: tuple[str, ...] = DEFAULT_LAYOUTS) -> list[RecipeSpec]:
+    """`algorithms`: a list of names or tables of a name and parameters, each checked by its
+    algorithm, all distinct; absent, every registered algorithm (`default_recipes`)."""
+    if not table.has("algorithms"):
+        return default_recipes(table.file, table.field("algorithms"), layouts)
+    expected = ("a non-empty list of algorithm names or tables such as "
+                "{ name = \"ring\", layout = \"bucketed\" }")
+    listed = table.take_raw("algorithms", expected=expected)
+    if not isinstance(listed, list) or not listed:
+        raise table.error("algorithms", expected, listed)
+    recipes = []
+    for i, item in enumerate(listed):
+        path = table.field(f"algorithms[{i}]")
+        recipes.append(_recipe(Fields(table.file, path,
+                                      {"name": item} if isinstance(item, str) else item)))
+    labels = [r.label for r in recipes]
+    if len(set(labels)) != len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise table.error("algorithms", "distinct recipes", twice)
     return recipes
 
 
@@ -143,24 +165,7 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
     if len(set(servers)) != len(servers):
         raise table.error("servers", "distinct fleet sizes", list(servers))
     weights = _weight_patterns(table)
-    recipes: list[RecipeSpec]
-    if table.has("algorithms"):
-        expected = ("a non-empty list of algorithm names or tables such as "
-                    "{ name = \"ring\", layout = \"bucketed\" }")
-        listed = table.take_raw("algorithms", expected=expected)
-        if not isinstance(listed, list) or not listed:
-            raise table.error("algorithms", expected, listed)
-        recipes = []
-        for i, item in enumerate(listed):
-            path = table.field(f"algorithms[{i}]")
-            recipes.append(_recipe(Fields(table.file, path,
-                                          {"name": item} if isinstance(item, str) else item)))
-        labels = [r.label for r in recipes]
-        if len(set(labels)) != len(labels):
-            twice = next(label for label in labels if labels.count(label) > 1)
-            raise table.error("algorithms", "distinct recipes", twice)
-    else:
-        recipes = default_recipes(table.file)
+    recipes = take_recipes(table)
     options = ComparisonOptions(
         servers=servers, weights=weights, recipes=tuple(recipes),
         peers=table.take_str_list("peers", list(PEERS), choices=list(PEERS)),

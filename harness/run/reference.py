@@ -45,13 +45,17 @@ TABLES: dict[str, str] = {
     "comparison": "Every algorithm and peer side by side over generated fleets.",
     "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
                                "`name` and that algorithm's parameters.",
+    "removals": "Every algorithm losing servers step by step, in FIFO, LIFO or random order.",
+    "removals.algorithms[]": "One entry of `removals.algorithms` given as a table: `name` "
+                             "and that algorithm's parameters.",
     "equivalence": "The random points per server that match the recipe's balance.",
     "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
     "equivalence.against": "The ring of random points the recipe is matched against.",
 }
 
 #: tables read under two paths: a default recipe is checked as a table of its own
-ALIASES = {"comparison.algorithms": "comparison.algorithms[]"}
+ALIASES = {"comparison.algorithms": "comparison.algorithms[]",
+           "removals.algorithms": "removals.algorithms[]"}
 
 #: tables whose keys are free names, described since no key is declared
 FREE_FORM: dict[str, str] = {
