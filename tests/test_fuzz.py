@@ -35,13 +35,19 @@ GOOD: dict[str, dict[str, list[Any]]] = {
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
                 "repeats": [1], "scalar_keys": [10]},
 }
+#: a small [removals] table (its defaults walk every algorithm over 100 servers: seconds of
+#: work), drawn now and then; its other keys are fuzzed through FIELDS like the rest
+REMOVALS: dict[str, list[Any]] = {
+    "servers": [2, 5], "keys": [50, 300], "algorithms": [["jump", "rendezvous"], ["ring"]],
+    "step": [0.5], "repeats": [1], "scalar_keys": [10], "batch_keys": [100],
+    "memory": [False]}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
 #: tables (read from the same declarations as docs/reference/scenario.md, so a key added
 #: there is fuzzed without anyone listing it here), and some that do not exist
 FIELDS = sorted({(e.table, e.key) for e in build_entries(Path(__file__).resolve().parents[1])
-                 if e.table in ("", *GOOD) and e.key not in GOOD}
+                 if e.table in ("", *GOOD, "removals") and e.key not in GOOD}
                 | {(section, key) for section, keys in GOOD.items() for key in keys}
                 | {("generator", "layout"), ("servers", "typo"), ("", "typo")})
 
@@ -56,9 +62,16 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         for section, keys in GOOD.items()}
     document["measure"].setdefault("layouts", ["numpy-packed"])
     document["servers"].setdefault("count", 3)
+    if draw(st.booleans()) and draw(st.booleans()):
+        document["removals"] = {}
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
-        (document.setdefault(section, {}) if section else document)[key] = value
+        target = document.setdefault(section, {}) if section else document
+        if isinstance(target, dict):  # not a table a first mutation made a hostile value
+            target[key] = value
+    if isinstance(document.get("removals"), dict):
+        for key, options in REMOVALS.items():
+            document["removals"].setdefault(key, draw(st.sampled_from(options)))
     if draw(st.booleans()):
         document["operations"] = [{
             "kind": draw(st.sampled_from(["add", "remove", "move"])),
