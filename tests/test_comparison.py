@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from harness.core.ring import Ring, reference_lookup_many
 from harness.core.servers import Server, fleet_servers
 from harness.metrics.comparison_options import DEFAULT_LAYOUTS
 from harness.metrics.comparison_records import Comparison, FleetFigures
-from harness.metrics.comparison_tables import NOT_SUPPORTED
+from harness.metrics.comparison_tables import NOT_SUPPORTED, resize_table
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.hashring_peer import expected_agreement
@@ -189,6 +191,34 @@ def test_equal_fleet_figures(tiny: Result) -> None:
         assert peer.scalar_ns is not None
     uhashring = next(p for p in fleet.peers if p.name == "uhashring")
     assert uhashring.agrees_with is None and uhashring.agreement is None
+
+
+def test_init_and_resize_times(tiny: Result) -> None:
+    """Every recipe has an init time and a resize time for each change it supports (jump:
+    none for a middle removal), and the report shows them in their own table."""
+    fleet = _fleet(tiny, 12, True)
+    for r in fleet.algorithms:
+        assert r.build_ms is not None and r.build_ms.median > 0
+        for move in r.moves:
+            if move.unsupported is None:
+                assert move.resize_ms is not None and move.resize_ms.rounds == 1
+                assert 0 < move.resize_ms.min <= move.resize_ms.median
+            else:
+                assert move.resize_ms is None
+    jump = next(r for r in fleet.algorithms if r.algorithm == "jump")
+    assert [m.resize_ms is not None for m in jump.moves] == [True, True, False]
+    page = markdown.report(result_report(tiny))
+    assert re.search(r"\| recipe +\| init ms \(min-max\) +\| add ms \(min-max\) +\|", page)
+
+
+def test_resize_table_is_left_out_for_results_without_resize_times(tiny: Result) -> None:
+    """A result written before resize times were measured renders as it did: no table."""
+    fleet = copy.deepcopy(_fleet(tiny, 12, True))
+    for r in fleet.algorithms:
+        for move in r.moves:
+            move.resize_ms = None
+    assert resize_table(fleet) is None
+    assert resize_table(_fleet(tiny, 12, True)) is not None
 
 
 def test_weighted_fleet_marks_what_cannot_take_weights(tiny: Result) -> None:

@@ -8,7 +8,9 @@ registered algorithm takes part:
 - bytes: allocator bytes held after the build, by memray in a fresh process
   (`harness.metrics.memory`, as the memory metric measures); a ring is
   measured as its layout, from its points, as the memory metric does;
-- build time (median of `repeats` builds), scalar and batch ns per key
+- init time (the build) and resize time (the build for the fleet with one server added,
+  the last removed or one in the middle removed, as the movement figures build it),
+  the median of `repeats` builds each; scalar and batch ns per key
   (`harness.metrics.throughput`, all recipes and peers of a fleet in the same
   interleaved rounds), and where the algorithm has `route_one` (hash and look
   up one key in one call), that whole route per key;
@@ -86,8 +88,6 @@ MEMORY_KEYS = 10_000
 PEER_MEMORY_KEYS = 100
 #: multinomial draws for the key-noise figures of a perfectly even split
 NOISE_DRAWS = 200
-#: the three changes whose moved keys are measured
-OPERATIONS = ("add", "remove last", "remove middle")
 
 
 def weight_shares(servers: Sequence[Server]) -> npt.NDArray[np.float64]:
@@ -288,7 +288,8 @@ class ComparisonMetric(MetricBase):
         if slots is not None:
             figures.slot_spread = int(slots.max() - slots.min())
         context.advance(1)
-        figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners)
+        figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners,
+                                    options.repeats)
                          for change in _changes(servers, pattern, options.name)]
         context.advance(1)
         return figures, algorithm
@@ -297,7 +298,7 @@ class ComparisonMetric(MetricBase):
     def _move(cls: type[Algorithm], recipe: RecipeSpec, servers: list[Server],
               change: tuple[str, str, list[Server], float],
               key_hashes: npt.NDArray[np.unsignedinteger],
-              owners: npt.NDArray[np.uint16]) -> MoveFigure:
+              owners: npt.NDArray[np.uint16], repeats: int) -> MoveFigure:
         operation, server, after, minimal = change
         figure = MoveFigure(operation, server, minimal)
         if operation != "add":
@@ -311,6 +312,12 @@ class ComparisonMetric(MetricBase):
         except NotImplementedError as exc:
             figure.unsupported = str(exc) or "the algorithm cannot be rebuilt"
             return figure
+        builds = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            cls.from_params(after, recipe.params)
+            builds.append((time.perf_counter() - started) * 1e3)
+        figure.resize_ms = Timing.of(builds)
         before_names = tuple(s.name for s in servers)
         after_names = tuple(s.name for s in after)
         figure.movement = measure_movement(
