@@ -290,7 +290,50 @@ BAD = {
     "unknown key": ("servers = [10]\nfleet = 3", ["unknown key 'comparison.fleet'"]),
     "memory not boolean": ('servers = [10]\nmemory = "yes"',
                            ["comparison.memory must be true or false"]),
+    "fleet of more keys": ("servers = [10]\nkeys = 1_000\nfleets = [{ servers = 20, "
+                           "keys = 2_000 }]",
+                           ["comparison.fleets[0].keys must be at most comparison.keys "
+                            "(1,000)", "2000"]),
+    "fleet of more requests": ("servers = [10]\nzipf_requests = 10\nfleets = [{ servers = "
+                               "20, zipf_requests = 11 }]",
+                               ["comparison.fleets[0].zipf_requests must be at most"]),
+    "fleet twice": ("servers = [10]\nfleets = [{ servers = 10 }]",
+                    ["comparison.fleets must be fleets distinct from each other",
+                     "10 servers at weights [1.0]"]),
+    "fleet without size": ("servers = [10]\nfleets = [{ keys = 5 }]",
+                           ["comparison.fleets[0].servers"]),
+    "fleet unknown key": ("servers = [10]\nfleets = [{ servers = 20, typo = 1 }]",
+                          ["unknown key 'comparison.fleets[0].typo'"]),
 }
+
+
+def test_extra_fleets_are_measured_with_their_own_keys_and_peers(tmp_path: Path) -> None:
+    """A [[comparison.fleets]] entry is measured after servers x weights, on the first keys
+    and requests of the table's, with only its peers; the estimate follows its keys."""
+    path = tmp_path / "fleets.toml"
+    path.write_text(TINY.replace("servers = [5, 12]\nweights = [[1], [1, 2, 5]]",
+                                 "servers = [5]\nweights = [[1]]").format(extra="""
+memory = false
+algorithms = ["jump", "rendezvous"]
+peers = ["jump-consistent-hash"]
+[[comparison.fleets]]
+servers = 40
+keys = 1_000
+zipf_requests = 500
+parity_keys = 20
+peers = []
+"""))
+    scenario = load_scenario(path)
+    options = scenario.measure.options["comparison"]
+    assert [(f.servers, f.keys, f.peers) for f in options.fleets] == [
+        (5, 3_000, ("jump-consistent-hash",)), (40, 1_000, ())]
+    comparison = run_scenario(scenario, show_progress=False).runs[0].figure("comparison")
+    small, large = comparison.fleets
+    assert (small.servers, small.keys, len(small.peers)) == (5, 3_000, 1)
+    assert (large.servers, large.keys, large.zipf_requests, large.peers) == (40, 1_000, 500, [])
+    for r in large.algorithms:
+        assert r.uniform is not None and r.uniform.requests == 1_000
+        assert r.zipf is not None and r.zipf.requests == 500 and r.parity_keys == 20
 
 
 @pytest.mark.parametrize("case", list(BAD))

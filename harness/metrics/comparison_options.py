@@ -16,7 +16,7 @@ results, and `bucketed`, the smallest per entry (4 bytes, plus a fixed
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.core.errors import ScenarioError
@@ -38,6 +38,19 @@ class RecipeSpec:
     algorithm: str
     params: dict[str, Any]
     label: str
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    """One fleet measured: its size and weight pattern, and the keys it is measured with."""
+
+    servers: int
+    weights: tuple[float, ...]
+    #: the first `keys` uniform keys and `zipf_requests` zipf requests of the table's
+    keys: int
+    zipf_requests: int
+    parity_keys: int
+    peers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,18 @@ class ComparisonOptions:
     #: memray, one fresh process per recipe and peer (the slowest part)
     memory: bool = True
     seed: int = 1
+    #: fleets measured after servers x weights, each with its own keys and peers (a
+    #: fleet of 10,000 servers cannot afford what one of 100 can: rendezvous scores every
+    #: server for every key)
+    extra_fleets: tuple[FleetSpec, ...] = ()
+
+    @property
+    def fleets(self) -> tuple[FleetSpec, ...]:
+        """Every fleet, in the order measured: servers x weights, then `extra_fleets`."""
+        crossed = tuple(FleetSpec(count, pattern, self.keys, self.zipf_requests,
+                                  self.parity_keys, self.peers)
+                        for count in self.servers for pattern in self.weights)
+        return crossed + self.extra_fleets
 
 
 def recipe_label(algorithm: str, params: dict[str, Any]) -> str:
@@ -155,11 +180,42 @@ def _weight_patterns(table: Fields) -> tuple[tuple[float, ...], ...]:
     return tuple(patterns)
 
 
+def _extra_fleets(table: Fields, options: ComparisonOptions) -> tuple[FleetSpec, ...]:
+    """`[[comparison.fleets]]`: servers, weights (equal by default), and keys,
+    zipf_requests, parity_keys and peers (the table's by default; keys and requests at most
+    the table's, whose first ones they are)."""
+    fleets = []
+    for entry in table.take_table_list("fleets"):
+        count = entry.take_int("servers", minimum=1, maximum=MAX_SERVERS - 1)
+        patterns = _weight_patterns(entry)
+        keys = entry.take_int("keys", options.keys, minimum=1, maximum=10**8)
+        if keys > options.keys:
+            raise entry.error("keys", f"at most comparison.keys ({options.keys:,}), whose "
+                              "first keys these are", keys)
+        requests = entry.take_int("zipf_requests", options.zipf_requests, minimum=1,
+                                  maximum=10**8)
+        if requests > options.zipf_requests:
+            raise entry.error("zipf_requests", "at most comparison.zipf_requests "
+                              f"({options.zipf_requests:,}), whose first requests these are",
+                              requests)
+        parity = entry.take_int("parity_keys", options.parity_keys, minimum=1, maximum=10**6)
+        peers = entry.take_str_list("peers", list(options.peers), choices=list(PEERS))
+        entry.finish()
+        fleets += [FleetSpec(count, pattern, keys, requests, parity, peers)
+                   for pattern in patterns]
+    sizes = [(f.servers, f.weights) for f in (*options.fleets, *fleets)]
+    if len(set(sizes)) != len(sizes):
+        twice = next(s for s in sizes if sizes.count(s) > 1)
+        raise table.error("fleets", "fleets distinct from each other and from servers x "
+                          "weights", f"{twice[0]} servers at weights {list(twice[1])}")
+    return tuple(fleets)
+
+
 def parse_comparison(table: Fields) -> ComparisonOptions:
     """`[comparison]`: servers (fleet sizes), weights (patterns), algorithms (names, or
     tables of a name and parameters), peers, name, keys, zipf_requests, zipf_universe,
     zipf_exponent, repeats, scalar_keys, batch_keys, parity_keys, peer_keys,
-    peer_timing_keys, memory, seed."""
+    peer_timing_keys, memory, seed, and fleets (each with its own keys)."""
     # One server is added in the movement figures, so a fleet leaves room for it.
     servers = table.take_int_or_list("servers", minimum=1, maximum=MAX_SERVERS - 1)
     if len(set(servers)) != len(servers):
@@ -190,6 +246,7 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
         memory=_take_bool(table, "memory", ComparisonOptions.memory),
         seed=table.take_int("seed", ComparisonOptions.seed, minimum=0),
     )
+    options = replace(options, extra_fleets=_extra_fleets(table, options))
     table.finish()
     return options
 

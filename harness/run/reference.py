@@ -45,6 +45,8 @@ TABLES: dict[str, str] = {
     "comparison": "Every algorithm and peer side by side over generated fleets.",
     "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
                                "`name` and that algorithm's parameters.",
+    "comparison.fleets[]": "A fleet measured after `servers` x `weights`, with its own keys "
+                           "(at most the table's, whose first ones they are) and peers.",
     "removals": "Every algorithm losing servers step by step, in FIFO, LIFO or random order.",
     "removals.algorithms[]": "One entry of `removals.algorithms` given as a table: `name` "
                              "and that algorithm's parameters.",
