@@ -33,6 +33,8 @@ from harness.report.sections import result_report
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
+from .browser import MISSING, browser, console_errors
+
 #: algorithms that move only the keys of the servers that leave
 MONOTONE = ["ring", "rendezvous", "rendezvous-weighted", "multi-probe"]
 KEYS = [f"key-{i}".encode() for i in range(4_000)]
@@ -307,3 +309,19 @@ def test_without_memory_the_account_of_the_algorithm_is_shown(tmp_path: Path) ->
     removals = result.runs[0].figure("removals")
     assert all(step.structure_bytes is None for s in removals.series for step in s.steps)
     assert "(nbytes)" in markdown.report(result_report(result))
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_the_page_draws_every_chart_in_a_browser(measured: tuple[Removals, Path]) -> None:
+    """The HTML page loads in headless chromium with no console error and draws the five
+    removals charts (the scenario measures nothing else that charts)."""
+    _, out = measured
+    with browser() as driver:
+        driver.get(out.with_suffix(".html").as_uri())
+        driver.set_script_timeout(60)
+        drawn = driver.execute_async_script(
+            "const done = arguments[0];"
+            "window.chartsReady.then(() => done(window.chartsDrawn), e => done(-1));")
+        assert drawn == len(driver.find_elements("css selector", "div.chart")) == 5
+        assert len(driver.find_elements("css selector", "div.chart svg")) == 5
+        assert console_errors(driver) == []
