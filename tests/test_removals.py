@@ -27,11 +27,11 @@ from harness.metrics.removals_walk import (
     walk,
 )
 from harness.recipes.algorithms import get_algorithm
-from harness.report import markdown
+from harness.report import html, markdown
 from harness.report.results import load_result, write_result
 from harness.report.sections import result_report
 from harness.run.runner import run_scenario
-from harness.run.scenario import load_scenario
+from harness.run.scenario import load_scenario, parse_scenario
 
 from .browser import MISSING, browser, console_errors
 
@@ -325,3 +325,19 @@ def test_the_page_draws_every_chart_in_a_browser(measured: tuple[Removals, Path]
         assert drawn == len(driver.find_elements("css selector", "div.chart")) == 5
         assert len(driver.find_elements("css selector", "div.chart svg")) == 5
         assert console_errors(driver) == []
+
+
+def test_hostile_server_names_are_shown_as_text() -> None:
+    """Server names come from a user's template and reach the page through an algorithm's
+    refusal (jump names the server it cannot remove): escaped in Markdown and in HTML."""
+    hostile = "<img src=x onerror=alert(1)>**{i}**"
+    document = {"servers": {"count": 3}, "keys": {"count": 10},
+                "measure": {"metrics": [], "layouts": []},
+                "removals": {"servers": 4, "keys": 200, "algorithms": ["jump"],
+                             "name": hostile, "step": 0.5, "repeats": 1, "memory": False}}
+    result = run_scenario(parse_scenario(document, "hostile.toml"), show_progress=False)
+    page = markdown.report(result_report(result))
+    assert "jump can remove only the last server" in page
+    assert "<img" not in page.replace("\\<", "") and "**3**" not in page
+    rendered = html.report(result_report(result))
+    assert "<img src=x" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered

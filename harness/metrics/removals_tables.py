@@ -94,8 +94,9 @@ def removals_sections(result: Result, metric: str) -> list[Section]:
         if removals is None:
             continue
         where = f"N={removals.servers:,}"
-        notes = [f"{s.name}: {s.unsupported}" for s in removals.series
-                 if s.unsupported is not None]
+        # A recipe's label and its reason come from the algorithm (a plugin's too): literal.
+        notes = [literal(f"{s.name}: {NOT_SUPPORTED}: {s.unsupported}", line_start=True)
+                 for s in removals.series if s.unsupported is not None]
         reached = max((step.share_removed for s in removals.series for step in s.steps),
                       default=0.0)
         summary = Table.of(
