@@ -16,6 +16,7 @@ from harness.core.fields import Fields
 from harness.core.servers import fleet_servers
 from harness.core.stats import cv
 from harness.metrics.removals import RemovalsMetric, step_figures
+from harness.metrics.removals_memory import measure_in_subprocess
 from harness.metrics.removals_options import RemovalsOptions, parse_removals
 from harness.metrics.removals_records import Removals, RemovalSeries
 from harness.metrics.removals_tables import NOT_SUPPORTED
@@ -341,3 +342,15 @@ def test_hostile_server_names_are_shown_as_text() -> None:
     assert "<img" not in page.replace("\\<", "") and "**3**" not in page
     rendered = html.report(result_report(result))
     assert "<img src=x" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
+
+
+def test_memory_per_server_is_the_same_at_the_first_step(tmp_path: Path) -> None:
+    """memray measures the algorithm alone at every step, the first included (not the walk's
+    list of live indexes beside it): jump's bytes per live server hold steady as servers
+    leave."""
+    sequence = removal_order(1_000, "lifo", 1)
+    held = measure_in_subprocess(tmp_path / "spec.json", "jump",
+                                 fleet_servers(1_000, [1], "server-{i}"), {}, sequence,
+                                 [0, 100, 500])
+    per_server = [held[0] / 1_000, held[1] / 900, held[2] / 500]
+    assert max(per_server) < 1.25 * min(per_server), per_server

@@ -36,7 +36,9 @@ def _remade(algorithm: str, servers: list[Server], params: dict[str, Any],
         layout = get_layout(state.algorithm.form)
         return lambda: layout.build(ring.positions, ring.owners)
     if state.how == "as it falls":
-        return lambda: list(walk(algorithm, servers, params, sequence, [state.removed]))[-1]
+        # The algorithm alone: the walk's bookkeeping (the live indexes) is not its state.
+        return lambda: list(walk(algorithm, servers, params, sequence,
+                                 [state.removed]))[-1].algorithm
     left = [servers[i] for i in state.live]
     cls = get_algorithm(algorithm)
     return lambda: cls.from_params(left, params)

@@ -52,7 +52,8 @@ class State:
     algorithm: Algorithm
     #: fleet index of each live server, in the algorithm's server order
     live: list[int]
-    #: "as it falls" (the algorithm's own `without`) or "rebuilt" (from the servers left)
+    #: "as it falls" (the algorithm's own `without`) or "rebuilt" (from the servers left;
+    #: the first state, of the whole fleet, is built so)
     how: str
 
 
@@ -78,7 +79,7 @@ def walk(algorithm: str, servers: Sequence[Server], params: dict[str, Any],
     cls = get_algorithm(algorithm)
     current: Algorithm = cls.from_params(servers, params)
     live = list(range(len(servers)))
-    how = "as it falls"
+    how = "rebuilt"
     done = 0
     for target in counts:
         rebuild = False
@@ -91,7 +92,8 @@ def walk(algorithm: str, servers: Sequence[Server], params: dict[str, Any],
             else:
                 current = fallen
         if rebuild:
-            how = "rebuilt"
             current = cls.from_params([servers[i] for i in live], params)
+        if target:
+            how = "rebuilt" if rebuild else "as it falls"
         done = target
         yield State(target, current, list(live), how)
