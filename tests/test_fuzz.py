@@ -26,7 +26,7 @@ HOSTILE_NUMBERS = [0, -1, -(2**63), 2**64, 10**12, math.inf, -math.inf, math.nan
 GOOD: dict[str, dict[str, list[Any]]] = {
     "servers": {"count": [1, 3, 7], "name": ["s-{i}", "{i}-srv"], "weight": [1, 2.5]},
     "generator": {"construction": ["points", "nginx", "libketama", "haproxy"],
-                  "hash": ["blake2b-32", "crc32", "fnv1a-fmix32"],
+                  "hash": ["blake2b-32", "crc32", "fnv1a-fmix32", "siphash24-32"],
                   "point_name": ["{server}:{j}", "{j}@{server}"],
                   "points_per_weight": [1, 5, [2, 4]], "requires": [[]]},
     "keys": {"count": [1, 300], "name": ["key-{i}", "é-{i}|x"],
@@ -35,20 +35,29 @@ GOOD: dict[str, dict[str, list[Any]]] = {
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
                 "repeats": [1], "scalar_keys": [10]},
 }
-#: a small [removals] table (its defaults walk every algorithm over 100 servers: seconds of
-#: work), drawn now and then; its other keys are fuzzed through FIELDS like the rest
-REMOVALS: dict[str, list[Any]] = {
-    "servers": [2, 5], "keys": [50, 300], "algorithms": [["jump", "rendezvous"], ["ring"]],
-    "step": [0.5], "repeats": [1], "scalar_keys": [10], "batch_keys": [100],
-    "memory": [False]}
+#: tables that turn a metric on when present: drawn now and then, always small
+OPTIONAL: dict[str, dict[str, list[Any]]] = {
+    "hostile_keys": {"budgets": [[2_000], [1_000, 3_000]], "attack_keys": [10, 1_000],
+                     "normal_requests": [100, 5_000], "hashes": [["crc32", "siphash24-32"]],
+                     "knowledge": ["hash", "hash-and-key"], "target": ["s-0", "server-1"],
+                     "methods": [["brute-force"], ["forgery"], ["brute-force", "forgery"]]},
+    # its defaults walk every algorithm over 100 servers (seconds of work): all keys small
+    "removals": {"servers": [2, 5], "keys": [50, 300],
+                 "algorithms": [["jump", "rendezvous"], ["ring"]], "step": [0.5],
+                 "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
+}
+#: the keys of each optional table that are always given (their first value by default)
+ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
+                                      "removals": tuple(OPTIONAL["removals"])}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
 #: tables (read from the same declarations as docs/reference/scenario.md, so a key added
 #: there is fuzzed without anyone listing it here), and some that do not exist
 FIELDS = sorted({(e.table, e.key) for e in build_entries(Path(__file__).resolve().parents[1])
-                 if e.table in ("", *GOOD, "removals") and e.key not in GOOD}
-                | {(section, key) for section, keys in GOOD.items() for key in keys}
+                 if e.table in ("", *GOOD, *OPTIONAL) and e.key not in GOOD}
+                | {(section, key) for section, keys in (GOOD | OPTIONAL).items()
+                   for key in keys}
                 | {("generator", "layout"), ("servers", "typo"), ("", "typo")})
 
 
@@ -62,16 +71,21 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         for section, keys in GOOD.items()}
     document["measure"].setdefault("layouts", ["numpy-packed"])
     document["servers"].setdefault("count", 3)
-    if draw(st.booleans()) and draw(st.booleans()):
-        document["removals"] = {}
+    for section, keys in OPTIONAL.items():
+        if draw(st.booleans()):
+            table = {key: draw(st.sampled_from(options)) for key, options in keys.items()
+                     if draw(st.booleans())}
+            for key in ALWAYS[section]:
+                table.setdefault(key, keys[key][0])
+            document[section] = table
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
         target = document.setdefault(section, {}) if section else document
         if isinstance(target, dict):  # not a table a first mutation made a hostile value
             target[key] = value
-    if isinstance(document.get("removals"), dict):
-        for key, options in REMOVALS.items():
-            document["removals"].setdefault(key, draw(st.sampled_from(options)))
+    if isinstance(document.get("removals"), dict):  # a mutation may have made the table
+        for key, options in OPTIONAL["removals"].items():
+            document["removals"].setdefault(key, options[0])
     if draw(st.booleans()):
         document["operations"] = [{
             "kind": draw(st.sampled_from(["add", "remove", "move"])),
