@@ -208,6 +208,9 @@ def test_estimates_grow_with_the_table() -> None:
     assert 0 < metric.estimated_bytes(small, []) < metric.estimated_bytes(large, [])
     assert (metric.estimated_bytes(options(servers=100), [])
             < metric.estimated_bytes(options(servers=10_000), []))
+    # memray's fresh process (an interpreter of tens of MiB) counts only when it runs
+    assert (metric.estimated_bytes(options(memory=False), []) + 40 * 2**20
+            < metric.estimated_bytes(options(), []))
     few, why = metric.estimated_seconds(options(servers=100), [])
     many, _ = metric.estimated_seconds(options(servers=10_000, step=0.01), [])
     assert 0 < few < many and "rendezvous scores all 100 servers" in why

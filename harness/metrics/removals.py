@@ -42,6 +42,7 @@ from harness.core.servers import Server, fleet_servers
 from harness.core.stats import cv
 from harness.metrics.base import MetricBase
 from harness.metrics.comparison import noise_figures
+from harness.metrics.memory import PROBE_PROCESS_BYTES
 from harness.metrics.parity import KeyHashes, check_parity
 from harness.metrics.removals_memory import measure_in_subprocess
 from harness.metrics.removals_options import RemovalsOptions, parse_removals
@@ -139,12 +140,16 @@ class RemovalsMetric(MetricBase):
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """Every key's name and hash, and for each algorithm and order (all walk side by side)
-        its owner arrays and one held state of the whole fleet."""
+        its owner arrays and one held state of the whole fleet; with memory, the fresh
+        process measuring one algorithm and order at a time beside them (an interpreter, a
+        state and the state made again under memray)."""
         assert isinstance(options, RemovalsOptions)
         series = len(options.recipes) * len(options.orders)
+        probe = (PROBE_PROCESS_BYTES + 2 * REMOVALS_BYTES_PER_SERVER * options.servers
+                 if options.memory else 0.0)
         return float(REMOVALS_BYTES_PER_KEY * options.keys
                      + series * (REMOVALS_BYTES_PER_KEY_AND_SERIES * options.keys
-                                 + REMOVALS_BYTES_PER_SERVER * options.servers))
+                                 + REMOVALS_BYTES_PER_SERVER * options.servers) + probe)
 
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
         """Each recipe's own work at each step of each order, on the whole fleet (an upper
