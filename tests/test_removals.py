@@ -27,7 +27,7 @@ from harness.metrics.removals_walk import (
     removed_counts,
     walk,
 )
-from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.report import html, markdown
 from harness.report.results import load_result, write_result
 from harness.report.sections import result_report
@@ -137,6 +137,25 @@ def test_jump_follows_lifo_only_and_is_then_monotone() -> None:
         assert reason is not None and "only the last server" in reason
     assert removal_problem("jump", fleet, {}, removal_order(10, "lifo", 1), 9) is None
     for _, figures in _walked("jump", 10, "lifo")[1:]:
+        assert figures.monotone_since_previous == 1.0
+        assert figures.moved_since_start == figures.minimal_since_start
+
+
+#: registered algorithms that can remove only their last server (jump and its kin)
+LAST_ONLY = [name for name, cls in ALGORITHMS.items()
+             if cls.removal_problem(fleet_servers(3, [1], "s{i}"), "s0") is not None]
+
+
+@pytest.mark.parametrize("algorithm", LAST_ONLY)
+def test_last_bucket_algorithms_follow_lifo_and_are_monotone(algorithm: str) -> None:
+    """Every algorithm that removes only its last bucket (jump, and any registered like it)
+    refuses fifo with its reason and moves exactly the keys of the buckets that leave in
+    lifo order."""
+    fleet = fleet_servers(12, [1], "s{i}")
+    params = get_algorithm(algorithm).parse_params(Fields("t", "t", {}))
+    assert removal_problem(algorithm, fleet, params, removal_order(12, "fifo", 1), 9)
+    assert removal_problem(algorithm, fleet, params, removal_order(12, "lifo", 1), 9) is None
+    for _, figures in _walked(algorithm, 12, "lifo")[1:]:
         assert figures.monotone_since_previous == 1.0
         assert figures.moved_since_start == figures.minimal_since_start
 
