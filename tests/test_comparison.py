@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from harness.core.ring import Ring, reference_lookup_many
 from harness.core.servers import Server, fleet_servers
 from harness.metrics.comparison_options import DEFAULT_LAYOUTS
 from harness.metrics.comparison_records import Comparison, FleetFigures
-from harness.metrics.comparison_tables import NOT_SUPPORTED
+from harness.metrics.comparison_tables import NOT_SUPPORTED, resize_table
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.hashring_peer import expected_agreement
@@ -191,6 +193,34 @@ def test_equal_fleet_figures(tiny: Result) -> None:
     assert uhashring.agrees_with is None and uhashring.agreement is None
 
 
+def test_init_and_resize_times(tiny: Result) -> None:
+    """Every recipe has an init time and a resize time for each change it supports (jump:
+    none for a middle removal), and the report shows them in their own table."""
+    fleet = _fleet(tiny, 12, True)
+    for r in fleet.algorithms:
+        assert r.build_ms is not None and r.build_ms.median > 0
+        for move in r.moves:
+            if move.unsupported is None:
+                assert move.resize_ms is not None and move.resize_ms.rounds == 1
+                assert 0 < move.resize_ms.min <= move.resize_ms.median
+            else:
+                assert move.resize_ms is None
+    jump = next(r for r in fleet.algorithms if r.algorithm == "jump")
+    assert [m.resize_ms is not None for m in jump.moves] == [True, True, False]
+    page = markdown.report(result_report(tiny))
+    assert re.search(r"\| recipe +\| init ms \(min-max\) +\| add ms \(min-max\) +\|", page)
+
+
+def test_resize_table_is_left_out_for_results_without_resize_times(tiny: Result) -> None:
+    """A result written before resize times were measured renders as it did: no table."""
+    fleet = copy.deepcopy(_fleet(tiny, 12, True))
+    for r in fleet.algorithms:
+        for move in r.moves:
+            move.resize_ms = None
+    assert resize_table(fleet) is None
+    assert resize_table(_fleet(tiny, 12, True)) is not None
+
+
 def test_weighted_fleet_marks_what_cannot_take_weights(tiny: Result) -> None:
     """At 1:2:5, unweighted algorithms and peers are not supported, with their reason."""
     fleet = _fleet(tiny, 12, False)
@@ -260,7 +290,50 @@ BAD = {
     "unknown key": ("servers = [10]\nfleet = 3", ["unknown key 'comparison.fleet'"]),
     "memory not boolean": ('servers = [10]\nmemory = "yes"',
                            ["comparison.memory must be true or false"]),
+    "fleet of more keys": ("servers = [10]\nkeys = 1_000\nfleets = [{ servers = 20, "
+                           "keys = 2_000 }]",
+                           ["comparison.fleets[0].keys must be at most comparison.keys "
+                            "(1,000)", "2000"]),
+    "fleet of more requests": ("servers = [10]\nzipf_requests = 10\nfleets = [{ servers = "
+                               "20, zipf_requests = 11 }]",
+                               ["comparison.fleets[0].zipf_requests must be at most"]),
+    "fleet twice": ("servers = [10]\nfleets = [{ servers = 10 }]",
+                    ["comparison.fleets must be fleets distinct from each other",
+                     "10 servers at weights [1.0]"]),
+    "fleet without size": ("servers = [10]\nfleets = [{ keys = 5 }]",
+                           ["comparison.fleets[0].servers"]),
+    "fleet unknown key": ("servers = [10]\nfleets = [{ servers = 20, typo = 1 }]",
+                          ["unknown key 'comparison.fleets[0].typo'"]),
 }
+
+
+def test_extra_fleets_are_measured_with_their_own_keys_and_peers(tmp_path: Path) -> None:
+    """A [[comparison.fleets]] entry is measured after servers x weights, on the first keys
+    and requests of the table's, with only its peers; the estimate follows its keys."""
+    path = tmp_path / "fleets.toml"
+    path.write_text(TINY.replace("servers = [5, 12]\nweights = [[1], [1, 2, 5]]",
+                                 "servers = [5]\nweights = [[1]]").format(extra="""
+memory = false
+algorithms = ["jump", "rendezvous"]
+peers = ["jump-consistent-hash"]
+[[comparison.fleets]]
+servers = 40
+keys = 1_000
+zipf_requests = 500
+parity_keys = 20
+peers = []
+"""))
+    scenario = load_scenario(path)
+    options = scenario.measure.options["comparison"]
+    assert [(f.servers, f.keys, f.peers) for f in options.fleets] == [
+        (5, 3_000, ("jump-consistent-hash",)), (40, 1_000, ())]
+    comparison = run_scenario(scenario, show_progress=False).runs[0].figure("comparison")
+    small, large = comparison.fleets
+    assert (small.servers, small.keys, len(small.peers)) == (5, 3_000, 1)
+    assert (large.servers, large.keys, large.zipf_requests, large.peers) == (40, 1_000, 500, [])
+    for r in large.algorithms:
+        assert r.uniform is not None and r.uniform.requests == 1_000
+        assert r.zipf is not None and r.zipf.requests == 500 and r.parity_keys == 20
 
 
 @pytest.mark.parametrize("case", list(BAD))

@@ -41,7 +41,14 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                      "normal_requests": [100, 5_000], "hashes": [["crc32", "siphash24-32"]],
                      "knowledge": ["hash", "hash-and-key"], "target": ["s-0", "server-1"],
                      "methods": [["brute-force"], ["forgery"], ["brute-force", "forgery"]]},
+    # its defaults walk every algorithm over 100 servers (seconds of work): all keys small
+    "removals": {"servers": [2, 5], "keys": [50, 300],
+                 "algorithms": [["jump", "rendezvous"], ["ring"]], "step": [0.5],
+                 "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
 }
+#: the keys of each optional table that are always given (their first value by default)
+ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
+                                      "removals": tuple(OPTIONAL["removals"])}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
@@ -68,12 +75,17 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             table = {key: draw(st.sampled_from(options)) for key, options in keys.items()
                      if draw(st.booleans())}
-            table.setdefault("budgets", keys["budgets"][0])
-            table.setdefault("normal_requests", keys["normal_requests"][0])
+            for key in ALWAYS[section]:
+                table.setdefault(key, keys[key][0])
             document[section] = table
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
-        (document.setdefault(section, {}) if section else document)[key] = value
+        target = document.setdefault(section, {}) if section else document
+        if isinstance(target, dict):  # not a table a first mutation made a hostile value
+            target[key] = value
+    if isinstance(document.get("removals"), dict):  # a mutation may have made the table
+        for key, options in OPTIONAL["removals"].items():
+            document["removals"].setdefault(key, options[0])
     if draw(st.booleans()):
         document["operations"] = [{
             "kind": draw(st.sampled_from(["add", "remove", "move"])),

@@ -218,6 +218,8 @@ def scenario_texts(draw: st.DrawFn) -> str:
     document["keys"]["count"] = min(max(count, 1), 300) if type(count) is int else 300
     document["measure"]["metrics"] = ["balance"]
     document["measure"]["repeats"] = 1
+    if isinstance(document.get("removals"), dict):
+        document["removals"]["memory"] = False  # a fresh process per algorithm and order
     for section, key in draw(st.lists(st.sampled_from(
             [("servers", "name"), ("generator", "point_name"), ("keys", "name")]), max_size=2)):
         document[section][key] = draw(st.sampled_from(TEMPLATES))

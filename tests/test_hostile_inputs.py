@@ -304,6 +304,7 @@ def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
      '[equivalence.against]\npoints_per_weight = [1]\n', "[equivalence]"),
     ('[comparison]\nservers = [65_534]\nweights = [[1000]]\nalgorithms = ["jump"]\n',
      "[comparison]"),
+    ("[removals]\nservers = 65_535\nkeys = 100_000_000\n", "[removals]"),
 ])
 def test_a_table_metric_too_large_for_memory_is_refused_before_work(
         table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -362,6 +363,8 @@ def test_a_result_too_large_to_read_back_is_not_written(
      "rendezvous scores all 65,535 servers for each key"),
     ("[servers]\ncount = 3\n[algorithm]\nname = \"maglev\"\ntable_size = 100000007\n",
      ["--max-minutes", "2"], "maglev's reference fills all 100,000,007 slots in Python"),
+    ("[servers]\ncount = 3\n[removals]\nservers = 10_000\nalgorithms = [\"rendezvous\"]\n"
+     "step = 0.001\n", [], "rendezvous scores all 10,000 servers for each key"),
 ])
 def test_a_run_longer_than_its_time_budget_is_refused(
         text: str, argv: list[str], needle: str, tmp_path: Path,

@@ -111,10 +111,11 @@ def _corpus_records() -> list[tuple[str, dict[str, Any], list[Any]]]:
 
 def _variants(document: dict[str, Any], table: str, key: str,
               value: Any) -> list[dict[str, Any]]:
-    """The document with table.key set to value; for an entry of comparison.algorithms, once
-    per algorithm it could be a parameter of."""
-    if table == "comparison.algorithms[]":
-        return [_set(_set(document, "comparison", "algorithms", [{"name": name}]),
+    """The document with table.key set to value; for an entry of comparison.algorithms or
+    removals.algorithms, once per algorithm it could be a parameter of."""
+    if table in ("comparison.algorithms[]", "removals.algorithms[]"):
+        metric = table.split(".")[0]
+        return [_set(_set(document, metric, "algorithms", [{"name": name}]),
                      table, key, value) for name in ALGORITHMS]
     return [_set(document, table, key, value)]
 

@@ -8,7 +8,9 @@ registered algorithm takes part:
 - bytes: allocator bytes held after the build, by memray in a fresh process
   (`harness.metrics.memory`, as the memory metric measures); a ring is
   measured as its layout, from its points, as the memory metric does;
-- build time (median of `repeats` builds), scalar and batch ns per key
+- init time (the build) and resize time (the build for the fleet with one server added,
+  the last removed or one in the middle removed, as the movement figures build it),
+  the median of `repeats` builds each; scalar and batch ns per key
   (`harness.metrics.throughput`, all recipes and peers of a fleet in the same
   interleaved rounds), and where the algorithm has `route_one` (hash and look
   up one key in one call), that whole route per key;
@@ -49,6 +51,7 @@ from harness.core.workload import KeysSpec, key_names
 from harness.metrics.base import MetricBase
 from harness.metrics.comparison_options import (
     ComparisonOptions,
+    FleetSpec,
     RecipeSpec,
     parse_comparison,
     recipe_label,
@@ -86,8 +89,6 @@ MEMORY_KEYS = 10_000
 PEER_MEMORY_KEYS = 100
 #: multinomial draws for the key-noise figures of a perfectly even split
 NOISE_DRAWS = 200
-#: the three changes whose moved keys are measured
-OPERATIONS = ("add", "remove last", "remove middle")
 
 
 def weight_shares(servers: Sequence[Server]) -> npt.NDArray[np.float64]:
@@ -117,12 +118,21 @@ def noise_figures(servers: Sequence[Server], keys: int, seed: int) -> tuple[floa
 class _Hashes:
     """The fleet's keys and zipf requests, each hashed once per way of hashing."""
 
-    def __init__(self, keys: list[bytes], requests: list[bytes]) -> None:
+    def __init__(self, keys: list[bytes], requests: list[bytes],
+                 first: tuple[int, int] | None = None) -> None:
         self._keys, self._requests = KeyHashes(keys), KeyHashes(requests)
+        self._first = first or (len(keys), len(requests))
+
+    def first(self, keys: int, requests: int) -> _Hashes:
+        """The same hashes, cut to the first `keys` keys and `requests` requests."""
+        cut = _Hashes([], [], (keys, requests))
+        cut._keys, cut._requests = self._keys, self._requests
+        return cut
 
     def of(self, algorithm: Algorithm) -> tuple[npt.NDArray[np.unsignedinteger],
                                                 npt.NDArray[np.unsignedinteger]]:
-        return self._keys.of(algorithm), self._requests.of(algorithm)
+        keys, requests = self._first
+        return self._keys.of(algorithm)[:keys], self._requests.of(algorithm)[:requests]
 
 
 def _changes(servers: list[Server], pattern: Sequence[float],
@@ -157,18 +167,17 @@ class ComparisonMetric(MetricBase):
         and its three moves; the ring's generation is bounded by the memory estimate."""
         assert isinstance(options, ComparisonOptions)
         parts: list[tuple[float, str]] = [(0.0, "")]
-        for count in options.servers:
-            for pattern in options.weights:
-                fleet = fleet_servers(count, pattern, options.name)
-                for recipe in options.recipes:
-                    # Parity on a sample; the keys, the requests and three moves through
-                    # the fast path, and the timed batches.
-                    seconds, why = get_algorithm(recipe.algorithm).estimated_seconds(
-                        fleet, recipe.params, reference_keys=options.parity_keys,
-                        fast_keys=4 * options.keys + options.zipf_requests
-                        + (options.repeats + 1) * options.batch_keys,
-                        plain_keys=options.parity_keys)
-                    parts.append((seconds, f"{why} (fleet of {count:,})"))
+        for spec in options.fleets:
+            fleet = fleet_servers(spec.servers, spec.weights, options.name)
+            for recipe in options.recipes:
+                # Parity on a sample; the keys, the requests and three moves through
+                # the fast path, and the timed batches.
+                seconds, why = get_algorithm(recipe.algorithm).estimated_seconds(
+                    fleet, recipe.params, reference_keys=spec.parity_keys,
+                    fast_keys=4 * spec.keys + spec.zipf_requests
+                    + (options.repeats + 1) * min(options.batch_keys, spec.keys),
+                    plain_keys=spec.parity_keys)
+                parts.append((seconds, f"{why} (fleet of {spec.servers:,})"))
         return sum(s for s, _ in parts), max(parts)[1]
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
@@ -176,7 +185,7 @@ class ComparisonMetric(MetricBase):
         two layouts, and every key, request and universe name with their hashes; recipes
         are measured one after the other."""
         assert isinstance(options, ComparisonOptions)
-        heaviest = max(options.servers) * max(max(p) for p in options.weights)
+        heaviest = max(f.servers * max(f.weights) for f in options.fleets)
         points = 160 * heaviest
         names = options.keys + options.zipf_requests + options.zipf_universe
         return float(COMPARISON_BYTES_PER_POINT * points + COMPARISON_BYTES_PER_KEY * names)
@@ -197,9 +206,8 @@ class ComparisonMetric(MetricBase):
         options = plan.options.get(self.name)
         if not isinstance(options, ComparisonOptions):
             return 0
-        fleets = len(options.servers) * len(options.weights)
-        return fleets * (len(options.recipes) * self.RECIPE_STEPS
-                         + len(options.peers) * self.PEER_STEPS + options.repeats + 1)
+        return sum(len(options.recipes) * self.RECIPE_STEPS + len(f.peers) * self.PEER_STEPS
+                   + options.repeats + 1 for f in options.fleets)
 
     def measure(self, context: RunContext) -> Comparison | None:
         options = context.options.get(self.name)
@@ -212,29 +220,29 @@ class ComparisonMetric(MetricBase):
             zipf_exponent=options.zipf_exponent, universe=options.zipf_universe,
             seed=options.seed))
         hashes = _Hashes([k.encode() for k in keys], [r.encode() for r in requests])
-        fleets = []
-        for count in options.servers:
-            for pattern in options.weights:
-                fleets.append(self._fleet(context, options, count, pattern, keys, hashes))
-        return Comparison(fleets)
+        return Comparison([self._fleet(context, options, spec, keys, hashes)
+                           for spec in options.fleets])
 
-    def _fleet(self, context: RunContext, options: ComparisonOptions, count: int,
-               pattern: tuple[float, ...], keys: list[str], hashes: _Hashes) -> FleetFigures:
-        servers = fleet_servers(count, pattern, options.name)
-        noise_cv, noise_peak = noise_figures(servers, options.keys, options.seed)
-        fleet = FleetFigures(count, list(pattern), options.keys, options.zipf_requests,
+    def _fleet(self, context: RunContext, options: ComparisonOptions, spec: FleetSpec,
+               keys: list[str], hashes: _Hashes) -> FleetFigures:
+        pattern = spec.weights
+        servers = fleet_servers(spec.servers, pattern, options.name)
+        noise_cv, noise_peak = noise_figures(servers, spec.keys, options.seed)
+        fleet = FleetFigures(spec.servers, list(pattern), spec.keys, spec.zipf_requests,
                              options.zipf_exponent, noise_cv, noise_peak, [], [])
+        hashes = hashes.first(spec.keys, spec.zipf_requests)
+        keys = keys[:spec.keys]
         where = f"{context.label}: comparison {fleet.label}"
         built: dict[str, Algorithm] = {}
         for recipe in options.recipes:
             context.stage(f"{where}: {recipe.label}")
             figures, algorithm = self._recipe(context, options, recipe, servers, pattern,
-                                              hashes)
+                                              hashes, spec.parity_keys)
             fleet.algorithms.append(figures)
             if algorithm is not None:
                 built[recipe.label] = algorithm
         peers: dict[str, Peer] = {}
-        for name in options.peers:
+        for name in spec.peers:
             context.stage(f"{where}: peer {name}")
             peer_figures, peer = self._peer(options, name, servers, keys)
             fleet.peers.append(peer_figures)
@@ -246,12 +254,12 @@ class ComparisonMetric(MetricBase):
         if options.memory:
             self._memory(context, options, fleet, built, servers, keys, hashes)
         else:
-            context.advance(len(options.recipes) + len(options.peers))
+            context.advance(len(options.recipes) + len(spec.peers))
         return fleet
 
     def _recipe(self, context: RunContext, options: ComparisonOptions, recipe: RecipeSpec,
-                servers: list[Server], pattern: tuple[float, ...],
-                hashes: _Hashes) -> tuple[RecipeFigures, Algorithm | None]:
+                servers: list[Server], pattern: tuple[float, ...], hashes: _Hashes,
+                parity_keys: int) -> tuple[RecipeFigures, Algorithm | None]:
 
         cls = get_algorithm(recipe.algorithm)
         figures = RecipeFigures(recipe.label, recipe.algorithm, dict(recipe.params))
@@ -268,7 +276,7 @@ class ComparisonMetric(MetricBase):
         figures.build_ms = Timing.of(builds)
         figures.entries, figures.nbytes = int(algorithm.entries), int(algorithm.nbytes)
         key_hashes, request_hashes = hashes.of(algorithm)
-        sample = key_hashes[:options.parity_keys]
+        sample = key_hashes[:parity_keys]
         check_parity(algorithm, sample, {recipe.label: algorithm})
         figures.parity_keys = len(sample)
         owners = algorithm.lookup_many(key_hashes)
@@ -288,7 +296,8 @@ class ComparisonMetric(MetricBase):
         if slots is not None:
             figures.slot_spread = int(slots.max() - slots.min())
         context.advance(1)
-        figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners)
+        figures.moves = [self._move(cls, recipe, servers, change, key_hashes, owners,
+                                    options.repeats)
                          for change in _changes(servers, pattern, options.name)]
         context.advance(1)
         return figures, algorithm
@@ -297,7 +306,7 @@ class ComparisonMetric(MetricBase):
     def _move(cls: type[Algorithm], recipe: RecipeSpec, servers: list[Server],
               change: tuple[str, str, list[Server], float],
               key_hashes: npt.NDArray[np.unsignedinteger],
-              owners: npt.NDArray[np.uint16]) -> MoveFigure:
+              owners: npt.NDArray[np.uint16], repeats: int) -> MoveFigure:
         operation, server, after, minimal = change
         figure = MoveFigure(operation, server, minimal)
         if operation != "add":
@@ -311,6 +320,12 @@ class ComparisonMetric(MetricBase):
         except NotImplementedError as exc:
             figure.unsupported = str(exc) or "the algorithm cannot be rebuilt"
             return figure
+        builds = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            cls.from_params(after, recipe.params)
+            builds.append((time.perf_counter() - started) * 1e3)
+        figure.resize_ms = Timing.of(builds)
         before_names = tuple(s.name for s in servers)
         after_names = tuple(s.name for s in after)
         figure.movement = measure_movement(

@@ -16,7 +16,7 @@ results, and `bucketed`, the smallest per entry (4 bytes, plus a fixed
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.core.errors import ScenarioError
@@ -38,6 +38,19 @@ class RecipeSpec:
     algorithm: str
     params: dict[str, Any]
     label: str
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    """One fleet measured: its size and weight pattern, and the keys it is measured with."""
+
+    servers: int
+    weights: tuple[float, ...]
+    #: the first `keys` uniform keys and `zipf_requests` zipf requests of the table's
+    keys: int
+    zipf_requests: int
+    parity_keys: int
+    peers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,18 @@ class ComparisonOptions:
     #: memray, one fresh process per recipe and peer (the slowest part)
     memory: bool = True
     seed: int = 1
+    #: fleets measured after servers x weights, each with its own keys and peers (a
+    #: fleet of 10,000 servers cannot afford what one of 100 can: rendezvous scores every
+    #: server for every key)
+    extra_fleets: tuple[FleetSpec, ...] = ()
+
+    @property
+    def fleets(self) -> tuple[FleetSpec, ...]:
+        """Every fleet, in the order measured: servers x weights, then `extra_fleets`."""
+        crossed = tuple(FleetSpec(count, pattern, self.keys, self.zipf_requests,
+                                  self.parity_keys, self.peers)
+                        for count in self.servers for pattern in self.weights)
+        return crossed + self.extra_fleets
 
 
 def recipe_label(algorithm: str, params: dict[str, Any]) -> str:
@@ -93,24 +118,46 @@ def _recipe(fields: Fields) -> RecipeSpec:
     return RecipeSpec(name, params, recipe_label(name, params))
 
 
-def default_recipes(file: str) -> list[RecipeSpec]:
-    """Every registered algorithm with default parameters; the ring in DEFAULT_LAYOUTS.
+def default_recipes(file: str, path: str = "comparison.algorithms",
+                    layouts: tuple[str, ...] = DEFAULT_LAYOUTS) -> list[RecipeSpec]:
+    """Every registered algorithm with default parameters; the ring in `layouts`.
     An algorithm that has no defaults (a plugin with required parameters) is left out."""
     recipes = []
     for name in ALGORITHMS:
         try:
-            defaults = _recipe(Fields(file, "comparison.algorithms", {"name": name}))
+            defaults = _recipe(Fields(file, path, {"name": name}))
         except ScenarioError:
             continue
         if "layout" not in defaults.params:
             recipes.append(defaults)
             continue
-        for layout in DEFAULT_LAYOUTS:
+        for layout in layouts:
             try:
-                recipes.append(_recipe(Fields(file, "comparison.algorithms",
-                                              {"name": name, "layout": layout})))
+                recipes.append(_recipe(Fields(file, path, {"name": name, "layout": layout})))
             except ScenarioError:
                 continue  # a layout this algorithm's defaults cannot take
+    return recipes
+
+
+def take_recipes(table: Fields, layouts: tuple[str, ...] = DEFAULT_LAYOUTS) -> list[RecipeSpec]:
+    """`algorithms`: a list of names or tables of a name and parameters, each checked by its
+    algorithm, all distinct; absent, every registered algorithm (`default_recipes`)."""
+    if not table.has("algorithms"):
+        return default_recipes(table.file, table.field("algorithms"), layouts)
+    expected = ("a non-empty list of algorithm names or tables such as "
+                "{ name = \"ring\", layout = \"bucketed\" }")
+    listed = table.take_raw("algorithms", expected=expected)
+    if not isinstance(listed, list) or not listed:
+        raise table.error("algorithms", expected, listed)
+    recipes = []
+    for i, item in enumerate(listed):
+        path = table.field(f"algorithms[{i}]")
+        recipes.append(_recipe(Fields(table.file, path,
+                                      {"name": item} if isinstance(item, str) else item)))
+    labels = [r.label for r in recipes]
+    if len(set(labels)) != len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise table.error("algorithms", "distinct recipes", twice)
     return recipes
 
 
@@ -133,34 +180,48 @@ def _weight_patterns(table: Fields) -> tuple[tuple[float, ...], ...]:
     return tuple(patterns)
 
 
+def _extra_fleets(table: Fields, options: ComparisonOptions) -> tuple[FleetSpec, ...]:
+    """`[[comparison.fleets]]`: servers, weights (equal by default), and keys,
+    zipf_requests, parity_keys and peers (the table's by default; keys and requests at most
+    the table's, whose first ones they are)."""
+    fleets = []
+    for entry in table.take_table_list("fleets"):
+        count = entry.take_int("servers", minimum=1, maximum=MAX_SERVERS - 1)
+        patterns = _weight_patterns(entry)
+        keys = entry.take_int("keys", options.keys, minimum=1, maximum=10**8)
+        if keys > options.keys:
+            raise entry.error("keys", f"at most comparison.keys ({options.keys:,}), whose "
+                              "first keys these are", keys)
+        requests = entry.take_int("zipf_requests", options.zipf_requests, minimum=1,
+                                  maximum=10**8)
+        if requests > options.zipf_requests:
+            raise entry.error("zipf_requests", "at most comparison.zipf_requests "
+                              f"({options.zipf_requests:,}), whose first requests these are",
+                              requests)
+        parity = entry.take_int("parity_keys", options.parity_keys, minimum=1, maximum=10**6)
+        peers = entry.take_str_list("peers", list(options.peers), choices=list(PEERS))
+        entry.finish()
+        fleets += [FleetSpec(count, pattern, keys, requests, parity, peers)
+                   for pattern in patterns]
+    sizes = [(f.servers, f.weights) for f in (*options.fleets, *fleets)]
+    if len(set(sizes)) != len(sizes):
+        twice = next(s for s in sizes if sizes.count(s) > 1)
+        raise table.error("fleets", "fleets distinct from each other and from servers x "
+                          "weights", f"{twice[0]} servers at weights {list(twice[1])}")
+    return tuple(fleets)
+
+
 def parse_comparison(table: Fields) -> ComparisonOptions:
     """`[comparison]`: servers (fleet sizes), weights (patterns), algorithms (names, or
     tables of a name and parameters), peers, name, keys, zipf_requests, zipf_universe,
     zipf_exponent, repeats, scalar_keys, batch_keys, parity_keys, peer_keys,
-    peer_timing_keys, memory, seed."""
+    peer_timing_keys, memory, seed, and fleets (each with its own keys)."""
     # One server is added in the movement figures, so a fleet leaves room for it.
     servers = table.take_int_or_list("servers", minimum=1, maximum=MAX_SERVERS - 1)
     if len(set(servers)) != len(servers):
         raise table.error("servers", "distinct fleet sizes", list(servers))
     weights = _weight_patterns(table)
-    recipes: list[RecipeSpec]
-    if table.has("algorithms"):
-        expected = ("a non-empty list of algorithm names or tables such as "
-                    "{ name = \"ring\", layout = \"bucketed\" }")
-        listed = table.take_raw("algorithms", expected=expected)
-        if not isinstance(listed, list) or not listed:
-            raise table.error("algorithms", expected, listed)
-        recipes = []
-        for i, item in enumerate(listed):
-            path = table.field(f"algorithms[{i}]")
-            recipes.append(_recipe(Fields(table.file, path,
-                                          {"name": item} if isinstance(item, str) else item)))
-        labels = [r.label for r in recipes]
-        if len(set(labels)) != len(labels):
-            twice = next(label for label in labels if labels.count(label) > 1)
-            raise table.error("algorithms", "distinct recipes", twice)
-    else:
-        recipes = default_recipes(table.file)
+    recipes = take_recipes(table)
     options = ComparisonOptions(
         servers=servers, weights=weights, recipes=tuple(recipes),
         peers=table.take_str_list("peers", list(PEERS), choices=list(PEERS)),
@@ -185,6 +246,7 @@ def parse_comparison(table: Fields) -> ComparisonOptions:
         memory=_take_bool(table, "memory", ComparisonOptions.memory),
         seed=table.take_int("seed", ComparisonOptions.seed, minimum=0),
     )
+    options = replace(options, extra_fleets=_extra_fleets(table, options))
     table.finish()
     return options
 

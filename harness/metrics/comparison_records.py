@@ -14,6 +14,9 @@ from harness.metrics.memory import Memory
 from harness.metrics.movement import Movement
 from harness.metrics.throughput import Timing
 
+#: the three changes whose moved keys (and resize times) are measured
+OPERATIONS = ("add", "remove last", "remove middle")
+
 
 @dataclass
 class MoveFigure:
@@ -23,6 +26,9 @@ class MoveFigure:
     minimal_fraction: float
     movement: Movement | None = None
     unsupported: str | None = None
+    #: ms to make the algorithm for the changed fleet (median of the comparison's repeats);
+    #: None in results written before resize times were measured
+    resize_ms: Timing | None = None
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.comparison_records import (
+    OPERATIONS,
     Comparison,
     FleetFigures,
     MoveFigure,
@@ -56,6 +57,36 @@ def _cost_row(r: RecipeFigures) -> list[Cell]:
             kib(r.memory.structure_bytes) if r.memory is not None else kib(r.nbytes or 0),
             number(r.build_ms.median, 2), _timing(r.scalar_ns), _timing(r.batch_ns),
             _timing(r.route_ns)]
+
+
+def _ms(timing: Timing) -> Cell:
+    """Milliseconds to three decimals: a jump build takes microseconds, a ring's seconds."""
+    return Cell(f"{timing.median:,.3f} ({timing.min:,.3f}-{timing.max:,.3f})", timing.median)
+
+
+def _resize_row(r: RecipeFigures) -> list[Cell]:
+    if r.unsupported is not None or r.build_ms is None:
+        return [text(r.label), *(unsupported() for _ in range(4))]
+    by_operation = {m.operation: m for m in r.moves}
+    cells = [text(r.label), _ms(r.build_ms)]
+    for operation in OPERATIONS:
+        move = by_operation.get(operation)
+        cells.append(unsupported() if move is None or move.resize_ms is None
+                     else _ms(move.resize_ms))
+    return cells
+
+
+def resize_table(fleet: FleetFigures) -> Table | None:
+    """Init and resize times; None for results written before resize times were measured."""
+    if not any(m.resize_ms is not None for r in fleet.algorithms for m in r.moves):
+        return None
+    return Table.of(
+        ["recipe", "init ms (min-max)",
+         *(f"{operation} ms (min-max)" for operation in OPERATIONS)],
+        [_resize_row(r) for r in fleet.algorithms],
+        notes=["init: building the algorithm for the fleet; resize: building it for the fleet "
+               "with one server added, the last removed or one in the middle removed (what "
+               "the movement figures route with); median of the comparison's repeats, in ms."])
 
 
 def _balance_row(r: RecipeFigures) -> list[Cell]:
@@ -292,6 +323,9 @@ def fleet_section(fleet: FleetFigures) -> Section:
                "recipe. Peers look keys up by name, hashing included; libraries that take "
                "key hashes (jump.hash) are also timed on precomputed hashes."])
     tables = [cost, balance]
+    resize = resize_table(fleet)
+    if resize is not None:
+        tables.append(resize)
     if fleet.peers:
         tables.append(peers)
     published = _published_rows(fleet)

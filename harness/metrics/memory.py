@@ -82,7 +82,7 @@ def rss_bytes() -> int:
     return resident_pages * resource.getpagesize()
 
 
-def _tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any, int, int]:
+def tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any, int, int]:
     """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
     # memray only when memory is measured: a run without this metric (every run imports
     # the metric registry) skips its 30-50 ms import.
@@ -105,9 +105,9 @@ def _measure_built(build: Callable[[], Any], lookup_all: Callable[[Any], object]
     with tempfile.TemporaryDirectory(prefix="ring-harness-memray-") as tmp:
         workdir = Path(tmp)
         rss_before = rss_bytes()
-        built, held, build_peak = _tracked(build, workdir, "build")
+        built, held, build_peak = tracked(build, workdir, "build")
         rss_after = rss_bytes()
-        _, _, lookup_peak = _tracked(functools.partial(lookup_all, built), workdir, "lookup")
+        _, _, lookup_peak = tracked(functools.partial(lookup_all, built), workdir, "lookup")
     entries = int(built.entries)
     del built  # one structure at a time: the tracemalloc pass builds its own
     tracemalloc.start()
@@ -201,14 +201,21 @@ PR_SET_PDEATHSIG = 1
 
 
 def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
-    """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails.
+    """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails."""
+    return Memory(**json.loads(run_fresh("harness.metrics.memory", [kind, name], spec_file,
+                                         name)))
+
+
+def run_fresh(module: str, args: list[str], spec_file: Path, name: str) -> str:
+    """What `python -m module *args spec_file` prints, run in a fresh Python process; a
+    HarnessError naming `name` if it fails.
 
     The child's temporary files (memray's traces) go to the folder of `spec_file`, the
     run's own, so that removing it removes them too; an interrupted run kills and reaps
     the child (subprocess.run does on any exception) before that folder is removed.
     """
     completed = subprocess.run(
-        [sys.executable, "-m", "harness.metrics.memory", kind, name, str(spec_file)],
+        [sys.executable, "-m", module, *args, str(spec_file)],
         capture_output=True,
         text=True,
         check=False,
@@ -220,7 +227,7 @@ def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
             f"memory measurement of {name} failed (exit {completed.returncode}): "
             f"{completed.stderr.strip()[-2000:]}"
         )
-    return Memory(**json.loads(completed.stdout))
+    return completed.stdout
 
 
 def save_ring_for_probe(

@@ -25,6 +25,7 @@ from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
+from harness.metrics.removals import RemovalsMetric
 from harness.metrics.throughput import ThroughputMetric
 
 METRICS: list[Metric] = [
@@ -36,6 +37,7 @@ METRICS: list[Metric] = [
     ProcessMetric(),
     MigrationMetric(),
     ComparisonMetric(),
+    RemovalsMetric(),
     HostileKeysMetric(),
     MemoryMetric(),
     ThroughputMetric(),
@@ -46,7 +48,7 @@ BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                  "hostile_keys")
+                                   "removals", "hostile_keys")
 #: metrics on by default in a scenario: all but those, counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout) and foreign (on when a foreign peer is named)
 DEFAULT_METRICS: tuple[str, ...] = tuple(

@@ -49,6 +49,11 @@ TABLES: dict[str, str] = {
     "comparison": "Every algorithm and peer side by side over generated fleets.",
     "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
                                "`name` and that algorithm's parameters.",
+    "comparison.fleets[]": "A fleet measured after `servers` x `weights`, with its own keys "
+                           "(at most the table's, whose first ones they are) and peers.",
+    "removals": "Every algorithm losing servers step by step, in FIFO, LIFO or random order.",
+    "removals.algorithms[]": "One entry of `removals.algorithms` given as a table: `name` "
+                             "and that algorithm's parameters.",
     "equivalence": "The random points per server that match the recipe's balance.",
     "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
     "equivalence.against": "The ring of random points the recipe is matched against.",
@@ -57,7 +62,8 @@ TABLES: dict[str, str] = {
 }
 
 #: tables read under two paths: a default recipe is checked as a table of its own
-ALIASES = {"comparison.algorithms": "comparison.algorithms[]"}
+ALIASES = {"comparison.algorithms": "comparison.algorithms[]",
+           "removals.algorithms": "removals.algorithms[]"}
 
 #: tables whose keys are free names, described since no key is declared
 FREE_FORM: dict[str, str] = {
@@ -116,6 +122,12 @@ SPECIMENS: tuple[str, ...] = (
     [comparison]
     servers = [3]
     [[comparison.algorithms]]
+    name = "ring"
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    [removals]
+    servers = 3
+    [[removals.algorithms]]
     name = "ring"
     hash = "siphash24-32"
     hash_key = "000102030405060708090a0b0c0d0e0f"
