@@ -4,7 +4,8 @@
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
 route exactly like the libraries their modules name, and `bounded-load` applies
-HAProxy's hash-balance-factor rule to a ring. Installed packages add theirs through
+HAProxy's hash-balance-factor rule to a ring; `anchor` and `memento` remove any server
+in place (`without`), as their papers define. Installed packages add theirs through
 the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
 against the `Algorithm` protocol when they load.
 """
@@ -12,10 +13,12 @@ against the `Algorithm` protocol when they load.
 from __future__ import annotations
 
 from harness.core.errors import UnknownNameError
+from harness.recipes.algorithms.anchor import AnchorAlgorithm
 from harness.recipes.algorithms.base import DEFAULTS, Algorithm
 from harness.recipes.algorithms.bounded_load import BoundedLoadAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
+from harness.recipes.algorithms.memento import MementoAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
@@ -24,7 +27,7 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
-    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm)
+    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, AnchorAlgorithm, MementoAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
