@@ -21,9 +21,6 @@ from harness.core.hashing import xxh64_many
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm, unweighted_problem
 
-#: the most servers an owner index (uint16) can name
-MAX_SERVERS = 2**16
-
 
 class RemovesInPlace(OneForm):
     """An algorithm over buckets 0..n-1 from which any bucket can be removed."""
@@ -40,10 +37,7 @@ class RemovesInPlace(OneForm):
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        problem = unweighted_problem(cls.name, servers)
-        if problem is None and len(servers) > MAX_SERVERS:
-            return f"at most {MAX_SERVERS:,} servers (got {len(servers):,})"
-        return problem
+        return unweighted_problem(cls.name, servers)
 
     @classmethod
     def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
