@@ -124,6 +124,7 @@ def test_memory_is_16_or_8_bytes_a_slot_and_2_a_server_after_a_removal() -> None
 
 def test_parity_check_passes_after_removals() -> None:
     """The run's parity check (every fast path against the references) holds after removals."""
+    assert ALGORITHMS["anchor"] is AnchorAlgorithm
     anchor = AnchorAlgorithm.build(numbered_servers(30), arrays="reduced")
     fallen = anchor.without(0).without(10).without(27)
     assert fallen.capacity == 60 and len(fallen.servers) == 27
