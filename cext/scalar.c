@@ -14,6 +14,8 @@
  * uint16 table and n its size. "jump-key" is jump called with the key itself
  * (bytes), hashed here with xxHash64 seed 0 (hashes.c): a whole route in one call. For
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
+ * "anchor", "memento" and "dx" take the address of their struct (anchor.h, memento.h, dx.h)
+ * as the entries, n unused; "jumpback" is like "jump", n the bucket count and no array.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -28,18 +30,24 @@
 #include <string.h>
 
 #include "algorithms.h"
+#include "anchor.h"
 #include "bucketed.h"
+#include "dx.h"
 #include "hashes.h"
+#include "jumpback.h"
+#include "memento.h"
 #include "ring.h"
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_ANCHOR, KIND_MEMENTO,
+    KIND_DX, KIND_JUMPBACK
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
-                                          "search32", "search64", "rendezvous-weighted"};
+                                          "search32", "search64", "rendezvous-weighted",
+                                          "anchor", "memento", "dx", "jumpback"};
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -95,7 +103,8 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         return NULL;
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
-               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS;
+               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
+               lookup->kind >= KIND_ANCHOR;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -130,6 +139,20 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     case KIND_WRENDEZVOUS:
         owner = wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key);
         break;
+    case KIND_ANCHOR:
+        owner = anchor_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_MEMENTO:
+        owner = memento_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_DX:
+        owner = dx_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_JUMPBACK:
+        owner = (uint16_t)jumpback_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    default:
+        break;
     }
     return PyLong_FromLong(owner);
 }
@@ -156,7 +179,8 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP && kind != KIND_JUMP_KEY) ||
+    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP && kind != KIND_JUMP_KEY &&
+                  kind != KIND_JUMPBACK) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;

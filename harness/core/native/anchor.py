@@ -17,8 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import ffi, lib, u16_out, u64_in
+from harness.core.native._c import address, ffi, lib, u16_out, u64_in
 from harness.core.native._owners import owners_array, owners_without
+from harness.core.native.scalar import ScalarLookup
 
 __all__ = ["CAnchor"]
 
@@ -45,11 +46,10 @@ class CAnchor:
         self.lookup: Callable[[int], int] = self._bound_lookup()
 
     def _bound_lookup(self) -> Callable[[int], int]:
-        one, anchor = lib.anchor_lookup, self._anchor
-
-        def lookup(key_hash: int) -> int:
-            return int(one(anchor, key_hash))
-
+        # The lookup keeps the struct and every array it points to alive (not this object:
+        # a ScalarLookup is not tracked by the garbage collector, so a cycle would leak).
+        held = (self._anchor, *self._arrays, self._owners)
+        lookup: Callable[[int], int] = ScalarLookup("anchor", address(self._anchor), 1, 0, held)
         return lookup
 
     @property

@@ -16,8 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import ffi, lib, u16_out, u64_in
+from harness.core.native._c import address, ffi, lib, u16_out, u64_in
 from harness.core.native._owners import owners_array, owners_without
+from harness.core.native.scalar import ScalarLookup
 
 __all__ = ["CMemento", "table_slots"]
 
@@ -47,11 +48,11 @@ class CMemento:
         self.lookup: Callable[[int], int] = self._bound_lookup()
 
     def _bound_lookup(self) -> Callable[[int], int]:
-        one, memento = lib.memento_lookup, self._memento
-
-        def lookup(key_hash: int) -> int:
-            return int(one(memento, key_hash))
-
+        # The lookup keeps the struct and the arrays it points to alive (not this object:
+        # a ScalarLookup is not tracked by the garbage collector, so a cycle would leak).
+        held = (self._memento, self._table, self._owners)
+        lookup: Callable[[int], int] = ScalarLookup("memento", address(self._memento), 1, 0,
+                                                    held)
         return lookup
 
     @property

@@ -31,6 +31,7 @@ forms are cext/anchor.c.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Self
@@ -122,7 +123,7 @@ class AnchorAlgorithm(RemovesInPlace):
     declared: ClassVar[tuple[Param, ...]] = (CAPACITY, ARRAYS)
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: tuple[int, ...] = (), initial: int | None = None,
+                 removed: array[int] | None = None, initial: int | None = None,
                  anchor: c_anchor.CAnchor | None = None) -> None:
         super().__init__(servers, params, removed, initial)
         self.capacity = capacity_for(self.initial, params)
@@ -185,7 +186,7 @@ class AnchorAlgorithm(RemovesInPlace):
         """The anchor after the server at `index` leaves (REMOVEBUCKET of its bucket)."""
         bucket = self.bucket_of(index)
         return AnchorAlgorithm(self.servers_without(index), self._params,
-                               (*self.removed, bucket), self.initial,
+                               self.removed_with(bucket), self.initial,
                                self._anchor.without(bucket))
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:

@@ -30,6 +30,7 @@ form is cext/memento.c.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Self
@@ -104,7 +105,7 @@ class MementoAlgorithm(RemovesInPlace):
     name: ClassVar[str] = "memento"
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: tuple[int, ...] = (), initial: int | None = None,
+                 removed: array[int] | None = None, initial: int | None = None,
                  memento: c_memento.CMemento | None = None) -> None:
         super().__init__(servers, params, removed, initial)
         self._memento = memento or c_memento.CMemento(self.initial)
@@ -144,7 +145,7 @@ class MementoAlgorithm(RemovesInPlace):
         """MementoHash after the server at `index` leaves."""
         bucket = self.bucket_of(index)
         return MementoAlgorithm(self.servers_without(index), self._params,
-                                (*self.removed, bucket), self.initial,
+                                self.removed_with(bucket), self.initial,
                                 self._memento.without(bucket))
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:

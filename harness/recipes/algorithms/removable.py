@@ -11,6 +11,7 @@ state it checks.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -28,10 +29,11 @@ class RemovesInPlace(OneForm):
     name: ClassVar[str]
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: tuple[int, ...] = (), initial: int | None = None) -> None:
+                 removed: array[int] | None = None, initial: int | None = None) -> None:
         super().__init__(servers, params)
-        #: the buckets removed so far, in order
-        self.removed = removed
+        #: the buckets removed so far, in order: 4 bytes each, as a deployment would keep
+        #: them (a tuple of ints would cost 40)
+        self.removed: array[int] = array("I") if removed is None else removed
         #: the servers (and buckets) the algorithm was first built for
         self.initial = len(servers) if initial is None else initial
 
@@ -65,6 +67,10 @@ class RemovesInPlace(OneForm):
         live = [b for b in range(self.initial) if b not in gone]
         owners[live] = np.arange(len(live), dtype=np.uint16)
         return owners
+
+    def removed_with(self, bucket: int) -> array[int]:
+        """The history with one more removal (a copy: this algorithm keeps its own)."""
+        return array("I", [*self.removed, bucket])
 
     def servers_without(self, index: int) -> tuple[Server, ...]:
         return self._servers[:index] + self._servers[index + 1:]
