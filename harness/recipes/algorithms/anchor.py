@@ -26,7 +26,8 @@ list, which equals ADDBUCKET only when it restores the initial order (nothing re
 since the build). Servers have no weights. `without(index)` removes any server's bucket.
 
 The plain-Python definition (`AnchorReference`) is the full form, list for list; the C
-forms are cext/anchor.c.
+forms are cext/anchor.c. The tests check both against buckets computed with the authors'
+C++ (AnchorHashQre and mem/AnchorHash) with our rehash in place of their CRC-32 one.
 """
 
 from __future__ import annotations

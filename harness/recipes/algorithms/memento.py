@@ -25,7 +25,8 @@ one on. Servers have no weights; an added server is a rebuild from the longer li
 which is MementoHash's own addition only while nothing was removed but from the end.
 
 The plain-Python definition (`MementoReference`) keeps the memento as a dict; the C
-form is cext/memento.c.
+form is cext/memento.c. The tests check it against buckets computed with the authors'
+Java (MementoEngine) with our rehash in place of theirs.
 """
 
 from __future__ import annotations
