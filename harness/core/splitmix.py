@@ -33,7 +33,9 @@ def splitmix64_at_many(seeds: npt.NDArray[np.uint64],
                        indexes: npt.NDArray[np.unsignedinteger] | int) -> npt.NDArray[np.uint64]:
     """`splitmix64_at` over arrays (uint64 arithmetic wraps as C's does)."""
     index = np.asarray(indexes, dtype=np.uint64)
-    z = np.asarray(seeds, dtype=np.uint64) + (index + np.uint64(1)) * np.uint64(GAMMA)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
+    # Wrapping is the point: numpy warns of it only for a 0-d (scalar) index.
+    with np.errstate(over="ignore"):
+        z = np.asarray(seeds, dtype=np.uint64) + (index + np.uint64(1)) * np.uint64(GAMMA)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
     return np.asarray(z ^ (z >> np.uint64(31)), dtype=np.uint64)

@@ -4,11 +4,11 @@
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
 route exactly like the libraries their modules name, and `bounded-load` applies
-HAProxy's hash-balance-factor rule to a ring; `anchor` and `memento` remove any server
-in place (`without`), as their papers define; `jumpback` routes as hash4j's
-JumpBackHash. Installed packages add theirs through
-the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
-against the `Algorithm` protocol when they load.
+HAProxy's hash-balance-factor rule to a ring. `anchor`, `memento` and `dx` remove any
+server in place (`without`), as their papers define; `jumpback` routes as hash4j's
+JumpBackHash. Installed packages add theirs through the entry-point group
+`ring_harness.algorithms` (`harness.recipes.plugins`), checked against the `Algorithm`
+protocol when they load.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from harness.core.errors import UnknownNameError
 from harness.recipes.algorithms.anchor import AnchorAlgorithm
 from harness.recipes.algorithms.base import DEFAULTS, Algorithm
 from harness.recipes.algorithms.bounded_load import BoundedLoadAlgorithm
+from harness.recipes.algorithms.dx import DxAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.jumpback import JumpBackAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
@@ -30,7 +31,7 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, AnchorAlgorithm, MementoAlgorithm,
-    JumpBackAlgorithm)
+    JumpBackAlgorithm, DxAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
