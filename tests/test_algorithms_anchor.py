@@ -127,8 +127,8 @@ def test_an_added_server_takes_keys_only_for_itself(servers: int) -> None:
     """A rebuild with one more server (INITANCHOR with w + 1, as ADDBUCKET leaves it) moves
     keys only onto the new server."""
     fleet = numbered_servers(servers + 1)
-    before = AnchorAlgorithm.build(fleet[:-1], capacity=2 * servers + 5)
-    after = AnchorAlgorithm.build(fleet, capacity=2 * servers + 5)
+    before = AnchorAlgorithm.build(fleet[:-1])  # the default capacity, the same for both
+    after = AnchorAlgorithm.build(fleet)
     hashes = _hashes(5000, servers)
     moved = _names(before, hashes) != _names(after, hashes)
     assert set(_names(after, hashes)[moved]) <= {fleet[-1].name}
@@ -164,10 +164,19 @@ def test_parity_check_passes_after_removals() -> None:
     assert ALGORITHMS["anchor"] is AnchorAlgorithm
     anchor = AnchorAlgorithm.build(numbered_servers(30), arrays="reduced")
     fallen = anchor.without(0).without(10).without(27)
-    assert fallen.capacity == 60 and len(fallen.servers) == 27
+    assert fallen.capacity == 64 and len(fallen.servers) == 27
     hashes = _hashes(3000, 1)
     owners, _ = check_parity(fallen, hashes, fallen.forms(["anchor"]))
     assert owners.tolist() == fallen.lookup_many(hashes).tolist()
+
+
+@pytest.mark.parametrize(("servers", "capacity"), [(1, 2), (10, 32), (16, 32), (17, 64),
+                                                   (1000, 2048), (1001, 2048)])
+def test_the_default_capacity_is_a_power_of_two_from_twice_the_servers(
+        servers: int, capacity: int) -> None:
+    """capacity 0 is the power of two at least 2N, so that one server more or less keeps
+    the anchor (and a rebuild with one more server moves keys only onto it)."""
+    assert AnchorAlgorithm.build(numbered_servers(servers)).capacity == capacity
 
 
 def test_bad_parameters_and_servers_are_refused_in_one_line() -> None:

@@ -3,10 +3,10 @@ Scalable Consistent Hash", IEEE/ACM Transactions on Networking 29(2), 2021 (earl
 2020; arXiv:1812.09674).
 
 `ALGORITHMS["anchor"].build(servers, capacity=a, arrays="full")` holds an anchor of `a`
-buckets (default: twice the servers), of which the first len(servers) work. The steps,
-named as the procedures of the paper's pseudo-code (Section III); the line numbers count the
-non-blank lines, from INITANCHOR on, of the listing the authors publish with their code
-(github.com/anchorhash/cpp-anchorhash, `mem/README.md`):
+buckets (default: the power of two at least twice the servers), of which the first
+len(servers) work. The steps, named as the procedures of the paper's pseudo-code; the
+line numbers count the non-blank lines, from INITANCHOR on, of the listing the authors
+publish with their code (github.com/anchorhash/cpp-anchorhash, `mem/README.md`):
 
 - INITANCHOR(a, w) (lines 1-8): A[b] = 0 and K[b] = b for every bucket; the buckets
   b = a-1 down to w start removed, A[b] = b, as if removed one by one from the top.
@@ -50,13 +50,13 @@ from harness.recipes.algorithms.removable import RemovesInPlace
 FORMS = ("full", "reduced")
 #: bytes a slot: four uint32 arrays (A, W, L, K) in the full form, two in the reduced one
 SLOT_BYTES = {"full": 16, "reduced": 8}
-#: capacity 0 means this many buckets per server
+#: capacity 0 means the power of two at least this many buckets per server
 DEFAULT_SLOTS_PER_SERVER = 2
 MAX_CAPACITY = 2**31
 
 CAPACITY = Param("capacity", "int", 0,
                  "buckets of the anchor, working or not, at least the servers "
-                 f"(0: {DEFAULT_SLOTS_PER_SERVER} per server)",
+                 f"(0: the power of two at least {DEFAULT_SLOTS_PER_SERVER} per server)",
                  minimum=0, maximum=MAX_CAPACITY)
 ARRAYS = Param("arrays", "choice", "full",
                "the paper's four arrays (A, W, L, K) or the memory-reduced two (A, K)",
@@ -64,8 +64,15 @@ ARRAYS = Param("arrays", "choice", "full",
 
 
 def capacity_for(servers: int, params: dict[str, Any]) -> int:
-    """The anchor's buckets: the `capacity` parameter, or twice the servers for 0."""
-    return int(params.get("capacity", 0)) or DEFAULT_SLOTS_PER_SERVER * servers
+    """The buckets: the `capacity` parameter, or for 0 the power of two at least twice the
+    servers. A power of two, not twice the servers: a fleet rebuilt with one server more or
+    less keeps the same capacity (unless twice its size crosses a power of two), and so
+    routes as the anchor it was, where a capacity of
+    exactly 2N would be a new one and move nearly every key."""
+    capacity = int(params.get("capacity", 0))
+    if capacity:
+        return capacity
+    return 1 << max(0, DEFAULT_SLOTS_PER_SERVER * servers - 1).bit_length()
 
 
 class AnchorReference:
@@ -160,7 +167,7 @@ class AnchorAlgorithm(RemovesInPlace):
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:
         capacity = int(params.get("capacity", 0))
-        size = f"a={capacity:,}" if capacity else f"a={DEFAULT_SLOTS_PER_SERVER}N"
+        size = f"a={capacity:,}" if capacity else "a=auto"
         return f"{params.get('arrays', 'full')} {size}"
 
     @classmethod
