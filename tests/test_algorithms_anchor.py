@@ -192,3 +192,21 @@ def test_bad_parameters_and_servers_are_refused_in_one_line() -> None:
     assert AnchorAlgorithm.removal_problem(numbered_servers(1), "server-0") is not None
     with pytest.raises(HarnessError, match="only a working bucket while another one works"):
         AnchorAlgorithm.build(numbered_servers(1)).without(0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(servers=st.integers(1, 65_535), data=st.data())
+def test_any_fleet_size_the_harness_takes_routes_as_the_reference(
+    servers: int, data: st.DataObject,
+) -> None:
+    """From 1 to 65,535 servers (the default capacity, up to 131,072 buckets), with a few
+    removals: both C forms route as the vectorised reference."""
+    full = AnchorAlgorithm.build(numbered_servers(servers))
+    reduced = AnchorAlgorithm.build(numbered_servers(servers), arrays="reduced")
+    for _ in range(min(servers - 1, data.draw(st.integers(0, 3)))):
+        index = data.draw(st.integers(0, len(full.servers) - 1))
+        full, reduced = full.without(index), reduced.without(index)
+    hashes = _hashes(500, servers)
+    expected = full.reference_owners(hashes).tolist()
+    assert full.lookup_many(hashes).tolist() == expected
+    assert reduced.lookup_many(hashes).tolist() == expected

@@ -131,3 +131,17 @@ def test_parity_check_and_refusals() -> None:
         DxAlgorithm.build([Server("a"), Server("b", 2)])
     with pytest.raises(HarnessError, match="only a working slot while another one works"):
         DxAlgorithm.build(numbered_servers(1)).without(0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(servers=st.integers(1, 65_535), data=st.data())
+def test_any_fleet_size_the_harness_takes_routes_as_the_reference(
+    servers: int, data: st.DataObject,
+) -> None:
+    """From 1 to 65,535 servers (the default capacity), with a few removals: C routes as
+    the vectorised reference."""
+    dx = DxAlgorithm.build(numbered_servers(servers))
+    for _ in range(min(servers - 1, data.draw(st.integers(0, 3)))):
+        dx = dx.without(data.draw(st.integers(0, len(dx.servers) - 1)))
+    hashes = _hashes(500, servers)
+    assert dx.lookup_many(hashes).tolist() == dx.reference_owners(hashes).tolist()

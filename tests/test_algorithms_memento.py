@@ -148,3 +148,16 @@ def test_parity_check_and_refusals() -> None:
     assert MementoAlgorithm.removal_problem(numbered_servers(1), "server-0") is not None
     with pytest.raises(HarnessError, match="only a working bucket while another one works"):
         MementoAlgorithm.build(numbered_servers(1)).without(0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(servers=st.integers(1, 65_535), data=st.data())
+def test_any_fleet_size_the_harness_takes_routes_as_the_reference(
+    servers: int, data: st.DataObject,
+) -> None:
+    """From 1 to 65,535 servers, with a few removals anywhere: C routes as the reference."""
+    memento = MementoAlgorithm.build(numbered_servers(servers))
+    for _ in range(min(servers - 1, data.draw(st.integers(0, 3)))):
+        memento = memento.without(data.draw(st.integers(0, len(memento.servers) - 1)))
+    hashes = _hashes(500, servers)
+    assert memento.lookup_many(hashes).tolist() == memento.reference_owners(hashes).tolist()
