@@ -1,8 +1,8 @@
 /* AnchorHash (Mendelson, Vargaftik, Barabash, Lorenz, Keslassy and Orda, "AnchorHash: A
- * Scalable Consistent Hash", IEEE/ACM Transactions on Networking 29(2), 2021; early
- * access 2020), in its two forms: the full one of the paper's Algorithm 2 with the
- * arrays A, W, L and K (removal in O(1)), and the memory-reduced one of the authors'
- * cpp-anchorhash `mem/` with A and K only (removal walks K like a lookup). Both route
+ * Scalable Consistent Hash", IEEE/ACM Transactions on Networking, 2020), in its two
+ * forms: the paper's, with the arrays A, W, L and K (removal in O(1); the authors'
+ * cpp-anchorhash AnchorHashQre), and the memory-reduced one of cpp-anchorhash's `mem/`
+ * with A and K only (removal walks K like a lookup). Both route
  * every key to the same bucket after the same removals. Bound in Python by
  * harness/core/native/anchor.py; the plain-Python definition is
  * harness/recipes/algorithms/anchor.py's.

@@ -1,4 +1,4 @@
-/* DxHash (Chaos Dong and Fang Wang, "DxHash: A Scalable Consistent Hash Based on the
+/* DxHash (Dong and Wang, "DxHash: A Scalable Consistent Hash Based on the
  * Pseudo-Random Sequence", arXiv:2107.07930, 2021): `capacity` slots, one bit each (set
  * while the slot's bucket works). A key hash h probes the slots
  * splitmix64_at(h, 0) mod capacity, splitmix64_at(h, 1) mod capacity, ... (splitmix.h)

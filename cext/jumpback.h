@@ -1,8 +1,8 @@
 /* JumpBackHash (Otmar Ertl, "JumpBackHash: Say Goodbye to the Modulo Operation to
- * Distribute Keys Uniformly to Buckets", arXiv:2403.18682, 2024; Software: Practice and
- * Experience 2025), exactly as hash4j's ConsistentHashing.jumpBackHashSplitMix64: the
- * key hash seeds SplitMix64 (splitmix.h) and the buckets are found backwards, from the
- * highest power-of-two range down, with no division. Bound in Python by
+ * Distribute Keys Uniformly to Buckets", arXiv:2403.18682, 2024), exactly as hash4j's
+ * ConsistentHashing.jumpBackHashSplitMix64: the key hash seeds SplitMix64 (splitmix.h)
+ * and the buckets are found backwards, from the highest power-of-two range down, with no
+ * division. Bound in Python by
  * harness/core/native/jumpback.py; the plain-Python definition is
  * harness/recipes/algorithms/jumpback.py's. */
 #ifndef RING_HARNESS_JUMPBACK_H

@@ -1,6 +1,5 @@
 """AnchorHash: Mendelson, Vargaftik, Barabash, Lorenz, Keslassy and Orda, "AnchorHash: A
-Scalable Consistent Hash", IEEE/ACM Transactions on Networking 29(2), 2021 (early access
-2020; arXiv:1812.09674).
+Scalable Consistent Hash", IEEE/ACM Transactions on Networking, 2020 (arXiv:1812.09674).
 
 `ALGORITHMS["anchor"].build(servers, capacity=a, arrays="full")` holds an anchor of `a`
 buckets (default: the power of two at least twice the servers), of which the first

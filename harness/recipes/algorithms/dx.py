@@ -1,4 +1,4 @@
-"""DxHash: Chaos Dong and Fang Wang, "DxHash: A Scalable Consistent Hash Based on the
+"""DxHash: Dong and Wang, "DxHash: A Scalable Consistent Hash Based on the
 Pseudo-Random Sequence", arXiv:2107.07930, 2021.
 
 `ALGORITHMS["dx"].build(servers, capacity=c)` holds `c` slots (default: the power of

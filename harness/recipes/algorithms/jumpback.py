@@ -1,6 +1,5 @@
 """JumpBackHash: Otmar Ertl, "JumpBackHash: Say Goodbye to the Modulo Operation to
-Distribute Keys Uniformly to Buckets", Software: Practice and Experience 55(3), 2025
-(arXiv:2403.18682).
+Distribute Keys Uniformly to Buckets", arXiv:2403.18682, 2024.
 
 `ALGORITHMS["jumpback"].build(servers)` takes no parameters and holds no table, like
 `jump`, whose guarantees it has (balance, monotone growth: a new last bucket takes keys

@@ -1,6 +1,6 @@
 """MementoHash: Coluzzi, Brocco, Antonucci and Leidi, "MementoHash: A Stateful, Minimal
-Memory, Best Performing Consistent Hash Algorithm", IEEE/ACM Transactions on Networking
-32(5), 2024 (arXiv:2306.09783).
+Memory, Best Performing Consistent Hash Algorithm", IEEE/ACM Transactions on Networking,
+2024 (arXiv:2306.09783).
 
 `ALGORITHMS["memento"].build(servers)` takes no parameters: it is jump consistent hash
 (Lamping and Veach; our `jump`, the same buckets for the same key hash) over the
