@@ -52,9 +52,9 @@ void memento_remove(const struct memento *from, struct memento *to, uint32_t buc
     remember(to, bucket, from->size - from->removed - 1);
 }
 
-uint32_t memento_bucket(const struct memento *memento, uint64_t key)
+/* From b, the key's jump bucket: while b was removed, rehash into the buckets left then. */
+static inline uint32_t resolve(const struct memento *memento, uint64_t key, uint32_t b)
 {
-    uint32_t b = jump_bucket(key, memento->size);
     int64_t replacer = memento_replacer(memento, b);
     while (replacer >= 0) {
         b = (uint32_t)(splitmix64_at(key, b) % (uint64_t)replacer);
@@ -69,6 +69,11 @@ uint32_t memento_bucket(const struct memento *memento, uint64_t key)
     return b;
 }
 
+uint32_t memento_bucket(const struct memento *memento, uint64_t key)
+{
+    return resolve(memento, key, jump_bucket(key, memento->size));
+}
+
 uint16_t memento_lookup(const struct memento *memento, uint64_t key)
 {
     uint32_t b = memento_bucket(memento, key);
@@ -78,11 +83,13 @@ uint16_t memento_lookup(const struct memento *memento, uint64_t key)
 void memento_lookup_many(const struct memento *memento, const uint64_t *keys, size_t count,
                          uint16_t *out)
 {
-    if (!memento->removed && !memento->owners) {
-        /* Nothing removed but from the end: jump's batch, lanes and all. */
-        jump_many(keys, count, memento->size, out);
+    /* Jump's batch first, lanes and all (buckets fit 16 bits: size <= 65,536); with
+     * nothing removed but from the end that is the whole answer. */
+    jump_many(keys, count, memento->size, out);
+    if (!memento->removed && !memento->owners)
         return;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t b = resolve(memento, keys[i], out[i]);
+        out[i] = memento->owners ? memento->owners[b] : (uint16_t)b;
     }
-    for (size_t i = 0; i < count; i++)
-        out[i] = memento_lookup(memento, keys[i]);
 }
