@@ -60,6 +60,9 @@ uint32_t murmur3_32(const char *, size_t, uint32_t);
 uint64_t murmur64a(const char *, size_t, uint64_t);
 void murmur64a_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
 uint64_t hash128to64(uint64_t, uint64_t);
+uint64_t siphash24(const uint8_t *, size_t, const uint8_t *);
+void siphash24_many(const uint8_t *, const uint64_t *, size_t, const uint8_t *, uint64_t *);
+int siphash24_numbered(const uint8_t *, size_t, uint64_t, const uint8_t *, uint64_t *);
 """
 
 # The algorithms beyond the ring (algorithms.h), declared exactly as in C.
@@ -102,6 +105,16 @@ double wrendezvous_score(double, uint64_t, uint64_t);
 uint16_t wrendezvous_pick(const struct wrendezvous_node *, size_t, uint64_t);
 void wrendezvous_pick_many(const struct wrendezvous_node *, size_t, const uint64_t *, size_t,
                            uint16_t *);
+"""
+
+# The stateless range hashes (range_hashes.h), declared exactly as in C.
+CDEF_RANGE_HASHES = """
+uint16_t binomial_bucket(uint64_t, uint32_t);
+void binomial_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+uint16_t fliphash_bucket(uint64_t, uint32_t);
+void fliphash_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+uint16_t powerch_bucket(uint64_t, uint32_t);
+void powerch_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 """
 
 # AnchorHash (anchor.h), MementoHash (memento.h), DxHash (dx.h) and JumpBackHash
@@ -175,24 +188,25 @@ ffibuilder.cdef(
 ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
+ffibuilder.cdef(CDEF_RANGE_HASHES)
 ffibuilder.cdef(CDEF_REMOVABLE)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness.core.native.compiled._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
-    '#include "lean.h"\n#include "random_access.h"\n#include "anchor.h"\n#include "memento.h"\n'
-    '#include "dx.h"\n#include "jumpback.h"',
+    '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
+    '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
-             "cext/random_access.c", "cext/anchor.c", "cext/memento.c", "cext/dx.c",
-             "cext/jumpback.c"],
+             "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
+             "cext/dx.c", "cext/jumpback.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
-             "cext/random_access.h", "cext/anchor.h", "cext/memento.h", "cext/dx.h",
-             "cext/jumpback.h", "cext/splitmix.h"],
+             "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
+             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import cattrs
 
 from harness.core.errors import ResultFormatError
+from harness.core.redact import without_keys
 
 FORMAT_NAME = "ring-harness-result"
 FORMAT_VERSION = 2
@@ -122,13 +123,18 @@ class Result:
     started_at: str
     duration_s: float
     runs: list[Run]
+    #: the memory estimate made before the run (`harness.run.estimate`): this process's
+    #: resident set then, plus what the run was expected to add at most (None in results
+    #: written before runs recorded it)
+    estimated_peak_bytes: int | None = None
 
     @property
     def name(self) -> str:
         return str(self.scenario["name"])
 
     def to_json(self) -> dict[str, Any]:
-        document: dict[str, Any] = _converter.unstructure(self)
+        """The document as written, with no secret key in it (`harness.core.redact`)."""
+        document: dict[str, Any] = without_keys(_converter.unstructure(self))
         return document
 
     @classmethod
