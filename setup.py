@@ -32,9 +32,11 @@ setup(
         Extension(
             "harness.core.native.compiled._scalar",
             sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/hashes.c",
-                     "cext/algorithms.c", "cext/range_hashes.c"],
+                     "cext/algorithms.c", "cext/range_hashes.c", "cext/anchor.c",
+                     "cext/memento.c", "cext/dx.c", "cext/jumpback.c"],
             depends=["cext/ring.h", "cext/bucketed.h", "cext/hashes.h", "cext/algorithms.h",
-                     "cext/range_hashes.h"],
+                     "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h", "cext/dx.h",
+                     "cext/jumpback.h", "cext/splitmix.h"],
             include_dirs=["cext"],
             libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],

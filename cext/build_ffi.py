@@ -117,6 +117,41 @@ uint16_t powerch_bucket(uint64_t, uint32_t);
 void powerch_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 """
 
+# AnchorHash (anchor.h), MementoHash (memento.h), DxHash (dx.h) and JumpBackHash
+# (jumpback.h), declared exactly as in C.
+CDEF_REMOVABLE = """
+struct anchor {
+    uint32_t *A; uint32_t *K; uint32_t *W; uint32_t *L; uint32_t capacity; uint32_t working;
+    const uint16_t *owners;
+};
+void anchor_init(struct anchor *);
+void anchor_remove(struct anchor *, uint32_t);
+uint32_t anchor_bucket(const struct anchor *, uint64_t);
+uint16_t anchor_lookup(const struct anchor *, uint64_t);
+void anchor_lookup_many(const struct anchor *, const uint64_t *, size_t, uint16_t *);
+
+#define MEMENTO_EMPTY 4294967295
+struct memento_entry { uint32_t bucket; uint32_t replacer; };
+struct memento {
+    uint32_t size; uint32_t removed; uint32_t slots; struct memento_entry *table;
+    const uint16_t *owners;
+};
+void memento_remove(const struct memento *, struct memento *, uint32_t);
+int64_t memento_replacer(const struct memento *, uint32_t);
+uint32_t memento_bucket(const struct memento *, uint64_t);
+uint16_t memento_lookup(const struct memento *, uint64_t);
+void memento_lookup_many(const struct memento *, const uint64_t *, size_t, uint16_t *);
+
+#define DX_MAX_PROBES_PER_SLOT 4
+struct dx { uint8_t *working; uint32_t capacity; const uint16_t *owners; };
+uint32_t dx_bucket(const struct dx *, uint64_t);
+uint16_t dx_lookup(const struct dx *, uint64_t);
+void dx_lookup_many(const struct dx *, const uint64_t *, size_t, uint16_t *);
+
+uint32_t jumpback_bucket(uint64_t, uint32_t);
+void jumpback_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+"""
+
 # Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring
 # (lean.h) and the random-access reference of batch lookups (random_access.h).
 CDEF_GENERATE = """
@@ -154,20 +189,24 @@ ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.cdef(CDEF_RANGE_HASHES)
+ffibuilder.cdef(CDEF_REMOVABLE)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness.core.native.compiled._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
-    '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"',
+    '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
+    '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
-             "cext/random_access.c", "cext/range_hashes.c"],
+             "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
+             "cext/dx.c", "cext/jumpback.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
-             "cext/random_access.h", "cext/range_hashes.h"],
+             "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
+             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

@@ -16,6 +16,8 @@
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
  * "binomial", "fliphash" and "powerch" are range hashes like "jump" (range_hashes.c): n
  * buckets, no array; their "-key" kinds hash the key first, as "jump-key" does.
+ * "anchor", "memento" and "dx" take the address of their struct (anchor.h, memento.h, dx.h)
+ * as the entries, n unused; "jumpback" is like "jump", n the bucket count and no array.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -30,22 +32,28 @@
 #include <string.h>
 
 #include "algorithms.h"
+#include "anchor.h"
 #include "bucketed.h"
+#include "dx.h"
 #include "hashes.h"
+#include "jumpback.h"
+#include "memento.h"
 #include "range_hashes.h"
 #include "ring.h"
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
     KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH,
-    KIND_POWERCH, KIND_BINOMIAL_KEY, KIND_FLIPHASH_KEY, KIND_POWERCH_KEY
+    KIND_POWERCH, KIND_BINOMIAL_KEY, KIND_FLIPHASH_KEY, KIND_POWERCH_KEY, KIND_ANCHOR,
+    KIND_MEMENTO, KIND_DX, KIND_JUMPBACK
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
                                           "search32", "search64", "rendezvous-weighted",
                                           "binomial", "fliphash", "powerch",
-                                          "binomial-key", "fliphash-key", "powerch-key"};
+                                          "binomial-key", "fliphash-key", "powerch-key",
+                                          "anchor", "memento", "dx", "jumpback"};
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -110,7 +118,9 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
                lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
                lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH ||
-               lookup->kind == KIND_POWERCH;
+               lookup->kind == KIND_POWERCH || lookup->kind == KIND_ANCHOR ||
+               lookup->kind == KIND_MEMENTO || lookup->kind == KIND_DX ||
+               lookup->kind == KIND_JUMPBACK;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -154,6 +164,20 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     case KIND_POWERCH:
         owner = powerch_bucket((uint64_t)key, (uint32_t)lookup->n);
         break;
+    case KIND_ANCHOR:
+        owner = anchor_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_MEMENTO:
+        owner = memento_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_DX:
+        owner = dx_lookup(lookup->entries, (uint64_t)key);
+        break;
+    case KIND_JUMPBACK:
+        owner = (uint16_t)jumpback_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    default:
+        break;
     }
     return PyLong_FromLong(owner);
 }
@@ -182,7 +206,8 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
     }
     int arrayless = kind == KIND_JUMP || kind == KIND_JUMP_KEY || kind == KIND_BINOMIAL ||
                     kind == KIND_FLIPHASH || kind == KIND_POWERCH || kind == KIND_BINOMIAL_KEY ||
-                    kind == KIND_FLIPHASH_KEY || kind == KIND_POWERCH_KEY;
+                    kind == KIND_FLIPHASH_KEY || kind == KIND_POWERCH_KEY ||
+                    kind == KIND_JUMPBACK;
     if (n < 1 || (entries_address == 0 && !arrayless) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");

@@ -351,3 +351,15 @@ def test_bad_comparison_exits_2_naming_the_field(
     for fragment in fragments:
         assert fragment in err, err
     assert not out.exists()
+
+
+def test_removable_algorithms_lose_a_middle_server_in_place(tiny: Result) -> None:
+    """anchor, memento and dx lose the middle server as they fall (`without`): only its
+    keys move, about its share, where a rebuild from the shorter list would renumber."""
+    fleet = _fleet(tiny, 12, True)
+    for name in ("anchor", "memento", "dx"):
+        recipe = next(r for r in fleet.algorithms if r.algorithm == name)
+        for change in recipe.moves:
+            assert change.movement is not None, (name, change.operation)
+            assert change.movement.ring_only_changed_server, (name, change.operation)
+            assert change.movement.ring_moved_fraction < 0.25, (name, change.operation)

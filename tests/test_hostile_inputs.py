@@ -531,3 +531,35 @@ def test_hostile_foreign_peers_are_refused(peer: str, needle: str, tmp_path: Pat
     scenario.write_text(f"[servers]\ncount = 3\n{SMALL}peers = [{peer}]\n")
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ('name = "anchor"\ncapacity = 2\n', "servers must be no more than the anchor's capacity"),
+    ('name = "anchor"\narrays = 3\n', "algorithm.arrays must be one of 'full', 'reduced'"),
+    ('name = "anchor"\ncapacity = 4_294_967_296\n', "algorithm.capacity must be an integer"),
+    ('name = "dx"\ncapacity = -1\n', "algorithm.capacity must be an integer from 0"),
+    ('name = "memento"\ncapacity = 8\n', "unknown key 'algorithm.capacity'"),
+])
+def test_bad_capacities_of_the_removable_algorithms_are_one_line(
+        table: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """anchor's and dx's capacity below the servers, out of range or of the wrong type,
+    anchor's unknown form and a capacity for memento (which has none) are refused in one
+    line, exit 2, before any work."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("[servers]\ncount = 3\n[keys]\ncount = 200\n[measure]\n"
+                        f"metrics = [\"balance\"]\nrepeats = 1\n[algorithm]\n{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sparse_dx_is_refused_by_the_time_budget(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """dx with 10 servers in 1,000,000 slots probes 100,000 slots a key: a comparison of it
+    once ran for more than ten minutes; now the time estimate refuses it before any work."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("[servers]\ncount = 3\n[keys]\ncount = 200\n[measure]\nmetrics = []\n"
+                        "layouts = []\n[comparison]\nservers = [10]\npeers = []\n"
+                        'algorithms = [{ name = "dx", capacity = 1_000_000 }]\n')
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             "dx's lookups probe 1e+05 slots a key")
+    assert not (tmp_path / "out").exists()

@@ -6,20 +6,25 @@ one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-pr
 route exactly like the libraries their modules name, and `bounded-load` applies
 HAProxy's hash-balance-factor rule to a ring. `binomial`, `fliphash` and `powerch` are
 stateless range hashes like jump (`harness.recipes.algorithms.range_hash`), bit for bit
-the reference code their modules name. Installed packages add theirs through
-the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
-against the `Algorithm` protocol when they load.
+the reference code their modules name. `anchor`, `memento` and `dx` remove any server in
+place (`without`), as their papers define; `jumpback` routes as hash4j's JumpBackHash.
+Installed packages add theirs through the entry-point group `ring_harness.algorithms`
+(`harness.recipes.plugins`), checked against the `Algorithm` protocol when they load.
 """
 
 from __future__ import annotations
 
 from harness.core.errors import UnknownNameError
+from harness.recipes.algorithms.anchor import AnchorAlgorithm
 from harness.recipes.algorithms.base import DEFAULTS, Algorithm
 from harness.recipes.algorithms.binomial import BinomialAlgorithm
 from harness.recipes.algorithms.bounded_load import BoundedLoadAlgorithm
+from harness.recipes.algorithms.dx import DxAlgorithm
 from harness.recipes.algorithms.fliphash import FlipHashAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
+from harness.recipes.algorithms.jumpback import JumpBackAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
+from harness.recipes.algorithms.memento import MementoAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
@@ -30,7 +35,7 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
-    PowerCHAlgorithm)
+    PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
