@@ -1,9 +1,10 @@
 """The base side of an A/B gate run: a commit, exported clean from git and built.
 
-`prepare_base(REV)` resolves REV in the candidate's repository, checks that its tree
-holds the benchmark suite, exports it with `git archive` (so nothing of the working tree,
-no untracked file, no stale build leaks in) and compiles its C core in place with this
-interpreter's setuptools and cffi, exactly as a checkout is built for development. The
+`locate_base` resolves REV in the candidate's repository and checks that its tree
+holds the benchmark suite; `prepare_base` exports it with `git archive` (so nothing of
+the working tree, no untracked file, no stale build leaks in) and compiles its C core
+in place with this interpreter's setuptools and cffi, exactly as a checkout is built for
+development. The
 base then runs from that folder (`PYTHONPATH`), on this environment's dependencies:
 the same numpy, cffi and pytest on both sides, so an A/B run measures our code and
 nothing else. (A virtual environment of its own would need every dependency installed
@@ -145,16 +146,24 @@ def _build(source: Path, revision: str, commit: str) -> None:
             f"{_last_line(done.stderr + done.stdout)}")
 
 
-def prepare_base(repository: Path, revision: str) -> Base:
-    """REV's tree exported and built, or taken from the cache of an earlier build."""
+def locate_base(repository: Path, revision: str) -> str:
+    """The commit REV names, checked to hold the benchmark suite (git alone: quick)."""
     commit = resolve(repository, revision)
     check_suite(repository, revision, commit)
+    return commit
+
+
+def prepare_base(repository: Path, revision: str, commit: str) -> Base:
+    """The commit's tree exported and built, or taken from the cache of an earlier build."""
     key = f"{_tree(repository, commit)}-{sys.implementation.cache_tag}-{platform.machine()}"
     final = cache_root() / key
     if (final / "source").is_dir():
         return Base(revision, commit, final / "source", cached=True)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f"{key[:12]}-", dir=final.parent))
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f"{key[:12]}-", dir=final.parent))
+    except OSError as exc:
+        raise UnusableDataError(f"cannot make a build folder for the base: {exc}") from None
     try:
         _export(repository, commit, building / "source")
         _build(building / "source", revision, commit)

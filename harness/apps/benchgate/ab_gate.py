@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.apps.benchgate.ab_base import prepare_base, repository_of
+from harness.apps.benchgate.ab_base import locate_base, prepare_base, repository_of
 from harness.apps.benchgate.ab_decide import detectable_effect, judge_pairs, paired_interval
 from harness.apps.benchgate.ab_report import ABOutcome, build_report, timing_table, write_report
 from harness.apps.benchgate.ab_session import (
@@ -29,6 +29,7 @@ from harness.apps.benchgate.ab_session import (
     sample,
 )
 from harness.apps.benchgate.decide import FigureVerdict, unmatched
+from harness.apps.benchgate.plan import get_plan
 from harness.apps.benchgate.results import BenchRun, UnusableDataError, check_mode
 from harness.report import markdown
 
@@ -60,11 +61,14 @@ def _hello(worker: Worker, log: Path) -> SideInfo:
 
 def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
                   report_dir: Path | None) -> list[str]:
-    check_mode(mode, "--bench-mode")
+    if get_plan(check_mode(mode, "--bench-mode")).measures != "time":
+        raise UnusableDataError(f"--bench-mode {mode}: a counts plan times nothing; the A/B "
+                                "gate needs a timing plan (full, short or smoke)")
     if not (suite / "conftest.py").is_file():
         raise UnusableDataError(f"--suite {suite}: no benchmark suite there (no conftest.py)")
     began = time.monotonic()
     repository = repository_of(suite)
+    commit = locate_base(repository, revision)
     candidate = Side("candidate", suite.resolve(), candidate_environment())
     with tempfile.TemporaryDirectory(prefix="ring-ab-") as logs_dir:
         logs = [Path(logs_dir) / f"{name}.log" for name in ("base", "candidate")]
@@ -74,7 +78,7 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
             # The candidate's suite sets itself up while the base compiles: two cores.
             candidate_worker = Worker(candidate, mode, handles[1])
             workers.append(candidate_worker)
-            base = prepare_base(repository, revision)
+            base = prepare_base(repository, revision, commit)
             built = "from the cache" if base.cached else "exported and built"
             _say(f"A/B mode: base {revision} ({base.commit[:12]}) {built} in "
                  f"{time.monotonic() - began:.1f} s; candidate: this checkout's suite on "
