@@ -14,10 +14,12 @@ are sent to the driver with the list of benchmarks.
 
 Protocol: one JSON object per line. stdout is the driver's channel alone (the suite's
 own output is moved to stderr). First the worker sends
-`{"ready": {...}, "benchmarks": [...], "ring_bench": {...}, "harness": path}` or
-`{"error": "..."}`; then it answers each `{"sample": id, "rounds": n}` with
+`{"benchmarks": [{"id": ..., "scale": ...}, ...], "ring_bench": {...}, "harness": path}`
+or `{"error": "..."}`; then it answers each `{"sample": id, "rounds": n}` with
 `{"seconds": s}` (the fastest of n timed calls, after one untimed call that brings the
-benchmark's data back into the caches), and stops on `{"quit": true}` or end of input.
+benchmark's data back into the caches; with `"reference": true` also the fastest of the
+suite's reference rounds, timed before each call, as `reference_seconds`: how the
+design was chosen), and stops on `{"quit": true}` or end of input.
 """
 
 from __future__ import annotations
@@ -140,9 +142,8 @@ def main() -> int:
     os.dup2(2, 1)
     try:
         benchmarks, ring_bench, status = load_suite(suite, mode)
-        import harness
-
-        harness_path = str(getattr(harness, "__file__", ""))
+        # which harness the suite imported: the driver checks it is this side's own
+        harness_path = str(getattr(sys.modules.get("harness"), "__file__", ""))
     except Exception as exc:  # anything the base's suite raises is reported, not shown raw
         send(channel, {"error": f"{type(exc).__name__}: {exc}"})
         return 1
