@@ -6,8 +6,9 @@ Clones this repository twice at BASE into a temporary folder: one clone unchange
 other with `cffi-packed`'s batch lookup made to do 1.25x its work (it looks up the first
 quarter of its keys again before answering). Each is built in place. Then, RUNS times,
 `ring-bench-gate --against BASE` runs from each clone in turn (unchanged, then slowed),
-and every other round today's short gate (`pytest benchmarks --bench-mode=short` and
-`ring-bench-gate` on its report) runs too, for the time comparison. The base build is
+and in round 1 and every --short-every rounds (default 2) today's short gate (`pytest
+benchmarks --bench-mode=short` and `ring-bench-gate` on its report) runs too, for the
+time comparison. The base build is
 cached after the first run; the first run's time includes it.
 
 Prints, per run, its verdicts and time, then the totals: slowed runs that flagged the
@@ -102,6 +103,8 @@ def main() -> None:
     parser.add_argument("--base", default="HEAD")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--short-every", type=int, default=2,
+                        help="run the short gate in round 1 and every this many rounds")
     args = parser.parse_args()
     base = run(["git", "rev-parse", "--verify", f"{args.base}^{{commit}}"], ROOT).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="ab-targets-") as scratch:
@@ -127,7 +130,7 @@ def main() -> None:
                     alarms += bool(regressions)
                 print(f"{kind} run {index}: {seconds:.0f} s, regressions: "
                       f"{' '.join(regressions) or 'none'}", flush=True)
-            if index % 2 == 1:
+            if (index - 1) % args.short_every == 0:
                 times["short"].append(short_gate(unchanged, out / f"short-{index}"))
                 print(f"short gate {index}: {times['short'][-1]:.0f} s", flush=True)
         print(f"\nslowed runs that caught batch/{SLOWED_LAYOUT}: {caught} of {args.runs}")

@@ -30,6 +30,7 @@ from harness.apps.benchgate.ab_decide import (
     detectable_effect,
     judge_pairs,
     paired_interval,
+    sampling_need,
 )
 from harness.apps.benchgate.ab_report import ABOutcome, build_report, write_report
 from harness.apps.benchgate.ab_session import SamplingPlan, sample
@@ -93,6 +94,15 @@ def test_detectable_effect_is_the_threshold_times_the_lower_half_width() -> None
         THRESHOLD / 0.95)
     assert detectable_effect("build/x/1M", Interval(2.0, 1.6, 2.2)) == pytest.approx(
         BUILD_THRESHOLD * 2.0 / 1.6)
+
+
+def test_builds_stop_sampling_at_the_width_a_lookup_needs() -> None:
+    """The sampler's measure is the detectable effect at the lookups' threshold, so that a
+    build, whose own detectable effect can never drop below its 1.10x threshold, still
+    stops once its interval is as narrow as a lookup's."""
+    interval = Interval(1.0, 0.98, 1.02)
+    assert sampling_need(interval) == pytest.approx(THRESHOLD / 0.98) < 1.10
+    assert detectable_effect("build/x/1M", interval) > 1.10
 
 
 TIMES = st.floats(1e-7, 1.0, allow_nan=False)

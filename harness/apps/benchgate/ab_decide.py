@@ -65,6 +65,13 @@ def detectable_effect(benchmark: str, interval: Interval) -> float:
     return threshold_for(benchmark) * interval.ratio / interval.low
 
 
+def sampling_need(interval: Interval) -> float:
+    """The detectable effect this interval would give at the lookups' threshold: what the
+    sampler compares with the wanted sensitivity, so that a build (threshold 1.10x) stops
+    at the same interval width as a lookup instead of never reaching 1.10x itself."""
+    return THRESHOLD * interval.ratio / interval.low
+
+
 @dataclass(frozen=True)
 class PairedVerdict:
     benchmark: str

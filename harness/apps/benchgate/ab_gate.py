@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from harness.apps.benchgate.ab_base import locate_base, prepare_base, repository_of
-from harness.apps.benchgate.ab_decide import detectable_effect, judge_pairs, paired_interval
+from harness.apps.benchgate.ab_decide import judge_pairs, paired_interval, sampling_need
 from harness.apps.benchgate.ab_report import ABOutcome, build_report, timing_table, write_report
 from harness.apps.benchgate.ab_session import (
     SamplingPlan,
@@ -97,7 +97,7 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
             scales = {b: (infos[0].benchmarks[b], infos[1].benchmarks[b]) for b in shared}
             samples = sample(
                 base_worker, candidate_worker, scales, plan,
-                lambda b, pairs: detectable_effect(b, paired_interval(pairs)))
+                lambda _benchmark, pairs: sampling_need(paired_interval(pairs)))
         finally:
             for worker in workers:
                 worker.close()

@@ -53,12 +53,15 @@ class Side:
 class SamplingPlan:
     #: timed calls per sample (after one untimed): a sample is the fastest of them
     rounds: int = 4
-    min_pairs: int = 12
+    #: every benchmark gets these before any stops: enough for a bootstrap to mean something,
+    #: few enough that on a loaded machine the budget is left for the noisy benchmarks
+    min_pairs: int = 8
     max_pairs: int = 60
-    #: stop sampling a benchmark once its minimum detectable effect is at most this
+    #: stop sampling a benchmark once its minimum detectable effect is at most this (for a
+    #: build, once its interval is as narrow as a lookup's would need to be: sampling_need)
     sensitivity: float = 1.10
     #: wall-clock budget for sampling (set-up excluded); every benchmark gets min_pairs
-    max_seconds: float = 40.0
+    max_seconds: float = 60.0
     #: passes between two looks at the intervals (a look bootstraps every open benchmark)
     check_every: int = 4
 
