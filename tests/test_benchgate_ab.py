@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.apps.benchgate import ab_base
 from harness.apps.benchgate.ab_base import REQUIRED_FILES
 from harness.apps.benchgate.ab_decide import (
     BUILD_THRESHOLD,
@@ -232,6 +233,16 @@ def test_a_base_that_does_not_build_is_refused(tmp_path: Path, cache: Path,
     err = refusal(["--against", "HEAD", "--suite", str(repo / "benchmarks")], capsys)
     assert "does not build: error: ring.c:12: expected ; before }" in err
     assert [p.name for p in cache.iterdir()] == []
+
+
+def test_missing_build_tools_are_named_not_blamed_on_the_base(
+        tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without setuptools here the base cannot be compiled; the line says what to install."""
+    repo = repository(tmp_path / "repo", {name: "" for name in REQUIRED_FILES})
+    monkeypatch.setattr(ab_base, "BUILD_TOOLS", ("setuptools", "no_such_build_tool"))
+    err = refusal(["--against", "HEAD", "--suite", str(repo / "benchmarks")], capsys)
+    assert "cannot build the base here: no_such_build_tool not installed" in err
 
 
 def test_a_suite_outside_git_is_refused(tmp_path: Path, cache: Path,

@@ -21,6 +21,7 @@ with one line naming the cause: the gate exits 2.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import platform
 import shutil
@@ -37,6 +38,8 @@ from harness.apps.benchgate.results import UnusableDataError
 #: package with the build script of its C core
 REQUIRED_FILES = ("benchmarks/conftest.py", "benchmarks/test_timing.py", "setup.py",
                   "harness/__init__.py")
+#: what compiling the C core in place needs from this environment
+BUILD_TOOLS = ("setuptools", "cffi")
 CACHE_VARIABLE = "RING_BENCH_AB_CACHE"
 #: a build of the C core takes ~5 s here; far longer is a hung compiler or a full disk
 BUILD_TIMEOUT_S = 600
@@ -131,6 +134,12 @@ def _last_line(output: bytes) -> str:
 
 def _build(source: Path, revision: str, commit: str) -> None:
     """Compile the base's C core in place, as `setup.py build_ext --inplace` in a checkout."""
+    # Missing tools of this environment are not the base's fault: say so, not "does not build".
+    missing = [name for name in BUILD_TOOLS if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UnusableDataError(
+            f"cannot build the base here: {', '.join(missing)} not installed in this "
+            f"environment ({sys.executable} -m pip install {' '.join(missing)})")
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     try:
         done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace",
