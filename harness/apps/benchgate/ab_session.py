@@ -98,7 +98,10 @@ class Worker:
         if not line:
             raise UnusableDataError(
                 f"the {self.side.name} worker stopped (exit {self.process.wait()})")
-        message = json.loads(line)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
         if not isinstance(message, dict):
             raise UnusableDataError(f"the {self.side.name} worker sent {line[:80]!r}")
         if "error" in message:
