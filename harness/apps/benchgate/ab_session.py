@@ -60,8 +60,12 @@ class SamplingPlan:
     #: stop sampling a benchmark once its minimum detectable effect is at most this (for a
     #: build, once its interval is as narrow as a lookup's would need to be: sampling_need)
     sensitivity: float = 1.10
-    #: wall-clock budget for sampling (set-up excluded); every benchmark gets min_pairs
-    max_seconds: float = 60.0
+    #: wall-clock budget for sampling (set-up excluded); every benchmark gets min_pairs. On a
+    #: quiet machine every interval is tight long before it; under a load of 11-14 on two
+    #: cores a request waits tens of milliseconds for a core, the first 8 pairs took ~50 s,
+    #: and 60 s left the 1M-ring C batch lookups at 10 pairs (detectable 1.19-1.26x). The
+    #: short gate slows as much there (160 s against 27 s quiet), so the budget can grow.
+    max_seconds: float = 90.0
     #: passes between two looks at the intervals (a look bootstraps every open benchmark)
     check_every: int = 4
 
