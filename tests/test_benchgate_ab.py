@@ -33,8 +33,10 @@ from harness.apps.benchgate.ab_decide import (
     paired_interval,
     sampling_need,
 )
+from harness.apps.benchgate.ab_gate import check_own_harness
 from harness.apps.benchgate.ab_report import ABOutcome, build_report, write_report
-from harness.apps.benchgate.ab_session import SamplingPlan, sample
+from harness.apps.benchgate.ab_session import SamplingPlan, SideInfo, sample
+from harness.apps.benchgate.results import UnusableDataError
 from harness.cli.gate import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -279,6 +281,19 @@ def test_flags_that_do_not_make_one_run(argv: list[str], expected: str,
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(ROOT)
         assert expected in refusal(argv, capsys)
+
+
+def test_a_side_that_imported_the_wrong_harness_is_refused(tmp_path: Path) -> None:
+    """The base must run its own build and the candidate anything but the base's: else the
+    run would compare one side with itself and pass whatever changed."""
+    source = tmp_path / "source"
+    own = SideInfo({}, {}, str(source / "harness" / "__init__.py"))
+    elsewhere = SideInfo({}, {}, str(tmp_path / "checkout" / "harness" / "__init__.py"))
+    check_own_harness(source, [own, elsewhere])
+    with pytest.raises(UnusableDataError, match="not from its own build"):
+        check_own_harness(source, [elsewhere, elsewhere])
+    with pytest.raises(UnusableDataError, match="candidate's suite imported the base's"):
+        check_own_harness(source, [own, own])
 
 
 # --- the report ------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
             workers.append(base_worker)
             infos = [_hello(worker, log) for worker, log
                      in zip((base_worker, candidate_worker), logs, strict=True)]
-            _check_imports(base.source, infos)
+            check_own_harness(base.source, infos)
             shared = [b for b in infos[1].benchmarks if b in infos[0].benchmarks]
             if not shared:
                 raise UnusableDataError("the two sides share no benchmark: nothing to compare")
@@ -135,7 +135,7 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
     return regressions
 
 
-def _check_imports(base_source: Path, infos: list[SideInfo]) -> None:
+def check_own_harness(base_source: Path, infos: list[SideInfo]) -> None:
     """Each side must have run its own harness: the base's from its export, the
     candidate's from anywhere else. Otherwise the run would compare one side with itself."""
     base_harness, candidate_harness = (Path(info.harness) for info in infos)
