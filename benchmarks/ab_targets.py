@@ -89,6 +89,7 @@ def ab_run(checkout: Path, base: str, out: Path, cache: Path) -> tuple[float, li
 def short_gate(checkout: Path, out: Path) -> float:
     """Today's short gate from `checkout`: the suite's short plan, then the gate."""
     started = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
     report = out / "short.json"
     run([sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider",
          "--benchmark-disable-gc", "--bench-mode=short", f"--benchmark-json={report}"],
