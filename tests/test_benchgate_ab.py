@@ -26,12 +26,15 @@ from harness.apps.benchgate import ab_base
 from harness.apps.benchgate.ab_base import REQUIRED_FILES
 from harness.apps.benchgate.ab_decide import (
     BUILD_THRESHOLD,
+    MEMORY_BOUND_RINGS,
+    MEMORY_BOUND_THRESHOLD,
     THRESHOLD,
     Interval,
     detectable_effect,
     judge_pairs,
     paired_interval,
     sampling_need,
+    threshold_for,
 )
 from harness.apps.benchgate.ab_gate import check_own_harness
 from harness.apps.benchgate.ab_report import ABOutcome, build_report, write_report
@@ -66,10 +69,22 @@ def test_identical_sides_give_ratio_one_and_no_verdict() -> None:
 def test_a_quarter_slower_is_a_regression_and_its_interval_covers_it() -> None:
     """A 1.25x slowdown under a common drift of 20% and 3% noise: the drift cancels in the
     pairs, the interval holds 1.25, and its lower end is above the threshold."""
-    verdict = judge_pairs("batch/cffi-packed/1M", noisy_pairs(1.25, 20), (1, 1))
+    verdict = judge_pairs("batch/cffi-packed/16k", noisy_pairs(1.25, 20), (1, 1))
     assert verdict.interval.low < 1.25 < verdict.interval.high
     assert verdict.regressed and verdict.verdict == "REGRESSION"
     assert verdict.detectable < 1.10
+
+
+def test_rings_bigger_than_the_l2_cache_get_the_memory_bound_threshold() -> None:
+    """On the 1M and 4M rings (lookups and builds) a 10% offset between two processes of
+    the same code is not a regression; a quarter slower still is."""
+    assert sorted(MEMORY_BOUND_RINGS) == ["1M", "4M"]
+    for benchmark in ("batch/cffi-packed/1M", "build/tuples/4M", "batch/random-access/1M"):
+        assert threshold_for(benchmark) == MEMORY_BOUND_THRESHOLD
+    assert threshold_for("scalar/cffi-packed/16k") == THRESHOLD
+    assert not judge_pairs("batch/cffi-packed/1M", noisy_pairs(1.10, 40, spread=0.005),
+                           (1, 1)).regressed
+    assert judge_pairs("batch/cffi-packed/1M", noisy_pairs(1.25, 20), (1, 1)).regressed
 
 
 def test_builds_need_the_larger_threshold() -> None:
@@ -93,10 +108,12 @@ def test_the_interval_is_reproducible() -> None:
 
 
 def test_detectable_effect_is_the_threshold_times_the_lower_half_width() -> None:
-    assert detectable_effect("batch/x/1M", Interval(1.0, 0.95, 1.05)) == pytest.approx(
+    assert detectable_effect("batch/x/16k", Interval(1.0, 0.95, 1.05)) == pytest.approx(
         THRESHOLD / 0.95)
-    assert detectable_effect("build/x/1M", Interval(2.0, 1.6, 2.2)) == pytest.approx(
+    assert detectable_effect("build/x/16k", Interval(2.0, 1.6, 2.2)) == pytest.approx(
         BUILD_THRESHOLD * 2.0 / 1.6)
+    assert detectable_effect("batch/x/1M", Interval(1.0, 0.95, 1.05)) == pytest.approx(
+        MEMORY_BOUND_THRESHOLD / 0.95)
 
 
 def test_builds_stop_sampling_at_the_width_a_lookup_needs() -> None:

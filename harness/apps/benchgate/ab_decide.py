@@ -9,11 +9,13 @@ Per benchmark:
 - its interval: a percentile bootstrap of that median (BOOTSTRAP_RESAMPLES resamples of
   the pairs, a fixed seed so that the same data gives the same report), two-sided at
   CONFIDENCE;
-- REGRESSION when the interval's lower end is above the threshold (THRESHOLD, builds
-  BUILD_THRESHOLD): the run is confident the candidate is slower by more than that. The
-  threshold is there because two processes of the same code do not time exactly alike:
-  where their arrays land in memory differs, and unchanged code measured 0.97-1.03x
-  between the two sides, with intervals too narrow to cover 1 (docs/guide/ab-gate.md);
+- REGRESSION when the interval's lower end is above the threshold (THRESHOLD; builds
+  BUILD_THRESHOLD; anything on a ring bigger than the L2 cache MEMORY_BOUND_THRESHOLD):
+  the run is confident the candidate is slower by more than that. The threshold is there
+  because two processes of the same code do not time exactly alike: where their arrays
+  land in memory differs, and unchanged code measured 0.96-1.04x between the two sides on
+  the 16k ring and up to 1.10x on the 1M ring, with intervals too narrow to cover 1
+  (docs/guide/ab-gate.md);
 - `detectable`: the minimum detectable effect of the run, the smallest slowdown that this
   run's interval width would still have flagged: a ratio r whose interval keeps this one's
   shape has its lower end at r * lower / ratio, above the threshold once
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.apps.benchgate.plan import MEMORY_BOUND_POINTS, PLANS
+
 #: a lower interval end above this is a regression (lookups and the random-access floor)
 THRESHOLD = 1.05
 #: builds allocate and free megabytes per round: the allocator's and the kernel's page
@@ -37,7 +41,22 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20260501
 
 
+#: anything timed on a ring too big for the L2 cache (its id ends with that ring's label):
+#: where the ring's pages land in physical memory (which L3 sets they share with the other
+#: side's and the neighbours', whether numpy got huge pages for them) is fixed per process
+#: and differs between the two, so unchanged code read up to 1.10x there, with a tight
+#: interval (batch/numpy-aligned-64/1M 1.101x [1.054, 1.151], batch/cffi-packed-64/1M
+#: lower end 1.071), pinned to one CPU or not. More pairs narrow the interval around that
+#: offset without removing it; only the threshold can absorb it
+MEMORY_BOUND_THRESHOLD = 1.15
+MEMORY_BOUND_RINGS = frozenset(
+    ring.label for plan in PLANS.values() for ring in plan.rings
+    if ring.points >= MEMORY_BOUND_POINTS)
+
+
 def threshold_for(benchmark: str) -> float:
+    if benchmark.rsplit("/", 1)[-1] in MEMORY_BOUND_RINGS:
+        return MEMORY_BOUND_THRESHOLD
     return BUILD_THRESHOLD if benchmark.startswith("build/") else THRESHOLD
 
 

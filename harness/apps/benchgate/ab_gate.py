@@ -26,7 +26,6 @@ from harness.apps.benchgate.ab_session import (
     Worker,
     base_environment,
     candidate_environment,
-    pin_together,
     sample,
 )
 from harness.apps.benchgate.decide import FigureVerdict, unmatched
@@ -93,11 +92,8 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
             shared = [b for b in infos[1].benchmarks if b in infos[0].benchmarks]
             if not shared:
                 raise UnusableDataError("the two sides share no benchmark: nothing to compare")
-            # Set-up ran on both cores; the pairs are timed on one (pin_together says why).
-            cpu = pin_together([base_worker, candidate_worker])
-            where = "" if cpu is None else f", both sides on CPU {cpu}"
             _say(f"suites ready after {time.monotonic() - began:.1f} s; sampling "
-                 f"{len(shared)} benchmarks in pairs{where}")
+                 f"{len(shared)} benchmarks in pairs")
             scales = {b: (infos[0].benchmarks[b], infos[1].benchmarks[b]) for b in shared}
             samples = sample(
                 base_worker, candidate_worker, scales, plan,

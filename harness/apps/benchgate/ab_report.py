@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.apps.benchgate.ab_decide import (
     BUILD_THRESHOLD,
     CONFIDENCE,
+    MEMORY_BOUND_THRESHOLD,
     THRESHOLD,
     PairedVerdict,
 )
@@ -24,7 +25,9 @@ RULE = (
     f"Each row: the candidate's time over the base's, per key, as the median of pairs of "
     f"samples taken back to back (base and candidate alternating which goes first). "
     f"**Interval**: {CONFIDENCE:.0%} bootstrap interval of that median. **Regression** "
-    f"when the interval's lower end is above {THRESHOLD}x ({BUILD_THRESHOLD}x for builds). "
+    f"when the interval's lower end is above {THRESHOLD}x ({BUILD_THRESHOLD}x for builds; "
+    f"{MEMORY_BOUND_THRESHOLD}x on rings bigger than the L2 cache, where two processes of "
+    f"the same code differ by up to 10%). "
     f"**Detectable**: the smallest slowdown this run could have flagged (the threshold "
     f"times the interval's lower half-width); more pairs or rounds make it smaller.")
 

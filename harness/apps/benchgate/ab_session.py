@@ -139,26 +139,6 @@ class Worker:
                 self.process.wait()
 
 
-def pin_together(workers: list[Worker]) -> int | None:
-    """Both workers on one CPU, the last this process may use (None where the OS has no
-    affinity call, or allows one CPU only).
-
-    Why: the two sides never run at once (a pair's samples are taken in turn), so sharing a
-    core costs nothing, and it gives both the same L1 and L2 caches and the same neighbour:
-    on a 2-vCPU virtual machine each vCPU is a hardware thread whose sibling runs someone
-    else's work. Unpinned, each worker settled on its own vCPU, and unchanged code read up
-    to 1.10x (with a tight interval) on the 1M-ring lookups between the two sides."""
-    if not hasattr(os, "sched_getaffinity") or not hasattr(os, "sched_setaffinity"):
-        return None
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
-        return None
-    cpu: int = allowed[-1]
-    for worker in workers:
-        os.sched_setaffinity(worker.process.pid, {cpu})
-    return cpu
-
-
 def sample(base: Worker, candidate: Worker, scales: dict[str, tuple[int, int]],
            plan: SamplingPlan, detectable: Callable[[str, list[tuple[float, float]]], float],
            ) -> Samples:
