@@ -4,7 +4,7 @@ do not make one run), its report's escaping, and one real run of the checkout ag
 own HEAD.
 
 The targets of the issue (a 1.25x slowdown caught 10 times in 10, no false alarm in 10
-unchanged runs) are measured by benchmarks/ab_targets.sh, outside the unit suite: each run
+unchanged runs) are measured by benchmarks/ab_targets.py, outside the unit suite: each run
 takes a minute.
 """
 

@@ -14,7 +14,7 @@ Per benchmark:
   the run is confident the candidate is slower by more than that. The threshold is there
   because two processes of the same code do not time exactly alike: where their arrays
   land in memory differs, and unchanged code measured 0.96-1.04x between the two sides on
-  the 16k ring and up to 1.10x on the 1M ring, with intervals too narrow to cover 1
+  the 16k ring and 0.89-1.15x on the 1M ring, with intervals too narrow to cover 1
   (docs/guide/ab-gate.md);
 - `detectable`: the minimum detectable effect of the run, the smallest slowdown that this
   run's interval width would still have flagged: a ratio r whose interval keeps this one's
@@ -44,9 +44,9 @@ BOOTSTRAP_SEED = 20260501
 #: anything timed on a ring too big for the L2 cache (its id ends with that ring's label):
 #: where the ring's pages land in physical memory (which L3 sets they share with the other
 #: side's and the neighbours', whether numpy got huge pages for them) is fixed per process
-#: and differs between the two, so unchanged code read up to 1.10x there, with a tight
-#: interval (batch/numpy-aligned-64/1M 1.101x [1.054, 1.151], batch/cffi-packed-64/1M
-#: lower end 1.071), pinned to one CPU or not. More pairs narrow the interval around that
+#: and differs between the two, so unchanged code read 0.89-1.15x there, with tight
+#: intervals (scalar/cffi-aligned-64/1M 1.146x [1.101, 1.199], batch/numpy-aligned-64/1M
+#: 1.101x [1.054, 1.151]), pinned to one CPU or not. More pairs narrow the interval around that
 #: offset without removing it; only the threshold can absorb it
 MEMORY_BOUND_THRESHOLD = 1.15
 MEMORY_BOUND_RINGS = frozenset(

@@ -27,7 +27,7 @@ RULE = (
     f"**Interval**: {CONFIDENCE:.0%} bootstrap interval of that median. **Regression** "
     f"when the interval's lower end is above {THRESHOLD}x ({BUILD_THRESHOLD}x for builds; "
     f"{MEMORY_BOUND_THRESHOLD}x on rings bigger than the L2 cache, where two processes of "
-    f"the same code differ by up to 10%). "
+    f"the same code differ by up to 15%). "
     f"**Detectable**: the smallest slowdown this run could have flagged (the threshold "
     f"times the interval's lower half-width); more pairs or rounds make it smaller.")
 
