@@ -452,6 +452,66 @@ def test_gate(path: list[int], value: Any, mutate: bool, results: str, baseline:
         assert (folder / place(folder, regressions, good)).is_file()
 
 
+# --- the gate against a base commit (--against) -----------------------------------------------
+
+REVISIONS = ["nope", "", "-x", "--help", "HEAD~5", "\n", "x" * 5000, "HEAD:README.md", "@{u}",
+             "HEAD^{tree}", os.fsdecode(b"\xff")]
+ORDINAL_FLAGS = ("--rounds", "--min-pairs", "--max-pairs")
+REAL_FLAGS = ("--sensitivity", "--max-seconds")
+
+
+def _git_sandbox(folder: Path) -> None:
+    """The sandbox as a git repository whose one commit has no benchmark suite, and an
+    uncommitted candidate suite in `suite/`: every run that gets as far as the base is
+    refused there, in a moment, having written nothing."""
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "README.md").write_text("no suite\n")
+    subprocess.run(["git", "-C", str(folder), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(folder), "-c", "user.name=f", "-c", "user.email=f@f",
+                    "commit", "-q", "-m", "one"], check=True)
+    (folder / "suite").mkdir()
+    (folder / "suite" / "conftest.py").write_text("")
+
+
+@SETTINGS
+@given(revision=pick(["HEAD"], REVISIONS), suite=pick(["suite"], PLACES),
+       mode=st.none() | pick(["short", "smoke"], [*TEXTS, "counts", "../x", "full/.."]),
+       report=st.none() | pick(["report"], PLACES),
+       regressions=st.none() | pick(["regressions.txt"], PLACES),
+       ordinals=st.lists(st.tuples(st.sampled_from(ORDINAL_FLAGS), st.sampled_from(INTEGERS)),
+                         max_size=3),
+       reals=st.lists(st.tuples(st.sampled_from(REAL_FLAGS), st.sampled_from(FLOATS)),
+                      max_size=2),
+       results=st.booleans(), baseline=st.booleans(), update=st.booleans())
+def test_gate_against(revision: str, suite: str, mode: str | None, report: str | None,
+                      regressions: str | None, ordinals: list[tuple[str, str]],
+                      reals: list[tuple[str, str]], results: bool, baseline: bool,
+                      update: bool, tmp_path_factory: pytest.TempPathFactory,
+                      capsys: pytest.CaptureFixture[str],
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--against` with hostile revisions, suites, modes, outputs and sampling numbers, mixed
+    with the flags of the baseline gate: one line and exit 2, nothing written (the base's
+    commit has no suite, so no valid combination runs for long)."""
+    folder = tmp_path_factory.mktemp("against")
+    sandbox(folder)
+    _git_sandbox(folder)
+    monkeypatch.setenv("RING_BENCH_AB_CACHE", str(tmp_path_factory.mktemp("ab-cache")))
+    argv = ["--against", revision, "--suite", place(folder, suite)]
+    argv += ["--bench-mode", mode] if mode is not None else []
+    argv += ["--report-dir", place(folder, report)] if report is not None else []
+    argv += ["--regressions-out", place(folder, regressions)] if regressions is not None else []
+    for flag, value in [*ordinals, *reals]:
+        argv += [f"{flag}={value}"]
+    argv += [str(write_results(folder / "r.json"))] if results else []
+    argv += ["--baseline-dir", str(folder / "base")] if baseline else []
+    argv += ["--update-baseline"] if update else []
+    if results:
+        # the results file is an input the sandbox now holds; the refusal must not touch it
+        capsys.readouterr()
+    code, err = outcome(gate_cli.main, argv, folder, capsys, prefix="ring-bench-gate: ")
+    assert code == 2, err
+
+
 # --- two writers into one --out -------------------------------------------------------------
 
 def test_concurrent_runs_into_one_out_leave_one_runs_three_files(tmp_path: Path) -> None:

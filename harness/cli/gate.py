@@ -10,16 +10,24 @@ another environment has its timings replaced, but its
 CPU-independent figures (routing digests, and sizes where Python and the
 architecture match) still decide. `--update-baseline` (or RING_BENCH_UPDATE=1
 in the environment) rewrites the baseline on purpose.
+
+`ring-bench-gate --against REV` needs no results file and no baseline: it builds REV from
+a clean export and runs both suites side by side on this machine, alternating samples
+(docs/guide/ab-gate.md). Same exit codes; 2 also when REV is unknown, has no benchmark
+suite or does not build.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.apps.benchgate.ab_gate import judge_against
+from harness.apps.benchgate.ab_session import SamplingPlan
 from harness.apps.benchgate.gate import judge_run
 from harness.cli.common import OneLineParser, escape_unshowable_output, parse_arguments
 from harness.core.atomic import write_atomically
@@ -30,11 +38,33 @@ UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
 
+def _bounded(kind: Callable[[str], float], low: float, high: float,
+             what: str) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` in [low, high], else a one-line refusal."""
+
+    def convert(text: str) -> float:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            value = math.nan
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} from {low:g} to {high:g} "
+                                             f"(got {text[:40]!r})")
+        return value
+
+    return convert
+
+
+DEFAULTS = SamplingPlan()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="ring-bench-gate", description=__doc__.splitlines()[0],
                            refusal_prefix="ring-bench-gate: ")
-    parser.add_argument("results", type=Path, help="the suite's --benchmark-json file")
-    parser.add_argument("--baseline-dir", type=Path, default=Path("benchmarks/baseline"))
+    parser.add_argument("results", type=Path, nargs="?",
+                        help="the suite's --benchmark-json file (not with --against)")
+    parser.add_argument("--baseline-dir", type=Path, default=None,
+                        help="folder of the committed baselines (default benchmarks/baseline)")
     parser.add_argument(
         "--update-baseline",
         action="store_true",
@@ -48,7 +78,52 @@ def _parser() -> argparse.ArgumentParser:
         help="write the names of the regressions found, one per line (empty when none), so "
         f"that a second run can confirm them (also: {REGRESSIONS_VARIABLE}=FILE)",
     )
+    ab = parser.add_argument_group("A/B against a base commit (docs/guide/ab-gate.md)")
+    ab.add_argument("--against", metavar="REV",
+                    help="build REV from a clean export and time both sides, interleaved")
+    ab.add_argument("--suite", type=Path, default=Path("benchmarks"),
+                    help="the candidate's benchmark suite (default benchmarks)")
+    ab.add_argument("--bench-mode", default="short", help="the suite's plan (default short)")
+    ab.add_argument("--report-dir", type=Path,
+                    help="write ab-gate.md and ab-gate.html there")
+    ab.add_argument("--rounds", type=_bounded(int, 1, 1000, "a whole number"),
+                    default=DEFAULTS.rounds, help="timed calls per sample")
+    ab.add_argument("--min-pairs", type=_bounded(int, 5, 10_000, "a whole number"),
+                    default=DEFAULTS.min_pairs, help="pairs of samples every benchmark gets")
+    ab.add_argument("--max-pairs", type=_bounded(int, 5, 10_000, "a whole number"),
+                    default=DEFAULTS.max_pairs, help="most pairs of one benchmark")
+    ab.add_argument("--sensitivity", type=_bounded(float, 1.0001, 100, "a ratio"),
+                    default=DEFAULTS.sensitivity,
+                    help="stop sampling a benchmark once its detectable effect is this small")
+    ab.add_argument("--max-seconds", type=_bounded(float, 0, 86_400, "seconds"),
+                    default=DEFAULTS.max_seconds,
+                    help="time budget of the sampling (after min-pairs)")
     return parser
+
+
+def _check_mode_flags(args: argparse.Namespace) -> str | None:
+    """Why the flags do not make one gate run (None: they do)."""
+    if args.against is None:
+        if args.results is None:
+            return "expected a results file, or --against REV"
+        return None
+    if args.results is not None:
+        return "--against measures both sides itself: give no results file"
+    if args.baseline_dir is not None or args.update_baseline:
+        return "--against compares with a base commit, not with a baseline"
+    if args.min_pairs > args.max_pairs:
+        return f"--min-pairs {args.min_pairs} is above --max-pairs {args.max_pairs}"
+    return None
+
+
+def _run(args: argparse.Namespace) -> list[str]:
+    if args.against is None:
+        baseline_dir = args.baseline_dir or Path("benchmarks/baseline")
+        return judge_run(args.results, baseline_dir, update=args.update_baseline)
+    plan = SamplingPlan(rounds=int(args.rounds), min_pairs=int(args.min_pairs),
+                        max_pairs=int(args.max_pairs), sensitivity=args.sensitivity,
+                        max_seconds=args.max_seconds)
+    return judge_against(args.suite, args.against, args.bench_mode, plan, args.report_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,12 +131,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(_parser(), argv)
     if isinstance(args, int):
         return args
+    conflict = _check_mode_flags(args)
+    if conflict is not None:
+        print(f"ring-bench-gate: {conflict}", file=sys.stderr)
+        return 2
     try:
+        inputs = [args.results, args.baseline_dir or Path("benchmarks/baseline")]
+        if args.against is not None:
+            inputs = [args.suite]
+            if args.report_dir is not None:
+                check_outputs([args.report_dir / "ab-gate.md", args.report_dir / "ab-gate.html"],
+                              [args.suite])
         if args.regressions_out is not None:
             # A device, FIFO or directory there would be replaced by the rename that writes it;
             # the baseline folder (made by this run if new) is no place for it either.
-            check_outputs([args.regressions_out], [args.results, args.baseline_dir])
-        regressions = judge_run(args.results, args.baseline_dir, update=args.update_baseline)
+            check_outputs([args.regressions_out], inputs)
+        regressions = _run(args)
         if args.regressions_out is not None:
             write_atomically(args.regressions_out, "".join(f"{r}\n" for r in regressions))
         return 1 if regressions else 0
