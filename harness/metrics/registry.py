@@ -23,6 +23,7 @@ from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
+from harness.metrics.replication import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
 
 METRICS: list[Metric] = [
@@ -31,6 +32,7 @@ METRICS: list[Metric] = [
     EquivalenceMetric(),
     LoadMetric(),
     MovementMetric(),
+    ReplicationMetric(),
     ProcessMetric(),
     MigrationMetric(),
     ComparisonMetric(),
@@ -41,7 +43,8 @@ METRICS: list[Metric] = [
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
-TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence")
+TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
+                                  "replication")
 #: metrics on by default in a scenario: all but those and counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout)
 DEFAULT_METRICS: tuple[str, ...] = tuple(
