@@ -1,0 +1,88 @@
+"""Preference lists on the ring: the per-point table against the plain walk, and uhashring."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from uhashring import HashRing  # type: ignore[import-untyped]  # ships no type hints
+
+from harness.core.errors import HarnessError
+from harness.core.hashing import hash_many
+from harness.core.replicas import preference_list_reference, preference_lists
+from harness.core.ring import Ring
+from harness.core.servers import Server
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.generator import generate_ring
+
+KEYS = hash_many("fnv1a-fmix32", [f"key-{i}".encode() for i in range(1500)])
+
+
+def _reference(ring: Ring, hashes: np.ndarray, copies: int,
+               zone_of: list[int] | None = None) -> list[list[int]]:
+    positions, owners = ring.positions.tolist(), ring.owners.tolist()
+    return [preference_list_reference(positions, owners, int(h), copies, zone_of)
+            for h in hashes]
+
+
+@settings(max_examples=60, deadline=None)
+@given(servers=st.integers(1, 10), points=st.integers(1, 30), copies=st.integers(1, 10),
+       weights=st.lists(st.integers(1, 4), min_size=10, max_size=10))
+def test_table_agrees_with_the_walk(servers: int, points: int, copies: int,
+                                    weights: list[int]) -> None:
+    """Every key's list from the per-point table equals the clockwise walk, and holds
+    `copies` distinct servers, the owner first."""
+    copies = min(copies, servers)
+    ring = generate_ring([Server(f"s{i}", weights[i]) for i in range(servers)], points,
+                         "fnv1a-fmix32")
+    lists = preference_lists(ring, KEYS, copies)
+    assert lists.tolist() == _reference(ring, KEYS, copies)
+    assert all(len(set(row)) == copies for row in lists.tolist())
+    owners = ring.owners[np.searchsorted(ring.positions, KEYS) % ring.entries]
+    assert (lists[:, 0] == owners).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(servers=st.integers(2, 10), points=st.integers(1, 30), zones=st.integers(1, 5),
+       copies=st.integers(1, 5), rack=st.lists(st.integers(0, 4), min_size=10, max_size=10))
+def test_zone_aware_table_agrees_with_the_walk(servers: int, points: int, zones: int,
+                                               copies: int, rack: list[int]) -> None:
+    """Zone-aware: the table equals the walk skipping chosen zones, and no two copies of a
+    key share a zone."""
+    zone_of = [r % zones for r in rack[:servers]]
+    copies = min(copies, len(set(zone_of)))
+    ring = generate_ring([Server(f"s{i}") for i in range(servers)], points, "fnv1a-fmix32")
+    lists = preference_lists(ring, KEYS, copies, np.array(zone_of))
+    assert lists.tolist() == _reference(ring, KEYS, copies, zone_of)
+    assert all(len({zone_of[s] for s in row}) == copies for row in lists.tolist())
+
+
+def test_wraps_past_the_last_point() -> None:
+    """A key past the last point starts at the first: the worked ring 10/45/80."""
+    ring = Ring(np.array([10, 45, 80], dtype=np.uint32), np.array([0, 1, 2], dtype=np.uint16))
+    hashes = np.array([5, 10, 11, 50, 90], dtype=np.uint32)
+    assert preference_lists(ring, hashes, 2).tolist() == [[0, 1], [0, 1], [1, 2], [2, 0],
+                                                          [0, 1]]
+
+
+def test_more_copies_than_servers_is_refused() -> None:
+    """Three copies on a ring of two servers: an error that says how many there are."""
+    ring = Ring(np.array([10, 45], dtype=np.uint32), np.array([0, 1], dtype=np.uint16))
+    with pytest.raises(HarnessError, match=r"3 copies need 3 distinct servers .* \(got 2\)"):
+        preference_lists(ring, KEYS, 3)
+
+
+@pytest.mark.parametrize("servers", [
+    [Server(f"10.0.0.{i}:11211") for i in range(1, 9)],
+    [Server(f"cache-{i}:11211", w) for i, w in enumerate([1, 2, 3, 1, 5, 2], start=1)],
+])
+def test_ketama_lists_equal_uhashring_range(servers: list[Server]) -> None:
+    """Live peer: our libketama ring's 3-copy lists equal uhashring's ketama
+    `range(key, size=3, unique=True)` for 3,000 keys."""
+    construction = get_construction("libketama")
+    ring = construction.build_ring(servers)
+    keys = [f"user:{i}" for i in range(3000)]
+    ours = preference_lists(ring, construction.key_hashes([k.encode() for k in keys]), 3)
+    theirs = HashRing({s.name: {"weight": int(s.weight)} for s in servers}, hash_fn="ketama")
+    names = [s.name for s in servers]
+    assert [[names[i] for i in row] for row in ours.tolist()] == [
+        [node["nodename"] for node in theirs.range(k, size=3, unique=True)] for k in keys]
