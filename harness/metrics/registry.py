@@ -18,6 +18,7 @@ from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison import ComparisonMetric
 from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
+from harness.metrics.hot_keys import HotKeysMetric
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration import MigrationMetric
@@ -33,6 +34,7 @@ METRICS: list[Metric] = [
     LoadMetric(),
     MovementMetric(),
     ReplicationMetric(),
+    HotKeysMetric(),
     ProcessMetric(),
     MigrationMetric(),
     ComparisonMetric(),
@@ -44,7 +46,7 @@ BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                  "replication")
+                                  "replication", "hot_keys")
 #: metrics on by default in a scenario: all but those and counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout)
 DEFAULT_METRICS: tuple[str, ...] = tuple(

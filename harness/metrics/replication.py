@@ -275,11 +275,12 @@ class ReplicationMetric(MetricBase):
         f, j = r.failure, r.join
         failure = Table.of(
             ["change", "keys losing a copy", "keys losing a copy %", "lists changed",
-             "copies to re-create", "bytes to re-create", "source servers",
+             "copies to re-create", "GiB to re-create", "source servers",
              "busiest source's share", "destination servers"],
             [[text(f"{literal(f.server)} fails"), count(f.keys_losing_a_copy),
               pct(f.keys_losing_a_copy_fraction), count(f.keys_changed),
-              count(f.copies_to_recreate), count(f.bytes_to_recreate), count(f.sources),
+              count(f.copies_to_recreate), number(f.bytes_to_recreate / 2**30, 2),
+              count(f.sources),
               pct(f.busiest_source_share), count(f.destinations)]],
             notes=[f"Placement: the {walk[r.zone_aware]}. A lost copy is re-created from "
                    "the copy after it in the key's old list (the one before it when it was "

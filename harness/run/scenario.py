@@ -34,6 +34,7 @@ from harness.core.servers import (
 )
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
+from harness.metrics.hot_keys import HotKeysOptions
 from harness.metrics.registry import (
     DEFAULT_METRICS,
     METRIC_NAMES,
@@ -297,11 +298,10 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
 
 def _zones(table: Fields) -> tuple[str, ...]:
     """`zones`: names given to generated servers in turn (server i in zone i mod len), as
-    racks of equal size are filled; none: each server a zone of its own."""
+    racks of equal size are filled; none (or []): each server a zone of its own."""
     zones = table.take_str_list("zones", [])
-    if (table.has("zones") and not zones) or any(not z for z in zones) \
-            or len(set(zones)) != len(zones):
-        raise table.error("zones", "a non-empty list of distinct non-empty zone names",
+    if any(not z for z in zones) or len(set(zones)) != len(zones):
+        raise table.error("zones", "a list of distinct non-empty zone names",
                           table.table["zones"])
     return zones
 
@@ -569,6 +569,9 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     replication = scenario.measure.options.get("replication")
     if isinstance(replication, ReplicationOptions):
         _check_replication(scenario, replication, top)
+    hot_keys = scenario.measure.options.get("hot_keys")
+    if isinstance(hot_keys, HotKeysOptions):
+        _check_hot_keys(scenario, hot_keys, top)
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
@@ -598,6 +601,21 @@ def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fie
         raise ScenarioError(
             f"{top.file}: replication.copies must be at most the {what} on the ring once "
             f"{failed!r} fails ({places}), since each copy needs its own (got {options.copies})")
+
+
+def _check_hot_keys(scenario: Scenario, options: HotKeysOptions, top: Fields) -> None:
+    """Reads spread over replicas: an algorithm with replica sets, and servers enough."""
+    for recipe in scenario.recipes():
+        reason = replication_problem(recipe.algorithm)
+        if reason:
+            raise ScenarioError(f"{top.file}: hot_keys must be left out for "
+                                f"{recipe.algorithm}, whose reads it spreads over replicas: "
+                                f"{reason}")
+    servers = len(scenario.ring_servers())
+    if options.copies > servers:
+        raise ScenarioError(f"{top.file}: hot_keys.copies must be at most the servers on the "
+                            f"ring ({servers}), since each copy needs its own (got "
+                            f"{options.copies})")
 
 
 def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
