@@ -11,8 +11,12 @@ from harness.core.hashing import hash_many
 from harness.core.replicas import preference_list_reference, preference_lists
 from harness.core.ring import Ring
 from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
+from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.constructions import get_construction
 from harness.recipes.constructions.generator import generate_ring
+from harness.recipes.replication import ReplicaPlacement, ranked_reference
 
 KEYS = hash_many("fnv1a-fmix32", [f"key-{i}".encode() for i in range(1500)])
 
@@ -86,3 +90,45 @@ def test_ketama_lists_equal_uhashring_range(servers: list[Server]) -> None:
     names = [s.name for s in servers]
     assert [[names[i] for i in row] for row in ours.tolist()] == [
         [node["nodename"] for node in theirs.range(k, size=3, unique=True)] for k in keys]
+
+
+RENDEZVOUS = ["rendezvous", "rendezvous-weighted"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(RENDEZVOUS), servers=st.integers(1, 12),
+       copies=st.integers(1, 12), zones=st.integers(0, 4),
+       weights=st.lists(st.sampled_from([1.0, 0.5, 3.0]), min_size=12, max_size=12))
+def test_rendezvous_top_scores_agree_with_the_plain_ranking(
+        name: str, servers: int, copies: int, zones: int, weights: list[float]) -> None:
+    """Rendezvous replica sets: the numpy ranking equals the plain ranking for every key
+    (zone-aware too), the owner comes first, and the copies are distinct."""
+    algorithm_class = get_algorithm(name)
+    fleet = [Server(f"node-{i}", weights[i] if name == "rendezvous-weighted" else 1.0)
+             for i in range(servers)]
+    algorithm = algorithm_class.build(fleet)
+    zone_of = np.arange(servers) % zones if zones else None
+    places = servers if zone_of is None else len(set(zone_of.tolist()))
+    copies = min(copies, places)
+    hashes = algorithm.hash_keys([f"k{i}".encode() for i in range(300)])
+    assert isinstance(algorithm, RendezvousAlgorithm | WeightedRendezvousAlgorithm)
+    fast = ReplicaPlacement(algorithm, copies, zone_of).lists(hashes)
+    assert fast.tolist() == [ranked_reference(algorithm, int(h), copies, zone_of)
+                             for h in hashes]
+    assert (fast[:, 0] == algorithm.lookup_many(hashes)).all()
+    assert all(len(set(row)) == copies for row in fast.tolist())
+
+
+def test_rendezvous_failure_passes_each_key_to_its_next_score() -> None:
+    """Rendezvous: when a server fails, each of its keys' lists loses it and gains the next
+    server of the ranking; other keys keep their lists."""
+    fleet = [Server(f"node-{i}") for i in range(10)]
+    before = get_algorithm("rendezvous").build(fleet)
+    after = get_algorithm("rendezvous").build(fleet[1:])
+    hashes = before.hash_keys([f"k{i}".encode() for i in range(2000)])
+    old = ReplicaPlacement(before, 3).lists(hashes).astype(int)
+    new = ReplicaPlacement(after, 3).lists(hashes).astype(int) + 1
+    lost = (old == 0).any(axis=1)
+    assert (old[~lost] == new[~lost]).all()
+    for row_old, row_new in zip(old[lost].tolist(), new[lost].tolist(), strict=True):
+        assert row_new[:2] == [s for s in row_old if s != 0][:2]

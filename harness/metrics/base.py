@@ -4,13 +4,15 @@ A metric is one module with one class following `Metric`: its `name`, what
 it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Four members are optional, with their
+tables it contributes to reports). Six members are optional, with their
 default in `MetricBase`, which every metric subclasses: `check()`, why the
 metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
-and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
-own work adds (the estimate checks it before any work) and the fields that set it.
+`estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
+own work adds (the estimate checks it before any work) and the fields that set it;
+`estimated_seconds`, the time its own work adds; and `reference_lookups`, the keys it
+routes through the algorithm's reference, which the algorithm prices.
 """
 
 from __future__ import annotations
@@ -69,10 +71,17 @@ class Metric(Protocol):
         (default: 0, none)."""
         ...
 
+    def reference_lookups(self, options: Any) -> int:
+        """Keys its own work routes through the algorithm's vectorised reference, which the
+        time estimate prices by the algorithm (rendezvous scores every server for each);
+        default: 0, none."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
-                                    "estimated_bytes", "estimated_seconds")
+                                    "estimated_bytes", "estimated_seconds",
+                                    "reference_lookups")
 
 
 class MetricBase:
@@ -97,3 +106,7 @@ class MetricBase:
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
         """0: the metric's time follows the run's own keys and forms."""
         return 0.0, ""
+
+    def reference_lookups(self, options: Any) -> int:
+        """0: the metric routes no keys of its own."""
+        return 0

@@ -145,6 +145,11 @@ class HotKeysMetric(MetricBase):
         seconds = SECONDS_PER_REQUEST * options.requests + SECONDS_PER_OBJECT * objects
         return seconds, f"{options.requests:,} requests over {objects:,} objects"
 
+    def reference_lookups(self, options: Any) -> int:
+        """Every object placed once, and every sub-key."""
+        assert isinstance(options, HotKeysOptions)
+        return options.universe + options.top_keys * options.sub_keys
+
     def steps(self, plan: RunPlan) -> int:
         return 1 if self.name in plan.options else 0
 

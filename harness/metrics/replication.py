@@ -1,13 +1,14 @@
 """Replication: each key on R distinct servers, and what one failure or one new server does.
 
 `[replication] copies = R` places every object's R copies by its preference
-list (`harness.recipes.replication`; the ring walks clockwise, skipping servers
-already chosen, and with `zone_aware = true` zones already chosen). Measured
+list (`harness.recipes.replication`: the ring walks clockwise, skipping servers
+already chosen, and with `zone_aware = true` zones already chosen; rendezvous takes
+the top R scores, zone-aware the top scores of distinct zones). Measured
 over `objects` distinct objects named "object-{i}":
 
 - load of copies: each server's share of all copies, CV and peak-to-mean (per unit
-  weight), beside the primary-only figures, for the plain walk and, where the
-  servers have zones enough, the zone-aware walk: the balance zone-awareness costs;
+  weight), beside the primary-only figures, for the plain placement and, where the
+  servers have zones enough, the zone-aware one: the balance zone-awareness costs;
 - keys two of whose copies share a zone (none when zone-aware);
 - one server failing (`fail`): keys that lose a copy, keys whose preference list
   changes, copies to re-create (and bytes, at `object_bytes` each), and how many
@@ -169,6 +170,12 @@ class ReplicationMetric(MetricBase):
         seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
 
+    def reference_lookups(self, options: Any) -> int:
+        """Every object placed four times: plain and zone-aware, after the failure, after
+        the join."""
+        assert isinstance(options, ReplicationOptions)
+        return 4 * options.objects
+
     def steps(self, plan: RunPlan) -> int:
         return 1 if "replication" in plan.options else 0
 
@@ -262,9 +269,9 @@ class ReplicationMetric(MetricBase):
 
     @staticmethod
     def _section(label: str, r: Replication) -> Section:
-        walk = {False: "plain walk", True: "zone-aware walk"}
+        walk = {False: "plain", True: "zone-aware"}
         placement = Table.of(
-            ["walk", "primary cv", "primary peak-to-mean", "copies cv",
+            ["placement", "primary cv", "primary peak-to-mean", "copies cv",
              "copies peak-to-mean", "keys with two copies in one zone"],
             [[text(walk[p.zone_aware]), pct(p.primary_cv), number(p.primary_peak_to_mean),
               pct(p.replica_cv), number(p.replica_peak_to_mean),
@@ -282,7 +289,7 @@ class ReplicationMetric(MetricBase):
               count(f.copies_to_recreate), number(f.bytes_to_recreate / 2**30, 2),
               count(f.sources),
               pct(f.busiest_source_share), count(f.destinations)]],
-            notes=[f"Placement: the {walk[r.zone_aware]}. A lost copy is re-created from "
+            notes=[f"Placement: {walk[r.zone_aware]}. A lost copy is re-created from "
                    "the copy after it in the key's old list (the one before it when it was "
                    f"last), {r.object_bytes:,} bytes an object."])
         join = Table.of(
@@ -291,14 +298,14 @@ class ReplicationMetric(MetricBase):
             [[text(f"{literal(j.server)} joins"), count(j.copies_moved),
               pct(j.copies_moved_fraction, 3), count(j.keys_changed),
               text("yes" if j.only_to_it else "NO")]])
-        chart_rows = [{"walk": walk[p.zone_aware], "load": series, "peak": value,
+        chart_rows = [{"placement": walk[p.zone_aware], "load": series, "peak": value,
                        "label": f"{value:.3f}"}
                       for p in r.placements
                       for series, value in (("primary only", p.primary_peak_to_mean),
                                             (f"all {r.copies} copies",
                                              p.replica_peak_to_mean))]
         balance = charts.grouped_bars(
-            f"Busiest server's load over the mean ({label})", chart_rows, category="walk",
+            f"Busiest server's load over the mean ({label})", chart_rows, category="placement",
             group="load", value="peak", value_title="peak-to-mean", label="label")
         sources = charts.bars(
             f"Copies each source re-creates when {f.server} fails ({label})",
