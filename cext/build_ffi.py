@@ -105,7 +105,8 @@ void wrendezvous_pick_many(const struct wrendezvous_node *, size_t, const uint64
 """
 
 # Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring
-# (lean.h) and the random-access reference of batch lookups (random_access.h).
+# (lean.h), the random-access reference of batch lookups (random_access.h) and the
+# preference lists of replication (replicas.h).
 CDEF_GENERATE = """
 int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
                          const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
@@ -118,6 +119,8 @@ void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
 void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
 
 void ring_random_reads(const uint32_t *, size_t, const uint32_t *, size_t, uint16_t *);
+
+void replica_start_table(const uint16_t *, const uint16_t *, size_t, uint32_t, uint16_t *);
 """
 
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
@@ -145,15 +148,15 @@ ffibuilder.set_source(
     "harness.core.native.compiled._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
-    '#include "lean.h"\n#include "random_access.h"',
+    '#include "lean.h"\n#include "random_access.h"\n#include "replicas.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
-             "cext/random_access.c"],
+             "cext/random_access.c", "cext/replicas.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
-             "cext/random_access.h"],
+             "cext/random_access.h", "cext/replicas.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

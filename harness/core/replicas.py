@@ -12,11 +12,11 @@ Two implementations of one rule, cross-checked by tests/test_replicas.py:
 - `preference_list_reference`: the walk for one key, in plain Python; the definition.
 - `preference_lists`: every key at once. The list only depends on where the walk
   starts, so it is tabled once per point and keys index the table by the same
-  search the owner lookup makes. The table is built by one sweep counter-clockwise
-  over the points, keeping the first R distinct servers (or zones) met from the
-  current point in a move-to-front list: each point costs O(R), whatever the
-  ring (a walk per point would cost up to a whole ring per point when a zone, or
-  a server of small weight, has few points).
+  search the owner lookup makes. The table is built in C (cext/replicas.c) by one
+  sweep counter-clockwise over the points, keeping the first R distinct servers (or
+  zones) met from the current point in a move-to-front list: each point costs O(R),
+  whatever the ring (a walk per point would cost up to a whole ring per point when a
+  zone, or a server of small weight, has few points).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
+from harness.core.native import replicas as c_replicas
 from harness.core.ring import Ring
 
 
@@ -60,27 +61,15 @@ def distinct_places(ring: Ring, zone_of: npt.NDArray[np.integer] | None = None) 
 
 def start_table(ring: Ring, copies: int,
                 zone_of: npt.NDArray[np.integer] | None = None) -> npt.NDArray[np.uint16]:
-    """Row j: the preference list of a walk starting at point j (entries x copies)."""
+    """Row j: the preference list of a walk starting at point j (entries x copies), from
+    cext/replicas.c."""
     places = distinct_places(ring, zone_of)
     if places < copies:
         what = "zones" if zone_of is not None else "servers"
         raise HarnessError(f"replication: {copies} copies need {copies} distinct {what} "
                            f"owning points on the ring (got {places})")
-    owners = ring.owners.tolist()
-    labels = owners if zone_of is None else np.asarray(zone_of)[ring.owners].tolist()
-    n = len(owners)
-    table = np.empty((n, copies), dtype=np.uint16)
-    # (label, owner) of the first `copies` distinct labels met clockwise from the current
-    # point, nearest first. Sweeping two turns counter-clockwise, the first turn only
-    # fills the list: after it, every label on the ring has been met.
-    front: list[tuple[int, int]] = []
-    for j in range(2 * n - 1, -1, -1):
-        i = j % n
-        label = labels[i]
-        front = [(label, owners[i]), *(entry for entry in front if entry[0] != label)][:copies]
-        if j < n:
-            table[i] = [owner for _, owner in front]
-    return table
+    labels = ring.owners if zone_of is None else np.asarray(zone_of)[ring.owners]
+    return c_replicas.replica_start_table(labels, ring.owners, copies)
 
 
 def preference_lists(ring: Ring, key_hashes: npt.NDArray[np.unsignedinteger], copies: int,
