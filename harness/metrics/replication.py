@@ -284,7 +284,7 @@ class ReplicationMetric(MetricBase):
             ["change", "keys losing a copy", "keys losing a copy %", "lists changed",
              "copies to re-create", "GiB to re-create", "source servers",
              "busiest source's share", "destination servers"],
-            [[text(f"{literal(f.server)} fails"), count(f.keys_losing_a_copy),
+            [[text(f"{f.server} fails"), count(f.keys_losing_a_copy),
               pct(f.keys_losing_a_copy_fraction), count(f.keys_changed),
               count(f.copies_to_recreate), number(f.bytes_to_recreate / 2**30, 2),
               count(f.sources),
@@ -295,7 +295,7 @@ class ReplicationMetric(MetricBase):
         join = Table.of(
             ["change", "copies moved", "copies moved %", "lists changed",
              "moved only to it"],
-            [[text(f"{literal(j.server)} joins"), count(j.copies_moved),
+            [[text(f"{j.server} joins"), count(j.copies_moved),
               pct(j.copies_moved_fraction, 3), count(j.keys_changed),
               text("yes" if j.only_to_it else "NO")]])
         chart_rows = [{"placement": walk[p.zone_aware], "load": series, "peak": value,
