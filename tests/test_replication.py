@@ -121,3 +121,16 @@ def test_zones_must_be_distinct(write_scenario: Write) -> None:
     with pytest.raises(ScenarioError, match=r"servers.zones must be a list of distinct "
                                             r"non-empty zone names"):
         load_scenario(write_scenario('[servers]\ncount = 8\nzones = ["a", "a"]\n'))
+
+
+def test_copies_moved_between_survivors_are_sent_by_the_first_copy() -> None:
+    """A key that lost nothing but whose list changed gets its new copy from its first copy,
+    so that every new copy has one source; with one copy, a lost key has none (its data is
+    gone)."""
+    before = np.array([[1, 2], [3, 4], [0, 5]])
+    after = np.array([[1, 6], [3, 4], [5, 7]])
+    work = recreation(before, after, 0)
+    assert (work.keys_losing_a_copy, work.keys_changed, work.copies) == (1, 2, 2)
+    assert work.per_source == (1, 1) and work.sources == 2
+    single = recreation(np.array([[0], [1]]), np.array([[2], [3]]), 0)
+    assert single.copies == 2 and single.per_source == (1,)

@@ -9,7 +9,10 @@ replica from a surviving one; which one is the system's choice. The rule here
 is the ring's neighbour: the copy that followed the lost one in the key's old
 preference list, or the one before it when the lost copy was the last. With
 one point per server every key the failed server held is then copied from one
-of its two ring neighbours; with many points per server, from many servers.
+of its two ring neighbours; with many points per server, from many servers. A
+key that lost no copy but whose list changed anyway (HAProxy's ring renumbers the
+survivors' points when a server leaves its list) has its new copies sent by its
+first copy.
 """
 
 from __future__ import annotations
@@ -61,13 +64,17 @@ def recreation(before: npt.NDArray[np.integer], after: npt.NDArray[np.integer],
     per_key = created.sum(axis=1)
     destinations = np.bincount(after[created].astype(np.int64))
     total = int(per_key.sum())
+    # A key that kept all its copies but whose list still changed (a construction that
+    # renumbers the survivors' points) moves copies between survivors: its first copy
+    # sends them.
+    source_of = before[:, 0].astype(np.int64)
     if copies > 1:
         position = lost_at[losing].argmax(axis=1)
         neighbour = np.where(position < copies - 1, position + 1, position - 1)
-        source_of = before[losing][np.arange(len(position)), neighbour].astype(np.int64)
-        sources = np.bincount(source_of, weights=per_key[losing]).astype(np.int64)
-    else:  # one copy: nothing survives to copy from, the data is lost
-        sources = np.zeros(0, dtype=np.int64)
+        source_of[losing] = before[losing][np.arange(len(position)), neighbour]
+        sources = np.bincount(source_of, weights=per_key).astype(np.int64)
+    else:  # one copy: a lost key has nothing left to copy from, its data is lost
+        sources = np.bincount(source_of[~losing], weights=per_key[~losing]).astype(np.int64)
     sent = np.sort(sources[sources > 0])[::-1]
     return Recreation(
         keys_losing_a_copy=int(losing.sum()),
