@@ -8,7 +8,8 @@ import pytest
 
 from harness.core.errors import ScenarioError
 from harness.metrics.replica_changes import keys_sharing_a_zone, new_copies, recreation
-from harness.metrics.replication import Replication
+from harness.metrics.replication import Replication, ReplicationMetric, ReplicationOptions
+from harness.run.estimate import estimate_peak_bytes
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -134,3 +135,19 @@ def test_copies_moved_between_survivors_are_sent_by_the_first_copy() -> None:
     assert work.per_source == (1, 1) and work.sources == 2
     single = recreation(np.array([[0], [1]]), np.array([[2], [3]]), 0)
     assert single.copies == 2 and single.per_source == (1,)
+
+
+def test_the_estimate_counts_the_rebuilt_ring_and_tables(write_scenario: Write) -> None:
+    """[replication] adds its objects and, per point of the ring, the ring rebuilt for a
+    change and two tables of R copies: a larger ring raises its share."""
+    def peak(points: int, table: str) -> int:
+        return estimate_peak_bytes(load_scenario(write_scenario(
+            f"[servers]\ncount = 10\n[generator]\npoints_per_weight = {points}\n"
+            f"[keys]\ncount = 10\n[measure]\nlayouts = []\nmetrics = []\n{table}")))
+    table = "[replication]\ncopies = 3\nobjects = 1000\n"
+    metric = ReplicationMetric()
+    options = ReplicationOptions(copies=3, objects=1000)
+    own = metric.estimated_bytes(options, [])
+    for points in (100, 100_000):
+        assert peak(points, table) - peak(points, "") == pytest.approx(
+            own + metric.bytes_per_entry(options) * 10 * points, rel=1e-6, abs=2)

@@ -4,15 +4,17 @@ A metric is one module with one class following `Metric`: its `name`, what
 it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Six members are optional, with their
+tables it contributes to reports). Seven members are optional, with their
 default in `MetricBase`, which every metric subclasses: `check()`, why the
 metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
 `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
 own work adds (the estimate checks it before any work) and the fields that set it;
-`estimated_seconds`, the time its own work adds; and `reference_lookups`, the keys it
-routes through the algorithm's reference, which the algorithm prices.
+`estimated_seconds`, the time its own work adds; `reference_lookups`, the keys it
+routes through the algorithm's reference, which the algorithm prices; and
+`bytes_per_entry`, what it holds per entry of the structure, which the estimate
+multiplies by the entries.
 """
 
 from __future__ import annotations
@@ -77,11 +79,17 @@ class Metric(Protocol):
         default: 0, none."""
         ...
 
+    def bytes_per_entry(self, options: Any) -> float:
+        """Bytes its own work holds per entry of the run's structure (a ring rebuilt beside
+        it, a table per point), which the memory estimate multiplies by the entries;
+        default: 0, none."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
                                     "estimated_bytes", "estimated_seconds",
-                                    "reference_lookups")
+                                    "reference_lookups", "bytes_per_entry")
 
 
 class MetricBase:
@@ -110,3 +118,7 @@ class MetricBase:
     def reference_lookups(self, options: Any) -> int:
         """0: the metric routes no keys of its own."""
         return 0
+
+    def bytes_per_entry(self, options: Any) -> float:
+        """0: the metric holds nothing in proportion to the structure."""
+        return 0.0

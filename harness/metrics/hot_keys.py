@@ -145,6 +145,11 @@ class HotKeysMetric(MetricBase):
         seconds = SECONDS_PER_REQUEST * options.requests + SECONDS_PER_OBJECT * objects
         return seconds, f"{options.requests:,} requests over {objects:,} objects"
 
+    def bytes_per_entry(self, options: Any) -> float:
+        """The per-point table of R replicas (uint16 each)."""
+        assert isinstance(options, HotKeysOptions)
+        return float(2 * options.copies)
+
     def reference_lookups(self, options: Any) -> int:
         """Every object placed once, and every sub-key."""
         assert isinstance(options, HotKeysOptions)

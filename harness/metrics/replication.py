@@ -139,7 +139,7 @@ class ReplicationMetric(MetricBase):
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Replication
-    cost_fields: ClassVar[str] = "objects, copies"
+    cost_fields: ClassVar[str] = "objects, copies, and the ring's points"
 
     @staticmethod
     def parse_options(table: Fields) -> ReplicationOptions:
@@ -158,7 +158,7 @@ class ReplicationMetric(MetricBase):
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """Names, hashes and three sets of preference lists per object (the rings rebuilt
-        for the failure and the join are the size of the run's own ring)."""
+        for the failure and the join: `bytes_per_entry`)."""
         assert isinstance(options, ReplicationOptions)
         return float(options.objects * (BYTES_PER_OBJECT
                                         + BYTES_PER_OBJECT_COPY * options.copies
@@ -169,6 +169,13 @@ class ReplicationMetric(MetricBase):
         placements = 2
         seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
+
+    def bytes_per_entry(self, options: Any) -> float:
+        """The ring rebuilt for the failure or the join beside the run's (its generation
+        peak, 16 bytes a point, then 6), and two per-point tables of R uint16 alive at once
+        (before, and after the change)."""
+        assert isinstance(options, ReplicationOptions)
+        return float(16 + 6 + 2 * 2 * options.copies)
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed four times: plain and zone-aware, after the failure, after

@@ -66,9 +66,11 @@ def estimate(scenario: Scenario) -> tuple[int, str]:
     fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
     keys = key_bytes(scenario.keys)
     ring = 0.0
+    most_points = 0
     for recipe in scenario.recipes():
         algorithm = get_algorithm(recipe.algorithm)
         points = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
+        most_points = max(most_points, points)
         layouts = sum(fixed + per_entry * points
                       for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
         template = recipe.params.get("point_name")
@@ -80,7 +82,8 @@ def estimate(scenario: Scenario) -> tuple[int, str]:
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights)")
     # A table metric runs with the ring and the keys resident; the largest one sets the peak.
-    tables = [(get_metric(name).estimated_bytes(options, servers), name)
+    tables = [(get_metric(name).estimated_bytes(options, servers)
+               + get_metric(name).bytes_per_entry(options) * most_points, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):
