@@ -117,6 +117,19 @@ def test_refusals(write_scenario: Write, body: str, message: str) -> None:
             f'[servers]\ncount = 8\nzones = ["a", "b"]\n{body}'))
 
 
+def test_a_joining_server_the_construction_cannot_take_is_refused(
+        write_scenario: Write) -> None:
+    """HAProxy reading ids from names: a joining server named without an id is refused at
+    load, not when the run rebuilds the ring."""
+    listed = ", ".join(f'{{ name = "srv{i}" }}' for i in range(1, 5))
+    text = (f'[servers]\nlist = [{listed}]\n[generator]\nconstruction = "haproxy"\n'
+            'server_ids = "name"\n[replication]\ncopies = 2\n')
+    with pytest.raises(ScenarioError, match=r"replication.join must leave servers that are "
+                                            r"names ending in an id"):
+        load_scenario(write_scenario(text))
+    assert load_scenario(write_scenario(text + 'join = "srv9"\n'))
+
+
 def test_zones_must_be_distinct(write_scenario: Write) -> None:
     """A zone list naming one zone twice is refused with the list shown."""
     with pytest.raises(ScenarioError, match=r"servers.zones must be a list of distinct "

@@ -594,6 +594,18 @@ def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fie
         raise ScenarioError(f"{top.file}: replication.join must be a new server name (got "
                             f"{options.join!r}, already a server)")
     failed = options.fail if options.fail is not None else on_ring[0]
+    servers = scenario.ring_servers()
+    changed = {"fail": [s for s in servers if s.name != failed],
+               "join": [*servers, Server(options.join)]}
+    for recipe in scenario.recipes():
+        for field_name, fleet in changed.items():
+            # The rebuilt ring must take the changed fleet (HAProxy's ids from names).
+            problem = get_algorithm(recipe.algorithm).check_servers(fleet, recipe.params)
+            if problem:
+                raise ScenarioError(
+                    f"{top.file}: replication.{field_name} must leave servers that are "
+                    f"{problem} for {recipe.algorithm} {recipe.label} (got "
+                    f"{getattr(options, field_name) or failed!r})")
     zones = scenario.ring_zones()
     left = [zone for name, zone in zip(on_ring, zones, strict=True) if name != failed]
     places, what = (len(set(left)), "zones") if options.zone_aware else (len(left), "servers")
