@@ -8,6 +8,7 @@ from uhashring import HashRing  # type: ignore[import-untyped]  # ships no type 
 
 from harness.core.errors import HarnessError
 from harness.core.hashing import hash_many
+from harness.core.native import replicas as c_replicas
 from harness.core.replicas import preference_list_reference, preference_lists
 from harness.core.ring import Ring
 from harness.core.servers import Server
@@ -132,3 +133,22 @@ def test_rendezvous_failure_passes_each_key_to_its_next_score() -> None:
     assert (old[~lost] == new[~lost]).all()
     for row_old, row_new in zip(old[lost].tolist(), new[lost].tolist(), strict=True):
         assert row_new[:2] == [s for s in row_old if s != 0][:2]
+
+
+def test_the_c_table_takes_misaligned_strided_and_wider_arrays() -> None:
+    """cext/replicas.c reads copies of misaligned, strided or int64 inputs, never the
+    arrays themselves: the table is the same for each shape, and refusals are errors."""
+    ring = generate_ring([Server(f"s{i}") for i in range(6)], 20, "fnv1a-fmix32")
+    expected = c_replicas.replica_start_table(ring.owners, ring.owners, 3)
+    buffer = np.zeros(2 * ring.entries + 1, dtype=np.uint16)
+    buffer[1::2] = ring.owners
+    strided = buffer[1::2]
+    raw = np.zeros(ring.owners.nbytes + 1, dtype=np.uint8)
+    misaligned = raw[1:].view(np.uint16)
+    misaligned[:] = ring.owners
+    for labels in (strided, misaligned, ring.owners.astype(np.int64)):
+        assert (c_replicas.replica_start_table(labels, ring.owners, 3) == expected).all()
+    with pytest.raises(HarnessError, match="1 to 64 copies"):
+        c_replicas.replica_start_table(ring.owners, ring.owners, 65)
+    with pytest.raises(HarnessError, match="of one non-zero length"):
+        c_replicas.replica_start_table(ring.owners[:-1], ring.owners, 2)
