@@ -9,6 +9,9 @@ import pytest
 from harness.core.errors import ScenarioError
 from harness.metrics.replica_changes import keys_sharing_a_zone, new_copies, recreation
 from harness.metrics.replication import Replication, ReplicationMetric, ReplicationOptions
+from harness.report import markdown
+from harness.report.compare import comparison_report
+from harness.report.results import load_result
 from harness.run.estimate import estimate_peak_bytes
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
@@ -164,3 +167,20 @@ def test_the_estimate_counts_the_rebuilt_ring_and_tables(write_scenario: Write) 
     for points in (100, 100_000):
         assert peak(points, table) - peak(points, "") == pytest.approx(
             own + metric.bytes_per_entry(options) * 10 * points, rel=1e-6, abs=2)
+
+
+def test_compare_shows_the_replication_and_hot_keys_figures() -> None:
+    """compare lines up the committed ring and rendezvous replication results on their
+    failure and join figures, and the hot-keys result with itself on each policy."""
+    root = Path(__file__).resolve().parent.parent / "results"
+    ring = load_result(root / "replication.json")
+    rendezvous = load_result(root / "replication-rendezvous.json")
+    # Sweep points match by label: give the rendezvous run the ring's k=160 label.
+    rendezvous.runs[0].label = "k=160"
+    table = markdown.report(comparison_report(ring, rendezvous, "ring", "rendezvous"))
+    for figure in ("keys_losing_a_copy_fraction", "re_replication_sources",
+                   "busiest_source_share", "join_copies_moved_fraction"):
+        assert f"| {figure} " in table
+    hot = load_result(root / "hot-keys.json")
+    table = markdown.report(comparison_report(hot, hot, "a", "b"))
+    assert table.count("_peak_to_mean ") == 4

@@ -26,11 +26,38 @@ def _figure(metric: str, field: str) -> Callable[[Run | Subject], float | None]:
     return get
 
 
+def _within(metric: str, part: str, field: str) -> Callable[[Run], float | None]:
+    """A figure of one part of a run's record (replication's failure, its join)."""
+    def get(run: Run) -> float | None:
+        value = getattr(getattr(run.figure(metric), part, None), field, None)
+        return None if value is None else float(value)
+
+    return get
+
+
+def _policy(index: int) -> Callable[[Run], float | None]:
+    """The busiest server's peak-to-mean under one hot-keys policy, in the record's order."""
+    def get(run: Run) -> float | None:
+        policies = getattr(run.figure("hot_keys"), "policies", None)
+        return float(policies[index].peak_to_mean) if policies else None
+
+    return get
+
+
 RUN_FIGURES: list[tuple[str, Callable[[Run], float | None]]] = [
     ("entries", lambda run: float(run.ring.entries) if run.ring else None),
     ("collisions", _figure("collisions", "collisions")),
     ("cv_keys", _figure("balance", "cv_keys")),
     ("cv_arcs", _figure("balance", "cv_arcs")),
+    ("keys_losing_a_copy_fraction",
+     _within("replication", "failure", "keys_losing_a_copy_fraction")),
+    ("re_replication_sources", _within("replication", "failure", "sources")),
+    ("busiest_source_share", _within("replication", "failure", "busiest_source_share")),
+    ("join_copies_moved_fraction", _within("replication", "join", "copies_moved_fraction")),
+    ("hot_keys_primary_peak_to_mean", _policy(0)),
+    ("hot_keys_replicas_peak_to_mean", _policy(1)),
+    ("hot_keys_split_peak_to_mean", _policy(2)),
+    ("hot_keys_cache_peak_to_mean", _policy(3)),
 ]
 SUBJECT_FIGURES: list[tuple[str, Callable[[Subject], float | None]]] = [
     ("bytes_per_entry", _figure("memory", "bytes_per_entry")),
