@@ -1,7 +1,7 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
 - `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/hashes.c,
-  cext/algorithms.c, cext/generate.c, cext/lean.c, ...) behind cffi,
+  cext/algorithms.c, cext/range_hashes.c, cext/generate.c, cext/lean.c, ...) behind cffi,
   `harness.core.native.compiled._ring_c`; it links OpenSSL's libcrypto and zlib. Each C unit
   has its binding module in harness/core/native/ (ring.py for cext/ring.c, ...).
 - `harness.core.native.compiled._scalar`: a small CPython extension that calls the same lookup functions one
@@ -32,8 +32,9 @@ setup(
         Extension(
             "harness.core.native.compiled._scalar",
             sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/hashes.c",
-                     "cext/algorithms.c"],
-            depends=["cext/ring.h", "cext/bucketed.h", "cext/hashes.h", "cext/algorithms.h"],
+                     "cext/algorithms.c", "cext/range_hashes.c"],
+            depends=["cext/ring.h", "cext/bucketed.h", "cext/hashes.h", "cext/algorithms.h",
+                     "cext/range_hashes.h"],
             include_dirs=["cext"],
             libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
             extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],

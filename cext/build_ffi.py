@@ -104,6 +104,16 @@ void wrendezvous_pick_many(const struct wrendezvous_node *, size_t, const uint64
                            uint16_t *);
 """
 
+# The stateless range hashes (range_hashes.h), declared exactly as in C.
+CDEF_RANGE_HASHES = """
+uint16_t binomial_bucket(uint64_t, uint32_t);
+void binomial_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+uint16_t fliphash_bucket(uint64_t, uint32_t);
+void fliphash_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+uint16_t powerch_bucket(uint64_t, uint32_t);
+void powerch_many(const uint64_t *, size_t, uint32_t, uint16_t *);
+"""
+
 # Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring
 # (lean.h), the random-access reference of batch lookups (random_access.h) and the
 # preference lists of replication (replicas.h).
@@ -143,20 +153,22 @@ ffibuilder.cdef(
 ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
+ffibuilder.cdef(CDEF_RANGE_HASHES)
 ffibuilder.cdef(CDEF_GENERATE)
 ffibuilder.set_source(
     "harness.core.native.compiled._ring_c",
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
-    '#include "lean.h"\n#include "random_access.h"\n#include "replicas.h"',
+    '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
+    '#include "replicas.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
-             "cext/random_access.c", "cext/replicas.c"],
+             "cext/random_access.c", "cext/range_hashes.c", "cext/replicas.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
-             "cext/random_access.h", "cext/replicas.h"],
+             "cext/random_access.h", "cext/range_hashes.h", "cext/replicas.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

@@ -14,6 +14,8 @@
  * uint16 table and n its size. "jump-key" is jump called with the key itself
  * (bytes), hashed here with xxHash64 seed 0 (hashes.c): a whole route in one call. For
  * "rendezvous-weighted" the entries are the struct wrendezvous_node array, n its length.
+ * "binomial", "fliphash" and "powerch" are range hashes like "jump" (range_hashes.c): n
+ * buckets, no array; their "-key" kinds hash the key first, as "jump-key" does.
  * "search32"/"search64" are the timing gate's reference for these scalar lookups: a
  * plain lower bound over bare sorted positions, reached by the same call.
  *
@@ -30,16 +32,20 @@
 #include "algorithms.h"
 #include "bucketed.h"
 #include "hashes.h"
+#include "range_hashes.h"
 #include "ring.h"
 
 enum layout_kind {
     KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS
+    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH,
+    KIND_POWERCH, KIND_BINOMIAL_KEY, KIND_FLIPHASH_KEY, KIND_POWERCH_KEY
 };
 
 static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
                                           "bucketed", "jump",   "maglev", "jump-key",
-                                          "search32", "search64", "rendezvous-weighted"};
+                                          "search32", "search64", "rendezvous-weighted",
+                                          "binomial", "fliphash", "powerch",
+                                          "binomial-key", "fliphash-key", "powerch-key"};
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -79,12 +85,19 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         PyErr_SetString(PyExc_TypeError, "a ring lookup takes exactly one key hash");
         return NULL;
     }
-    if (lookup->kind == KIND_JUMP_KEY) {
+    if (lookup->kind == KIND_JUMP_KEY || lookup->kind == KIND_BINOMIAL_KEY ||
+        lookup->kind == KIND_FLIPHASH_KEY || lookup->kind == KIND_POWERCH_KEY) {
         char *data;
         Py_ssize_t length;
         if (PyBytes_AsStringAndSize(args[0], &data, &length) < 0)
             return NULL;
-        return PyLong_FromLong(jump_bucket(xxh64(data, (size_t)length, 0), (uint32_t)lookup->n));
+        uint64_t hash = xxh64(data, (size_t)length, 0);
+        uint32_t buckets = (uint32_t)lookup->n;
+        uint16_t bucket = lookup->kind == KIND_JUMP_KEY       ? jump_bucket(hash, buckets)
+                          : lookup->kind == KIND_BINOMIAL_KEY ? binomial_bucket(hash, buckets)
+                          : lookup->kind == KIND_FLIPHASH_KEY ? fliphash_bucket(hash, buckets)
+                                                              : powerch_bucket(hash, buckets);
+        return PyLong_FromLong(bucket);
     }
     PyObject *number = PyNumber_Index(args[0]); /* ints, and numpy's integer scalars */
     if (number == NULL)
@@ -95,7 +108,9 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         return NULL;
     int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
                lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
-               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS;
+               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
+               lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH ||
+               lookup->kind == KIND_POWERCH;
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
@@ -130,6 +145,15 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     case KIND_WRENDEZVOUS:
         owner = wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key);
         break;
+    case KIND_BINOMIAL:
+        owner = binomial_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    case KIND_FLIPHASH:
+        owner = fliphash_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
+    case KIND_POWERCH:
+        owner = powerch_bucket((uint64_t)key, (uint32_t)lookup->n);
+        break;
     }
     return PyLong_FromLong(owner);
 }
@@ -156,7 +180,10 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    if (n < 1 || (entries_address == 0 && kind != KIND_JUMP && kind != KIND_JUMP_KEY) ||
+    int arrayless = kind == KIND_JUMP || kind == KIND_JUMP_KEY || kind == KIND_BINOMIAL ||
+                    kind == KIND_FLIPHASH || kind == KIND_POWERCH || kind == KIND_BINOMIAL_KEY ||
+                    kind == KIND_FLIPHASH_KEY || kind == KIND_POWERCH_KEY;
+    if (n < 1 || (entries_address == 0 && !arrayless) ||
         (kind == KIND_BUCKETED && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;

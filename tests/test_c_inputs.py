@@ -93,7 +93,7 @@ def test_empty_c_layout_is_refused_before_any_lookup(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["jump", "maglev", "multi-probe", "rendezvous", "bounded-load",
-                                  "rendezvous-weighted"])
+                                  "rendezvous-weighted", "binomial", "fliphash", "powerch"])
 def test_algorithms_take_misaligned_and_strided_key_hashes(name: str) -> None:
     """The algorithms' C batch paths read misaligned, strided and signed key hashes right."""
     algorithm = ALGORITHMS[name].build(numbered_servers(7))

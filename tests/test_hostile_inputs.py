@@ -394,3 +394,16 @@ def test_max_minutes_must_be_a_positive_number(value: str, tmp_path: Path,
     """--max-minutes is checked by argparse: exit 2 and one line."""
     _refused(["run", "--max-minutes", value, "--out", str(tmp_path / "out")], capsys,
              "a positive number of minutes")
+
+
+@pytest.mark.parametrize("name", ["binomial", "fliphash", "powerch"])
+def test_a_range_hash_over_weighted_servers_is_refused_before_work(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The range hashes have no weights: a weighted fleet is refused in one line, naming the
+    algorithm and the first weighted server, and no output is written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\nweight = 2\n[algorithm]\nname = "{name}"\n'
+                        '[keys]\ncount = 200\n[measure]\nmetrics = ["balance"]\n')
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
+             f"since {name} has no weights (got weight 2 for 'server-0')")
+    assert not (tmp_path / "out").exists()

@@ -68,8 +68,8 @@ def test_expected_collisions_birthday() -> None:
 def test_movement_semicolony_example() -> None:
     """The simulator's example: adding D at 60 moves one key of five (to D), four with mod N."""
     keys = np.array([5, 30, 50, 70, 90], dtype=np.uint32)
-    before = np.array(["A", "B", "C", "C", "A"])
-    after = np.array(["A", "B", "D", "C", "A"])
+    before = np.array([0, 1, 2, 2, 0], dtype=np.uint16)  # A B C C A
+    after = np.array([0, 1, 3, 2, 0], dtype=np.uint16)  # A B D C A
     move = measure_movement("add", "D", keys, before, after, ("A", "B", "C"),
                             ("A", "B", "C", "D"), changed_server_share=0.15)
     assert (move.ring_moved, move.mod_n_moved) == (1, 4)
@@ -79,6 +79,16 @@ def test_movement_semicolony_example() -> None:
 def test_movement_flags_keys_moving_between_other_servers() -> None:
     """A key that moves between two unchanged servers breaks the ring's promise and is flagged."""
     keys = np.array([1, 2], dtype=np.uint32)
-    move = measure_movement("remove", "C", keys, np.array(["A", "C"]), np.array(["B", "A"]),
+    move = measure_movement("remove", "C", keys, np.array([0, 2], dtype=np.uint16),
+                            np.array([1, 0], dtype=np.uint16),  # A C before, B A after
                             ("A", "B", "C"), ("A", "B"), changed_server_share=0.3)
     assert not move.ring_only_changed_server
+
+
+def test_movement_compares_owners_by_name_not_by_index() -> None:
+    """Removing B renumbers C from 2 to 1: a key that stays on C has not moved."""
+    keys = np.array([7, 8], dtype=np.uint32)
+    move = measure_movement("remove", "B", keys, np.array([2, 1], dtype=np.uint16),
+                            np.array([1, 0], dtype=np.uint16),  # C B before, C A after
+                            ("A", "B", "C"), ("A", "C"), changed_server_share=0.3)
+    assert move.ring_moved == 1 and move.ring_only_changed_server

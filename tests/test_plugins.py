@@ -68,7 +68,7 @@ def test_plugin_algorithm_is_registered(site: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
         "['ring', 'jump', 'maglev', 'rendezvous', 'multi-probe', 'bounded-load', "
-        "'rendezvous-weighted', "
+        "'rendezvous-weighted', 'binomial', 'fliphash', 'powerch', "
         "'demo-modulo']")
 
 

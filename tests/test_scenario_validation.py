@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -200,17 +201,40 @@ def test_algorithm_table(text: str, message: str, write_scenario: Callable[[str]
     assert message in capsys.readouterr().err
 
 
-def test_jump_refuses_removing_a_middle_server(write_scenario: Callable[[str], Path],
-                                               capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path) -> None:
-    """jump renumbers buckets after a removed one: only the last can be removed."""
-    text = ('[algorithm]\nname = "jump"\n[servers]\ncount = 5\n'
+@pytest.mark.parametrize("name", ["jump", "binomial", "fliphash", "powerch"])
+def test_range_hashes_refuse_removing_a_middle_server(name: str,
+                                                      write_scenario: Callable[[str], Path],
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    """jump and its successors renumber buckets after a removed one: only the last can go."""
+    text = (f'[algorithm]\nname = "{name}"\n[servers]\ncount = 5\n'
             '[[operations]]\nkind = "remove"\nserver = "server-2"\n')
     assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "o")]) == 2
-    assert "jump can remove only the last server ('server-4')" in capsys.readouterr().err
+    assert (f"{name} can remove only the last server ('server-4')"
+            in capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("name", ["jump", "maglev", "rendezvous", "multi-probe"])
+@pytest.mark.parametrize("name", ["binomial", "fliphash", "powerch"])
+def test_range_hashes_measure_adding_and_removing_the_last_server(
+    name: str, write_scenario: Callable[[str], Path], tmp_path: Path,
+) -> None:
+    """Adding a server moves keys only to it, removing the last only its keys (each operation
+    from the scenario's fleet)."""
+    text = (f'[algorithm]\nname = "{name}"\n[servers]\ncount = 6\n[keys]\ncount = 3000\n'
+            '[measure]\nmetrics = ["balance", "movement"]\n'
+            '[[operations]]\nkind = "add"\nserver = "server-6"\n'
+            '[[operations]]\nkind = "remove"\nserver = "server-5"\n')
+    assert main(["run", str(write_scenario(text)), "--out", str(tmp_path / "o")]) == 0
+    result = json.loads(next((tmp_path / "o").glob("*.json")).read_text())
+    added, removed = result["runs"][0]["figures"]["movement"]
+    assert added["ring_only_changed_server"] and removed["ring_only_changed_server"]
+    assert 0 < added["ring_moved"] < 3000 and 0 < removed["ring_moved"] < 3000
+    # The removal is the same hash over one bucket fewer (`without`), as a deployment runs it.
+    assert removed["as_it_falls"] and not added["as_it_falls"]
+
+
+@pytest.mark.parametrize("name", ["jump", "maglev", "rendezvous", "multi-probe", "binomial",
+                                  "fliphash", "powerch"])
 def test_a_process_of_an_algorithm_without_layouts_is_refused(
     name: str, write_scenario: Callable[[str], Path], tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

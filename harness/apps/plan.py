@@ -38,9 +38,13 @@ from harness.core.stats import arc_shares, cv, expected_collisions, theory_cv
 from harness.core.tables import Report, Section, Table, code, count, kib, literal, number, pct, text
 from harness.metrics.process import ProcessOptions
 from harness.recipes.constructions.allocated import allocate
-from harness.recipes.constructions.generator import generate_ring, points_for
+from harness.recipes.constructions.generator import (
+    GENERATION_BYTES_PER_POINT,
+    generate_ring,
+    points_for,
+)
 from harness.recipes.layouts import LAYOUTS
-from harness.run.estimate import layout_cost
+from harness.recipes.layouts.costs import layout_cost
 from harness.run.scenario import Scenario
 
 PLAN_LAYOUTS = ("numpy-aligned", "numpy-packed", "cffi-packed", "bucketed")
@@ -109,19 +113,29 @@ def points_for_target(servers: Sequence[Server], target_cv: float) -> int:
     return high
 
 
-#: bytes a planned ring costs per point while it is built and measured: generation's
-#: resident peak (14), the arc-share and weight arrays, and the largest layout priced (16)
-PLAN_BYTES_PER_POINT = 48
-
-
-def _check_ring_fits(servers: Sequence[Server], points_per_weight: int) -> None:
-    """Refuse, before it is built, a planned ring larger than this machine's memory."""
+def planned_ring_bytes(servers: Sequence[Server], points_per_weight: int, bits: int,
+                       layouts: Sequence[str]) -> float:
+    """The most memory planning the ring holds at once, from the same cost model as a run's
+    estimate: generating its points, or holding its arrays and arc shares beside one
+    layout at a time, built and looked up with the plan's keys."""
     points = sum(points_for(s.weight, points_per_weight) for s in servers)
+    costs = [layout_cost(name) for name in layouts]
+    one_layout = max((cost.build_bytes(points) + cost.lookup_bytes(points, LOOKUP_KEYS)
+                      for cost in costs), default=0.0)
+    holding = (bits // 8 + 2 + 8) * points + one_layout + (bits // 8) * LOOKUP_KEYS
+    return max(GENERATION_BYTES_PER_POINT * points, holding)
+
+
+def _check_ring_fits(servers: Sequence[Server], points_per_weight: int, bits: int,
+                     layouts: Sequence[str]) -> None:
+    """Refuse, before it is built, a planned ring larger than this machine's memory."""
+    needed = planned_ring_bytes(servers, points_per_weight, bits, layouts)
     available = available_memory_bytes()
-    if available is not None and points * PLAN_BYTES_PER_POINT > available:
+    if available is not None and needed > available:
+        points = sum(points_for(s.weight, points_per_weight) for s in servers)
         raise ScenarioError(
             f"plan: the target needs {points_per_weight:,} points per unit weight, "
-            f"{points:,} points in all, about {points * PLAN_BYTES_PER_POINT / 2**30:,.1f} GiB "
+            f"{points:,} points in all, about {needed / 2**30:,.1f} GiB "
             f"to build and measure; this machine has {available / 2**30:,.1f} GiB available "
             "(expected a looser target or fewer servers)")
 
@@ -146,7 +160,6 @@ def make_plan(servers: Sequence[Server], target_cv: float | None = None,
         cv_target = (target_peak_to_mean - 1) / z if z else 1.0
         label = f"peak-to-mean <= {target_peak_to_mean:g} (CV <= {100 * cv_target:.3g}%)"
     k = points_for_target(servers, cv_target)
-    _check_ring_fits(servers, k)
     return Plan(tuple(servers), label, cv_target, k,
                 theory_cv([points_for(s.weight, k) for s in servers]))
 
@@ -171,6 +184,7 @@ def plan_report(plan: Plan, hash_name: str = "blake2b-32",
                 layouts: Sequence[str] = PLAN_LAYOUTS) -> Report:
     """Build the planned ring and measure it."""
     servers = plan.servers
+    _check_ring_fits(servers, plan.points_per_weight, HASHES[hash_name].bits, layouts)
     ring = generate_ring(servers, plan.points_per_weight, hash_name)
     weights = np.array([s.weight for s in servers])
     shares = arc_shares(ring, len(servers)) / weights
@@ -327,7 +341,7 @@ def process_section(plan: Plan, rings: Sequence[tuple[tuple[str, ...], Sequence[
     totals = dict.fromkeys(layouts, 0)
     for requires, fleet in rings:
         entries = sum(points_for(s.weight, plan.points_per_weight) for s in fleet)
-        costs = {name: round(costs_of[name][0] + costs_of[name][1] * entries) + 2 * len(fleet)
+        costs = {name: round(costs_of[name].held_bytes(entries)) + 2 * len(fleet)
                  for name in layouts}
         for name in layouts:
             totals[name] += costs[name]

@@ -36,6 +36,15 @@ def _memory_bytes(field: str) -> int | None:
     return None
 
 
+def resident_bytes() -> int:
+    """This process's resident set now (VmRSS), 0 where /proc does not say."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def available_memory_bytes() -> int | None:
     """Memory the kernel says a new workload can use (MemAvailable), if known."""
     return _memory_bytes("MemAvailable")

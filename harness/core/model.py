@@ -122,6 +122,10 @@ class Result:
     started_at: str
     duration_s: float
     runs: list[Run]
+    #: the memory estimate made before the run (`harness.run.estimate`): this process's
+    #: resident set then, plus what the run was expected to add at most (None in results
+    #: written before runs recorded it)
+    estimated_peak_bytes: int | None = None
 
     @property
     def name(self) -> str:

@@ -9,20 +9,22 @@ default in `MetricBase`, which every metric subclasses: `check()`, why the
 metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
-`estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
+and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
 own work adds (the estimate checks it before any work) and the fields that set it;
-`estimated_seconds`, the time its own work adds; `reference_lookups`, the keys it
-routes through the algorithm's reference, which the algorithm prices; and
-`bytes_per_entry`, what it holds per entry of the structure, which the estimate
-multiplies by the entries.
+`working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
+measures that point (the throughput floor's array, a fresh process measuring one form);
+`estimated_seconds`, the time its own work adds; and `reference_lookups(options)`, the
+keys it routes through the algorithm's reference, which the algorithm prices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from harness.core.errors import HarnessError
+from harness.recipes.layouts.costs import LayoutCost
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.fields import Fields
@@ -34,6 +36,40 @@ if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of th
 #: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
 #: (a layout, an algorithm or a peer); "process": runs in fresh processes
 Need = Literal["ring", "forms", "process"]
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What one sweep point holds, as the memory estimate sees it before any work."""
+
+    #: entries of its largest structure over the fleets it is measured on
+    entries: int
+    #: keys routed
+    keys: int
+    #: bytes of one key hash
+    key_hash_bytes: int
+    #: the sorted positions and owners of its ring (0 for an algorithm without one)
+    ring_array_bytes: float
+    #: the reference structure held all along: its ring arrays and its own layout
+    reference_bytes: float
+    #: the measured layouts' costs (none for an algorithm without a ring)
+    layouts: tuple[LayoutCost, ...]
+    #: bytes held by one built algorithm form (for an algorithm without a ring)
+    form_bytes: float
+    #: keys per round of the scalar timing
+    scalar_keys: int
+    #: bytes the largest of its peers holds (0 without peers)
+    peer_bytes: float
+    #: operations (adds, removes) it is measured through
+    operations: int
+    #: options of the metrics configured by their own table (what their work holds per
+    #: entry may depend on them: [replication]'s copies)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def largest_lookup_bytes(self) -> float:
+        """What the most expensive batch lookup of every key adds."""
+        return max((cost.lookup_bytes(self.entries, self.keys) for cost in self.layouts),
+                   default=4.0 * self.keys)
 
 
 class Metric(Protocol):
@@ -73,23 +109,23 @@ class Metric(Protocol):
         (default: 0, none)."""
         ...
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """Bytes it takes while measuring a sweep point, beyond what the point holds (its
+        forms, keys and reference), on this machine: its own arrays, and any process it
+        starts (default: 0)."""
+        ...
+
     def reference_lookups(self, options: Any) -> int:
         """Keys its own work routes through the algorithm's vectorised reference, which the
         time estimate prices by the algorithm (rendezvous scores every server for each);
         default: 0, none."""
         ...
 
-    def bytes_per_entry(self, options: Any) -> float:
-        """Bytes its own work holds per entry of the run's structure (a ring rebuilt beside
-        it, a table per point), which the memory estimate multiplies by the entries;
-        default: 0, none."""
-        ...
-
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
-                                    "estimated_bytes", "estimated_seconds",
-                                    "reference_lookups", "bytes_per_entry")
+                                    "estimated_bytes", "estimated_seconds", "working_bytes",
+                                    "reference_lookups")
 
 
 class MetricBase:
@@ -115,10 +151,10 @@ class MetricBase:
         """0: the metric's time follows the run's own keys and forms."""
         return 0.0, ""
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """0: the metric reads what the sweep point holds."""
+        return 0.0
+
     def reference_lookups(self, options: Any) -> int:
         """0: the metric routes no keys of its own."""
         return 0
-
-    def bytes_per_entry(self, options: Any) -> float:
-        """0: the metric holds nothing in proportion to the structure."""
-        return 0.0

@@ -68,7 +68,7 @@ from harness.metrics.memory import (
     save_peer_spec,
     save_ring_for_probe,
 )
-from harness.metrics.movement import measure_movement, names_of
+from harness.metrics.movement import measure_movement
 from harness.metrics.parity import KeyHashes, check_parity
 from harness.metrics.throughput import Timing, measure_throughput
 from harness.recipes.algorithms import get_algorithm
@@ -315,7 +315,7 @@ class ComparisonMetric(MetricBase):
         after_names = tuple(s.name for s in after)
         figure.movement = measure_movement(
             "add" if operation == "add" else "remove", server, key_hashes,
-            names_of(owners, before_names), names_of(moved_to, after_names),
+            owners, moved_to,
             before_names, after_names, None)
         return figure
 

@@ -42,6 +42,7 @@ from harness.recipes.replication import ReplicaPlacement
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
+    from harness.metrics.base import RunShape
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 #: bytes per object: its encoded name and hash (about 110), owner and copies (2 per copy)
@@ -145,10 +146,12 @@ class HotKeysMetric(MetricBase):
         seconds = SECONDS_PER_REQUEST * options.requests + SECONDS_PER_OBJECT * objects
         return seconds, f"{options.requests:,} requests over {objects:,} objects"
 
-    def bytes_per_entry(self, options: Any) -> float:
-        """The per-point table of R replicas (uint16 each)."""
-        assert isinstance(options, HotKeysOptions)
-        return float(2 * options.copies)
+    def working_bytes(self, shape: RunShape) -> float:
+        """On a ring, the per-point table of R replicas (uint16 each)."""
+        options = shape.options.get(self.name)
+        if not isinstance(options, HotKeysOptions) or not shape.ring_array_bytes:
+            return 0.0
+        return 2.0 * options.copies * shape.entries
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed once, and every sub-key."""

@@ -26,7 +26,7 @@ from harness.core import charts
 from harness.core.servers import servers_after
 from harness.core.stats import cv
 from harness.core.tables import Section, Table, count, literal, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, RunShape
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -74,28 +74,38 @@ class Movement:
         return asdict(self)
 
 
-def names_of(owners: npt.NDArray[np.uint16], servers: tuple[str, ...]) -> npt.NDArray[np.str_]:
-    return np.asarray(servers)[owners]
+def _name_ids(before: tuple[str, ...], after: tuple[str, ...]) -> tuple[
+        npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, int]]:
+    """Each server's number in one table of every name before and after: owners compared
+    by name, as small integers (arrays of the names themselves cost 4 bytes a character
+    a key, which long server names turn into gigabytes)."""
+    table = {name: i for i, name in enumerate(dict.fromkeys([*before, *after]))}
+    return (np.array([table[name] for name in before], dtype=np.int32),
+            np.array([table[name] for name in after], dtype=np.int32), table)
 
 
 def measure_movement(
     operation: str,
     server: str,
     key_hashes: npt.NDArray[np.unsignedinteger],
-    owners_before: npt.NDArray[np.str_],
-    owners_after: npt.NDArray[np.str_],
+    owners_before: npt.NDArray[np.uint16],
+    owners_after: npt.NDArray[np.uint16],
     servers_before: tuple[str, ...],
     servers_after: tuple[str, ...],
     changed_server_share: float | None,
 ) -> Movement:
-    """Compare owners (by name) before and after one add or remove, on the ring and mod N."""
-    moved = owners_before != owners_after
+    """Compare owners before and after one add or remove, on the ring and mod N. Owners are
+    indexes into `servers_before` and `servers_after`; they are compared by server name."""
+    ids_before, ids_after, table = _name_ids(servers_before, servers_after)
+    named_before, named_after = ids_before[owners_before], ids_after[owners_after]
+    moved = named_before != named_after
+    changed = table.get(server, -1)
     if operation == "add":
-        only_changed = bool(np.all(owners_after[moved] == server))
+        only_changed = bool(np.all(named_after[moved] == changed))
     else:
-        only_changed = bool(np.all(owners_before[moved] == server))
-    mod_before = np.asarray(servers_before)[key_hashes % len(servers_before)]
-    mod_after = np.asarray(servers_after)[key_hashes % len(servers_after)]
+        only_changed = bool(np.all(named_before[moved] == changed))
+    mod_before = ids_before[key_hashes % len(servers_before)]
+    mod_after = ids_after[key_hashes % len(servers_after)]
     mod_moved = int(np.count_nonzero(mod_before != mod_after))
     keys = len(key_hashes)
     ring_moved = int(np.count_nonzero(moved))
@@ -145,6 +155,14 @@ class MovementMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.operations
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """The fleet after each operation, built beside the one before (its reference and
+        peers), a lookup of every key in it, and four arrays of owner numbers."""
+        if not shape.operations:
+            return 0.0
+        return (shape.reference_bytes + shape.peer_bytes + shape.largest_lookup_bytes()
+                + 4 * 8.0 * shape.keys)
+
     def measure(self, context: RunContext) -> list[Movement]:
         records = []
         before = context.algorithm
@@ -169,7 +187,7 @@ class MovementMetric(MetricBase):
                          else float(shares[names_before.index(operation.server)]))
             move = measure_movement(
                 operation.kind, operation.server, context.key_hashes,
-                names_of(context.owners, names_before), names_of(after_owners, names_after),
+                context.owners, after_owners,
                 names_before, names_after, share,
             )
             if fallen is not None:

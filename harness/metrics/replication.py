@@ -41,6 +41,7 @@ from harness.recipes.replication import ReplicaPlacement
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
+    from harness.metrics.base import RunShape
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
 
@@ -139,7 +140,7 @@ class ReplicationMetric(MetricBase):
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Replication
-    cost_fields: ClassVar[str] = "objects, copies, and the ring's points"
+    cost_fields: ClassVar[str] = "objects, copies"
 
     @staticmethod
     def parse_options(table: Fields) -> ReplicationOptions:
@@ -157,8 +158,8 @@ class ReplicationMetric(MetricBase):
         return options
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
-        """Names, hashes and three sets of preference lists per object (the rings rebuilt
-        for the failure and the join: `bytes_per_entry`)."""
+        """Names, hashes and three sets of preference lists per object (the structures
+        rebuilt for the failure and the join: `working_bytes`)."""
         assert isinstance(options, ReplicationOptions)
         return float(options.objects * (BYTES_PER_OBJECT
                                         + BYTES_PER_OBJECT_COPY * options.copies
@@ -170,12 +171,15 @@ class ReplicationMetric(MetricBase):
         seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
 
-    def bytes_per_entry(self, options: Any) -> float:
-        """The ring rebuilt for the failure or the join beside the run's (its generation
-        peak, 16 bytes a point, then 6), and two per-point tables of R uint16 alive at once
+    def working_bytes(self, shape: RunShape) -> float:
+        """The structure rebuilt for the failure or the join beside the run's (as large as
+        its reference), and, on a ring, two per-point tables of R uint16 alive at once
         (before, and after the change)."""
-        assert isinstance(options, ReplicationOptions)
-        return float(16 + 6 + 2 * 2 * options.copies)
+        options = shape.options.get(self.name)
+        if not isinstance(options, ReplicationOptions):
+            return 0.0
+        tables = 2 * 2.0 * options.copies * shape.entries if shape.ring_array_bytes else 0.0
+        return shape.reference_bytes + tables
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed four times: plain and zone-aware, after the failure, after

@@ -71,11 +71,15 @@ def resources_section(result: Result) -> Section:
              number(run.wall_s, 2) if run.wall_s is not None else text(""),
              kib(run.peak_rss_bytes) if run.peak_rss_bytes is not None else text("")]
             for run in result.runs]
+    notes = ["Peak RSS is the harness process's high-water mark after the run (children "
+             "measuring memory are not included); runs of a sweep go in order, so a "
+             "larger ring after a smaller one shows its own peak."]
+    if result.estimated_peak_bytes is not None:
+        notes.append(f"The memory estimate made before the run started, an upper bound for "
+                     f"the process and the largest process it starts at once: "
+                     f"{kib(result.estimated_peak_bytes).text}.")
     return Section("Resources", tables=[Table.of(
-        ["run", "points", "wall s", "peak RSS so far"], rows,
-        notes=["Peak RSS is the harness process's high-water mark after the run (children "
-               "measuring memory are not included); runs of a sweep go in order, so a "
-               "larger ring after a smaller one shows its own peak."])])
+        ["run", "points", "wall s", "peak RSS so far"], rows, notes=notes)])
 
 
 def parity_section(result: Result) -> Section:

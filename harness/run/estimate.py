@@ -1,49 +1,48 @@
 """Estimate a scenario's peak memory before running it, to refuse what cannot fit.
 
-Generation holds every encoded point name next to the hashes; the timing pass
-holds every measured layout at once. Each layout's cost per entry comes from
-building it at two small sizes and fitting bytes = fixed + per_entry x n, so
-layouts added later are estimated without a table to maintain.
+The estimate is an upper bound on the run's resident memory: this process as it is
+when the estimate is made (measured), what the run imports on top, the workload's keys,
+and, for the largest sweep point, the most it holds at once. A sweep point is either
+generating its ring (every encoded point name beside the hashes) or holding its
+reference, every measured layout and peer, while a metric works on them: a batch
+lookup's temporaries, the throughput floor's array, or a fresh process measuring one
+layout's memory. Table metrics add their own (`Metric.estimated_bytes`).
+
+Each layout's bytes come from building it at two small sizes (`harness.recipes.layouts
+.costs`), so layouts added later are estimated without a table to maintain.
+`tests/test_estimate_bound.py` runs fuzzed accepted scenarios and checks the bound
+against the measured peak of the whole process tree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
-
-import numpy as np
+from dataclasses import dataclass
 
 from harness.core.errors import ScenarioError
-from harness.core.machine import available_memory_bytes
-from harness.core.servers import servers_after
+from harness.core.machine import available_memory_bytes, resident_bytes
+from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
+from harness.metrics.base import RunShape
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
-from harness.metrics.registry import get_metric
+from harness.metrics.registry import get_metric, selected
 from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.generator import (
     GENERATION_BYTES_PER_POINT,
     PYTHON_GENERATION_BYTES_PER_POINT,
     parse_template,
 )
 from harness.recipes.layouts import LAYOUTS
-from harness.run.scenario import Scenario
+from harness.recipes.layouts.costs import layout_cost
+from harness.recipes.peers.sizing import estimated_peer_bytes
+from harness.run.scenario import Recipe, Scenario
 
 #: bytes per key: the encoded name while hashing, its hash, owner and reference copies
 BYTES_PER_KEY = 100
-SMALL, LARGE = 2**12, 2**16
-
-
-@cache
-def layout_cost(name: str) -> tuple[float, float]:
-    """(fixed bytes, bytes per entry) of a layout, from builds at two sizes."""
-    cls = LAYOUTS[name]
-    sizes = []
-    for n in (SMALL, LARGE):
-        dtype = np.dtype(np.uint32 if cls.hash_bits == 32 else np.uint64)
-        positions = np.arange(n, dtype=dtype) * np.array(2**cls.hash_bits // n, dtype=dtype)
-        sizes.append(cls.build(positions, np.zeros(n, np.uint16)).nbytes)
-    per_entry = (sizes[1] - sizes[0]) / (LARGE - SMALL)
-    return max(0.0, sizes[0] - per_entry * SMALL), per_entry
+#: what a run imports and allocates beyond what loading its scenario did, whatever its
+#: size (memray, the renderers, the metrics' modules): 17-22 MiB measured, with margin
+RUN_IMPORT_BYTES = 40 * 2**20
 
 
 def key_bytes(keys: KeysSpec) -> float:
@@ -59,41 +58,92 @@ def key_bytes(keys: KeysSpec) -> float:
     return float(total)
 
 
-def estimate(scenario: Scenario) -> tuple[int, str]:
-    """Largest estimated footprint over the sweep (operations included), and what it is
-    mostly made of, named as the fields that set it."""
-    servers = scenario.ring_servers()
-    fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
-    keys = key_bytes(scenario.keys)
-    ring = 0.0
-    most_points = 0
-    for recipe in scenario.recipes():
-        algorithm = get_algorithm(recipe.algorithm)
-        points = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
-        most_points = max(most_points, points)
-        layouts = sum(fixed + per_entry * points
-                      for fixed, per_entry in map(layout_cost, scenario.measure.layouts))
+@dataclass(frozen=True)
+class Estimate:
+    """A run's estimated peak resident memory, in two parts."""
+
+    #: this process before the run, measured when the estimate is made
+    resident_bytes: int
+    #: what the run adds to it, its largest helper process included
+    added_bytes: int
+    #: what the added bytes are mostly made of, named as the fields that set it
+    culprit: str
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.resident_bytes + self.added_bytes
+
+
+def _ring_bits(scenario: Scenario, recipe: Recipe) -> int:
+    layout = recipe.params.get("layout", NO_LAYOUT)
+    if layout != NO_LAYOUT:
+        return LAYOUTS[layout].hash_bits
+    return max((LAYOUTS[name].hash_bits for name in scenario.measure.layouts), default=64)
+
+
+def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]]) -> tuple[
+        float, float]:
+    """(generation, holding): the most a sweep point holds while its ring is generated,
+    and while it is held and measured."""
+    algorithm = get_algorithm(recipe.algorithm)
+    entries = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
+    measure, keys = scenario.measure, scenario.keys.count
+    if "layout" in recipe.params:  # a ring: its arrays, its own layout and the measured ones
+        bits = _ring_bits(scenario, recipe)
+        arrays = float((bits // 8 + 2) * entries)
+        base = recipe.params["layout"]
+        reference = arrays + (layout_cost(base).held_bytes(entries) if base != NO_LAYOUT
+                              else 0.0)
+        costs = tuple(layout_cost(name) for name in measure.layouts)
+        forms = sum(cost.held_bytes(entries) for cost in costs)
         template = recipe.params.get("point_name")
         per_point = (PYTHON_GENERATION_BYTES_PER_POINT
                      if template is not None and parse_template(template) is None
                      else GENERATION_BYTES_PER_POINT)
-        ring = max(ring, per_point * points, layouts + 6 * points)
+        generation = float(per_point * entries)
+        form_bytes = 0.0
+    else:
+        bits, arrays, costs, generation = 64, 0.0, (), 0.0
+        form_bytes = max(algorithm.estimated_bytes(fleet, recipe.params) for fleet in fleets)
+        reference = form_bytes
+        forms = form_bytes * len(measure.forms)
+    peer = max(estimated_peer_bytes(fleet) for fleet in fleets) if measure.peers else 0.0
+    shape = RunShape(entries=entries, keys=keys, key_hash_bytes=bits // 8,
+                     ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
+                     form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
+                     peer_bytes=peer, operations=len(scenario.operations),
+                     options=measure.options)
+    # Parity looks every key up in every form; each metric then works on what is held.
+    working = max([shape.largest_lookup_bytes(),
+                   *(metric.working_bytes(shape) for metric in selected(measure.metrics))])
+    return generation, reference + forms + peer * len(measure.peers) + working
+
+
+def estimate(scenario: Scenario) -> Estimate:
+    """The run's estimated peak over the sweep (operations included), and what sets it."""
+    servers = scenario.ring_servers()
+    fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
+    keys = key_bytes(scenario.keys)
+    ring = 0.0
+    for recipe in scenario.recipes():
+        ring = max(ring, *_point_bytes(scenario, recipe, fleets))
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
-               "weights)")
+               "weights, measure.layouts)" if scenario.algorithm is None else
+               "the algorithm's size (servers, [algorithm]'s parameters)")
     # A table metric runs with the ring and the keys resident; the largest one sets the peak.
-    tables = [(get_metric(name).estimated_bytes(options, servers)
-               + get_metric(name).bytes_per_entry(options) * most_points, name)
+    tables = [(get_metric(name).estimated_bytes(options, servers), name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):
         culprit = f"[{table_name}] ({get_metric(table_name).cost_fields})"
-    return int(ring + keys + table), culprit
+    added = RUN_IMPORT_BYTES + ring + keys + table
+    return Estimate(resident_bytes(), int(min(added, 2.0**62)), culprit)
 
 
 def estimate_peak_bytes(scenario: Scenario) -> int:
     """Largest estimated footprint over the sweep, operations included."""
-    return estimate(scenario)[0]
+    return estimate(scenario).peak_bytes
 
 
 def _gib(value: float) -> str:
@@ -104,12 +154,13 @@ def check_memory(scenarios: Sequence[Scenario]) -> None:
     """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
     available = available_memory_bytes()
     for scenario in scenarios:
-        peak, culprit = estimate(scenario)
-        if available is not None and peak > available:
+        # What this process holds already is not available memory's to give again.
+        found = estimate(scenario)
+        if available is not None and found.added_bytes > available:
             raise ScenarioError(
-                f"{scenario.path}: {culprit} must keep the run within this machine's "
+                f"{scenario.path}: {found.culprit} must keep the run within this machine's "
                 f"available memory of {_gib(available)} (got an estimated peak of "
-                f"{_gib(peak)})"
+                f"{_gib(found.added_bytes)} beyond what this process holds)"
             )
 
 

@@ -40,6 +40,7 @@ from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, require_servers_for
 from harness.recipes.peers import PEERS, Peer
+from harness.run.estimate import estimate
 from harness.run.progress import Progress
 from harness.run.scenario import Recipe, Scenario
 
@@ -148,6 +149,7 @@ def run_scenario(
 ) -> Result:
     """Run every recipe of the scenario's sweep; return the result."""
     started, start = clock(), time.perf_counter()
+    estimated = estimate(scenario)
     recipes = scenario.recipes()
     with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
                   enabled=show_progress) as progress:
@@ -167,4 +169,5 @@ def run_scenario(
         git_commit=git_commit(),
         started_at=started.isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - start, 1), runs=runs,
+        estimated_peak_bytes=estimated.peak_bytes,
     )

@@ -4,7 +4,9 @@
 servers (see `harness.recipes.algorithms.base` for the whole contract). The ring is
 one of them; `jump`, `maglev`, `rendezvous`, `rendezvous-weighted` and `multi-probe`
 route exactly like the libraries their modules name, and `bounded-load` applies
-HAProxy's hash-balance-factor rule to a ring. Installed packages add theirs through
+HAProxy's hash-balance-factor rule to a ring. `binomial`, `fliphash` and `powerch` are
+stateless range hashes like jump (`harness.recipes.algorithms.range_hash`), bit for bit
+the reference code their modules name. Installed packages add theirs through
 the entry-point group `ring_harness.algorithms` (`harness.recipes.plugins`), checked
 against the `Algorithm` protocol when they load.
 """
@@ -13,10 +15,13 @@ from __future__ import annotations
 
 from harness.core.errors import UnknownNameError
 from harness.recipes.algorithms.base import DEFAULTS, Algorithm
+from harness.recipes.algorithms.binomial import BinomialAlgorithm
 from harness.recipes.algorithms.bounded_load import BoundedLoadAlgorithm
+from harness.recipes.algorithms.fliphash import FlipHashAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
+from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
@@ -24,7 +29,8 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
-    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm)
+    BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
+    PowerCHAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",

@@ -110,6 +110,13 @@ class Algorithm(Protocol):
         before any work (default: 0, nothing beyond)."""
         ...
 
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:
+        """Bytes one built form holds at most, its reference's tables included, known
+        before building (for the memory estimate of an algorithm without a ring; default:
+        `ALGORITHM_BYTES_PER_ENTRY` per estimated entry)."""
+        ...
+
     @property
     def servers(self) -> tuple[Server, ...]: ...
 
@@ -201,9 +208,14 @@ class Algorithm(Protocol):
         ...
 
 
+#: bytes an entry of an algorithm's structure holds at most, by default: a Python list's
+#: pointer and int object for the reference, and the fast form's own table
+ALGORITHM_BYTES_PER_ENTRY = 64
+
 #: the members of `Algorithm` with a default in `Routing`
 DEFAULTS: tuple[str, ...] = (
-    "from_params", "removal_problem", "metric_problem", "estimated_seconds", "ring",
+    "from_params", "removal_problem", "metric_problem", "estimated_seconds",
+    "estimated_bytes", "ring",
     "construction", "route_one", "reset", "slot_counts", "without", "rebalanced")
 
 
@@ -273,6 +285,14 @@ class Routing:
                           plain_keys: int) -> tuple[float, str]:
         """0: nothing beyond the work every recipe does."""
         return 0.0, ""
+
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:
+        """`ALGORITHM_BYTES_PER_ENTRY` per estimated entry: a C or numpy table beside a plain
+        reference that keeps Python lists of it."""
+        # Every algorithm declares estimated_entries (it is not optional), Routing does not.
+        algorithm = cast("type[Algorithm]", cls)
+        return float(ALGORITHM_BYTES_PER_ENTRY * algorithm.estimated_entries(servers, params))
 
     def reset(self) -> None:
         """Nothing: a stateless algorithm has no stream of requests."""

@@ -125,6 +125,13 @@ class MaglevAlgorithm(OneForm):
         return int(params.get("table_size", DEFAULT_TABLE_SIZE))
 
     @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:
+        """A slot: 2 bytes in C, a list item in the reference (its pointer; owners are
+        small ints the interpreter shares), its numpy copy, and the C build's byte of
+        "taken" plus the reference build's list of the same; 24 bytes with margin."""
+        return 24.0 * cls.estimated_entries(servers, params) + 64.0 * len(servers)
+
+    @classmethod
     def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:

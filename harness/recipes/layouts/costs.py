@@ -1,0 +1,105 @@
+"""What a layout costs in memory, measured here rather than listed: each layout is built at
+two small sizes and looked up with two batch sizes, and straight lines are fitted through
+the bytes it held, the most it held while building, and the most a batch lookup added.
+
+The memory estimate (`harness.run.estimate`) and `plan` price rings with these lines, so a
+layout added later is priced without a table to maintain. Bytes are what tracemalloc sees
+(Python objects and numpy's buffers, which numpy reports to it) plus what the layout says
+it holds beyond that (`nbytes`): the cffi layouts' arrays come from C's malloc, which
+tracemalloc cannot see, and their builds allocate nothing else.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from harness.recipes.layouts import LAYOUTS
+
+#: ring sizes and batch sizes the lines are fitted through
+SMALL, LARGE = 2**12, 2**16
+FEW_KEYS, MANY_KEYS = 2**10, 2**14
+
+
+@dataclass(frozen=True)
+class Line:
+    """bytes = fixed + slope x n, neither below zero."""
+
+    fixed: float
+    slope: float
+
+    @classmethod
+    def through(cls, n0: int, bytes0: float, n1: int, bytes1: float) -> Line:
+        slope = max(0.0, (bytes1 - bytes0) / (n1 - n0))
+        return cls(max(0.0, bytes0 - slope * n0, bytes1 - slope * n1), slope)
+
+    def at(self, n: float) -> float:
+        return self.fixed + self.slope * n
+
+
+@dataclass(frozen=True)
+class LayoutCost:
+    """A layout's memory as lines in its entries (and, for lookups, in the batch's keys)."""
+
+    #: bytes held once built
+    held: Line
+    #: the most bytes held at once while building (the result included)
+    build_peak: Line
+    #: the most bytes one batch lookup adds, by ring entries and by keys looked up
+    lookup_by_entries: Line
+    lookup_per_key: float
+
+    def held_bytes(self, entries: int) -> float:
+        return self.held.at(entries)
+
+    def build_bytes(self, entries: int) -> float:
+        return max(self.build_peak.at(entries), self.held.at(entries))
+
+    def lookup_bytes(self, entries: int, keys: int) -> float:
+        return self.lookup_by_entries.at(entries) + self.lookup_per_key * keys
+
+
+def _ring(bits: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    dtype = np.dtype(np.uint32 if bits == 32 else np.uint64)
+    positions = np.arange(n, dtype=dtype) * np.array(2**bits // n, dtype=dtype)
+    # Owners that vary, so that no layout compresses them away in the calibration.
+    return positions, (np.arange(n) % 251).astype(np.uint16)
+
+
+def _measure(name: str, entries: int, keys: int) -> tuple[float, float, float]:
+    """(held, build peak, lookup peak) bytes of one build and one batch lookup."""
+    cls = LAYOUTS[name]
+    positions, owners = _ring(cls.hash_bits, entries)
+    key_hashes = np.random.default_rng(entries).integers(
+        0, 2**cls.hash_bits, keys, dtype=np.uint64).astype(positions.dtype)
+    tracemalloc.start()
+    try:
+        layout = cls.build(positions, owners)
+        traced, traced_peak = tracemalloc.get_traced_memory()
+        unseen = max(0, layout.nbytes - traced)
+        tracemalloc.reset_peak()
+        before_lookup = tracemalloc.get_traced_memory()[0]
+        layout.lookup_many(key_hashes)
+        lookup_peak = tracemalloc.get_traced_memory()[1] - before_lookup
+    finally:
+        tracemalloc.stop()
+    return traced + unseen, traced_peak + unseen, float(lookup_peak)
+
+
+@cache
+def layout_cost(name: str) -> LayoutCost:
+    """The layout's memory lines, measured on first use (about 0.1 s a layout)."""
+    if tracemalloc.is_tracing():  # pragma: no cover - someone else is tracing
+        raise RuntimeError("layout costs are measured with tracemalloc, which is in use")
+    held0, build0, lookup0 = _measure(name, SMALL, FEW_KEYS)
+    held1, build1, lookup1 = _measure(name, LARGE, FEW_KEYS)
+    lookup2 = _measure(name, LARGE, MANY_KEYS)[2]
+    return LayoutCost(
+        held=Line.through(SMALL, held0, LARGE, held1),
+        build_peak=Line.through(SMALL, build0, LARGE, build1),
+        lookup_by_entries=Line.through(SMALL, lookup0, LARGE, lookup1),
+        lookup_per_key=max(0.0, (lookup2 - lookup1) / (MANY_KEYS - FEW_KEYS)),
+    )
