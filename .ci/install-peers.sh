@@ -20,8 +20,25 @@ command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+# Foreign peers (peers/, built offline by peers/build.sh at test time): libmemcached's ketama
+# through the C ABI, groupcache's consistenthash in Go 1.19, and for the Java adapters
+# spymemcached 2.12.3 and Guava 31.1.
+[ -f /usr/include/libmemcached/memcached.h ] || missing+=(libmemcached-dev)
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
+[ -d /usr/share/gocode/src/github.com/golang/groupcache ] \
+    || missing+=(golang-github-golang-groupcache-dev)
+[ -f /usr/share/java/spymemcached.jar ] || missing+=(libspymemcached-java)
+[ -f /usr/share/java/guava.jar ] || missing+=(libguava-java)
 if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# npm hashring 3.2.0 for peers/js/hashring_peer.js, into peers/js/node_modules (ignored by
+# git); node 20 is in the machine image.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$root/peers/js/node_modules/hashring/package.json" ]; then
+    npm install --silent --no-audit --no-fund --no-save --prefix "$root/peers/js" \
+        hashring@3.2.0 >/dev/null
 fi

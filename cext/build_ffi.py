@@ -60,6 +60,9 @@ uint32_t murmur3_32(const char *, size_t, uint32_t);
 uint64_t murmur64a(const char *, size_t, uint64_t);
 void murmur64a_many(const char *, const uint64_t *, size_t, uint64_t, uint64_t *);
 uint64_t hash128to64(uint64_t, uint64_t);
+uint64_t siphash24(const uint8_t *, size_t, const uint8_t *);
+void siphash24_many(const uint8_t *, const uint64_t *, size_t, const uint8_t *, uint64_t *);
+int siphash24_numbered(const uint8_t *, size_t, uint64_t, const uint8_t *, uint64_t *);
 """
 
 # The algorithms beyond the ring (algorithms.h), declared exactly as in C.

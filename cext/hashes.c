@@ -157,3 +157,73 @@ uint64_t hash128to64(uint64_t upper, uint64_t lower)
     b ^= b >> 47;
     return b * CITY_KMUL;
 }
+
+/* ---- SipHash-2-4, from the paper's description (section 2): four 64-bit words of state,
+ * c = 2 rounds per message word, d = 4 rounds of finalization ---- */
+
+#define SIP_ROUND(v0, v1, v2, v3)                                                          \
+    do {                                                                                   \
+        v0 += v1; v1 = rotl64(v1, 13); v1 ^= v0; v0 = rotl64(v0, 32);                      \
+        v2 += v3; v3 = rotl64(v3, 16); v3 ^= v2;                                           \
+        v0 += v3; v3 = rotl64(v3, 21); v3 ^= v0;                                           \
+        v2 += v1; v1 = rotl64(v1, 17); v1 ^= v2; v2 = rotl64(v2, 32);                      \
+    } while (0)
+
+uint64_t siphash24(const uint8_t *data, size_t length, const uint8_t *key)
+{
+    uint64_t k0 = read_le64(key), k1 = read_le64(key + 8);
+    /* the initial constants spell "somepseudorandomlygeneratedbytes" */
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    size_t whole = length - length % 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t m = read_le64(data + i);
+        v3 ^= m;
+        SIP_ROUND(v0, v1, v2, v3);
+        SIP_ROUND(v0, v1, v2, v3);
+        v0 ^= m;
+    }
+    /* the last word: the remaining bytes, and the length's low byte in the top byte */
+    uint64_t last = (uint64_t)(length & 0xff) << 56;
+    for (size_t i = whole; i < length; i++)
+        last |= (uint64_t)data[i] << (8 * (i - whole));
+    v3 ^= last;
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    v0 ^= last;
+    v2 ^= 0xff;
+    for (int r = 0; r < 4; r++)
+        SIP_ROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void siphash24_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                    const uint8_t *key, uint64_t *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = siphash24(data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), key);
+}
+
+int siphash24_numbered(const uint8_t *prefix, size_t prefix_length, uint64_t count,
+                       const uint8_t *key, uint64_t *out)
+{
+    /* the prefix, then up to 20 decimal digits of a uint64_t */
+    uint8_t name[SIPHASH_PREFIX_MAX + 20];
+    if (prefix_length > SIPHASH_PREFIX_MAX)
+        return -1;
+    for (size_t i = 0; i < prefix_length; i++)
+        name[i] = prefix[i];
+    for (uint64_t j = 0; j < count; j++) {
+        uint8_t digits[20];
+        size_t n = 0;
+        uint64_t rest = j;
+        do {
+            digits[n++] = (uint8_t)('0' + rest % 10);
+            rest /= 10;
+        } while (rest);
+        for (size_t d = 0; d < n; d++)
+            name[prefix_length + d] = digits[n - 1 - d];
+        out[j] = siphash24(name, prefix_length + n, key);
+    }
+    return 0;
+}

@@ -136,4 +136,21 @@ void murmur64a_many(const char *data, const uint64_t *offsets, size_t count, uin
 /* CityHash's Hash128to64 of (upper, lower), as mcrouter's RendezvousHashHelper.h has it. */
 uint64_t hash128to64(uint64_t upper, uint64_t lower);
 
+/* ---- SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF") ----
+ * The 64-bit output as the paper defines it: the key is two little-endian 64-bit words,
+ * the message is read in little-endian 8-byte words, and the result is the integer
+ * v0 ^ v1 ^ v2 ^ v3 (its digest is that integer's 8 little-endian bytes). */
+
+/* SipHash-2-4 of `length` bytes under the 16-byte `key`. */
+uint64_t siphash24(const uint8_t *data, size_t length, const uint8_t *key);
+/* SipHash-2-4 of many names stored end to end (name i is data[offsets[i]:offsets[i + 1]]). */
+void siphash24_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                    const uint8_t *key, uint64_t *out);
+/* SipHash-2-4 of the names `prefix` + decimal(j) for j = 0 .. count - 1 (an attacker's
+ * numbered candidates), formatted here so that no name list is built. Returns -1 when
+ * the prefix is longer than SIPHASH_PREFIX_MAX bytes, else 0. */
+#define SIPHASH_PREFIX_MAX 200
+int siphash24_numbered(const uint8_t *prefix, size_t prefix_length, uint64_t count,
+                       const uint8_t *key, uint64_t *out);
+
 #endif

@@ -1,11 +1,20 @@
-"""Shared fixtures: small scenario files written into a temporary folder."""
+"""Shared fixtures: small scenario files written into a temporary folder.
+
+Every `run` the tests make keeps its history entry in a temporary folder, not in the
+checkout's runs/history: RING_HARNESS_HISTORY is set before the harness is imported.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("RING_HARNESS_HISTORY",
+                      tempfile.mkdtemp(prefix="ring-harness-test-history-"))
 
 SMALL_SCENARIO = """
 name = "small"

@@ -75,6 +75,17 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         document["measure"]["peers"] = ["uhashring-ketama"]
     if draw(st.booleans()):
         document["operations"] = [{"kind": "add", "server": "new", "weight": weights}]
+    table = draw(st.sampled_from([None, None, "migration", "process"]))
+    if table == "migration" and construction == "points":
+        document["migration"] = {
+            "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
+            "cache_objects": draw(st.sampled_from([1_000, 50_000])),
+            "universe": draw(st.sampled_from([100_000, 2_000_000]))}
+    elif table == "process":
+        del document["servers"]["weight"]  # generated servers take weights from a mix
+        document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}
+        document["process"] = {"eligibility": "combinations",
+                               "layouts": layouts[:2] if not wide else ["cffi-packed-64"]}
     return document
 
 

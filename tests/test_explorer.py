@@ -133,3 +133,37 @@ def test_explore_refuses_rings_the_page_cannot_rebuild(
     assert main(["explore", str(path), "--out", str(tmp_path / "x.html")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()
+
+
+def _hsl(colour: str) -> tuple[float, float, float]:
+    hue, saturation, lightness = colour.removeprefix("hsl(").removesuffix(")").split(", ")
+    return float(hue), float(saturation.rstrip("%")), float(lightness.rstrip("%"))
+
+
+@pytest.mark.parametrize(("servers", "distinct"), [(40, 40), (64, 64), (100, 64)])
+def test_palette_is_distinct_up_to_64_servers_then_grouped(
+        tmp_path: Path, servers: int, distinct: int) -> None:
+    """Every server up to 64 has its own colour, and servers near each other in the list
+    differ by at least 40 degrees of hue or in lightness; beyond 64, consecutive servers
+    share one of 64 colours and the list names each server's group."""
+    page = tmp_path / "ring.html"
+    assert main(["explore", "--servers", str(servers), "--points", "2",
+                 "--out", str(page)]) == 0
+    with browser() as driver:
+        driver.get(page.as_uri())
+        colours = driver.execute_script("return window.ringExplorer.colours();")
+        listed = driver.execute_script(
+            "return [...document.querySelectorAll('#servers li')].map(li => li.textContent);")
+        assert console_errors(driver) == []
+    assert len(colours) == servers and len(set(colours)) == distinct
+    groups = list(dict.fromkeys(colours))
+    for i, colour in enumerate(groups):
+        for near in groups[i + 1:i + 4]:
+            (h1, s1, l1), (h2, s2, l2) = _hsl(colour), _hsl(near)
+            hue_apart = min(abs(h1 - h2), 360 - abs(h1 - h2))
+            assert hue_apart >= 40 or (s1, l1) != (s2, l2), (colour, near)
+    if servers > 64:
+        assert colours[0] == colours[1] and "colour group 1)" in listed[0]
+        assert "colour group 64)" in listed[-1]
+    else:
+        assert all("colour group" not in line for line in listed)

@@ -26,7 +26,7 @@ HOSTILE_NUMBERS = [0, -1, -(2**63), 2**64, 10**12, math.inf, -math.inf, math.nan
 GOOD: dict[str, dict[str, list[Any]]] = {
     "servers": {"count": [1, 3, 7], "name": ["s-{i}", "{i}-srv"], "weight": [1, 2.5]},
     "generator": {"construction": ["points", "nginx", "libketama", "haproxy"],
-                  "hash": ["blake2b-32", "crc32", "fnv1a-fmix32"],
+                  "hash": ["blake2b-32", "crc32", "fnv1a-fmix32", "siphash24-32"],
                   "point_name": ["{server}:{j}", "{j}@{server}"],
                   "points_per_weight": [1, 5, [2, 4]], "requires": [[]]},
     "keys": {"count": [1, 300], "name": ["key-{i}", "é-{i}|x"],
@@ -35,14 +35,22 @@ GOOD: dict[str, dict[str, list[Any]]] = {
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
                 "repeats": [1], "scalar_keys": [10]},
 }
+#: tables that turn a metric on when present: drawn now and then, always small
+OPTIONAL: dict[str, dict[str, list[Any]]] = {
+    "hostile_keys": {"budgets": [[2_000], [1_000, 3_000]], "attack_keys": [10, 1_000],
+                     "normal_requests": [100, 5_000], "hashes": [["crc32", "siphash24-32"]],
+                     "knowledge": ["hash", "hash-and-key"], "target": ["s-0", "server-1"],
+                     "methods": [["brute-force"], ["forgery"], ["brute-force", "forgery"]]},
+}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
 #: tables (read from the same declarations as docs/reference/scenario.md, so a key added
 #: there is fuzzed without anyone listing it here), and some that do not exist
 FIELDS = sorted({(e.table, e.key) for e in build_entries(Path(__file__).resolve().parents[1])
-                 if e.table in ("", *GOOD) and e.key not in GOOD}
-                | {(section, key) for section, keys in GOOD.items() for key in keys}
+                 if e.table in ("", *GOOD, *OPTIONAL) and e.key not in GOOD}
+                | {(section, key) for section, keys in (GOOD | OPTIONAL).items()
+                   for key in keys}
                 | {("generator", "layout"), ("servers", "typo"), ("", "typo")})
 
 
@@ -56,6 +64,13 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         for section, keys in GOOD.items()}
     document["measure"].setdefault("layouts", ["numpy-packed"])
     document["servers"].setdefault("count", 3)
+    for section, keys in OPTIONAL.items():
+        if draw(st.booleans()):
+            table = {key: draw(st.sampled_from(options)) for key, options in keys.items()
+                     if draw(st.booleans())}
+            table.setdefault("budgets", keys["budgets"][0])
+            table.setdefault("normal_requests", keys["normal_requests"][0])
+            document[section] = table
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
         (document.setdefault(section, {}) if section else document)[key] = value

@@ -59,6 +59,11 @@ PLACES = ["dir/..", "new", "dir", "fifo", "dangling", "file", "file/below", "mis
 DEVICE_INPUTS = ["/dev/null", "/dev/zero"]
 TEMPLATES = ["{i.x}", "{i[0]}", "{i:c}", "{", "}", "{i}{i}", "{server.x}", "{j:c}", "{0}",
              "{i!r}", "{}", "{{i}}", "{server}:{j}", "{i:>300000}", "key-{i}", "s-{i}"]
+#: history entries compare takes by name (the sandbox's history is empty: each refused)
+HISTORY_NAMES = ["latest", "previous", "7", "m/0001", "latest#k=16"]
+#: --history folders drawn for run (apart from every --out place, so the result files
+#: of --out stay alone in their folder)
+HISTORY_PLACES = ["hist", "file", "fifo", "file/below", "dangling", "n" * 300]
 #: --max-minutes as drawn: absent, or any of the float-like values
 MINUTES: list[list[str]] = [[], *(["--max-minutes", value] for value in FLOATS)]
 
@@ -157,22 +162,30 @@ def write_document(path: Path, document: Any) -> None:
 
 @SETTINGS
 @given(document=RESULTS | st.just(REAL),
-       other=pick(["$real", "$same"], [*PLACES, *DEVICE_INPUTS]),
-       out=st.none() | pick(["out.md", "out", "x.html"], PLACES))
-@example(document='{"a":' * 3000 + "1" + "}" * 3000, other="$real", out=None)
-@example(document=REAL, other="$real", out="")  # was: ValueError from Path("").with_suffix
-@example(document=REAL, other="$real", out="dir/..")
-def test_show_and_compare(document: Any, other: str, out: str | None,
+       other=pick(["$real", "$same", "$point"], [*PLACES, *DEVICE_INPUTS, "$nopoint",
+                                                 *HISTORY_NAMES]),
+       out=st.none() | pick(["out.md", "out", "x.html"], PLACES), write=st.booleans())
+@example(document='{"a":' * 3000 + "1" + "}" * 3000, other="$real", out=None, write=False)
+@example(document=REAL, other="$real", out="", write=False)  # was: ValueError (with_suffix)
+@example(document=REAL, other="$real", out="dir/..", write=False)
+@example(document=REAL, other="$point", out=None, write=True)
+def test_show_and_compare(document: Any, other: str, out: str | None, write: bool,
                           tmp_path_factory: pytest.TempPathFactory,
                           capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path_factory.mktemp("show")
     sandbox(folder)
     path = folder / "r.json"
     write_document(path, document)
-    outcome(main, ["show", str(path)], folder, capsys)
-    b = {"$real": str(FORMAT1 / "nginx.json"), "$same": str(path)}.get(other) or place(
-        folder, other, path)
-    argv = ["compare", str(path), b] + ([] if out is None else ["--out", place(folder, out, path)])
+    code, _ = outcome(main, ["show", str(path), *(["--write"] if write else [])], folder,
+                      capsys)
+    if code == 0 and write:
+        assert path.with_suffix(".md").is_file() and path.with_suffix(".html").is_file()
+    b = {"$real": str(FORMAT1 / "nginx.json"), "$same": str(path),
+         "$point": f"{FORMAT1 / 'nginx.json'}#nginx",
+         "$nopoint": f"{path}#nope", **{name: name for name in HISTORY_NAMES}}.get(
+             other) or place(folder, other, path)
+    argv = ["compare", str(path), b, "--history", str(folder / "hist")] + (
+        [] if out is None else ["--out", place(folder, out, path)])
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0 and out is not None:
         written = folder / place(folder, out, path)
@@ -217,8 +230,11 @@ def scenario_texts(draw: st.DrawFn) -> str:
 @SETTINGS
 @given(texts=st.lists(scenario_texts(), min_size=1, max_size=2),
        out=st.sampled_from(["out", *PLACES]), progress=st.sampled_from([[], ["--no-progress"]]),
-       twice=st.booleans(), minutes=st.sampled_from(MINUTES))
+       twice=st.booleans(), minutes=st.sampled_from(MINUTES),
+       history=st.sampled_from([None, "--no-history", *HISTORY_PLACES]),
+       with_out=st.booleans())
 def test_run(texts: list[str], out: str, progress: list[str], twice: bool, minutes: list[str],
+             history: str | None, with_out: bool,
              tmp_path_factory: pytest.TempPathFactory,
              capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path_factory.mktemp("run")
@@ -229,9 +245,14 @@ def test_run(texts: list[str], out: str, progress: list[str], twice: bool, minut
         paths[-1].write_text(text, encoding="utf-8")
     inputs = [str(p) for p in paths] + ([str(paths[0])] if twice else [])
     target = place(folder, out, paths[0])
-    code, _ = outcome(main, ["run", *inputs, "--out", target, *progress, *minutes], folder,
+    kept = ([] if history is None else [history] if history == "--no-history"
+            else ["--history", place(folder, history)])
+    outs = ["--out", target] if with_out else []
+    code, _ = outcome(main, ["run", *inputs, *outs, *progress, *minutes, *kept], folder,
                       capsys)
-    if code == 0:
+    if code == 0 and history not in (None, "--no-history"):
+        assert (Path(place(folder, history)) / "index.html").is_file()
+    if code == 0 and with_out:
         stems: dict[str, set[str]] = {}
         for p in Path(target or folder).iterdir():
             if p.suffix in (".json", ".md", ".html"):
@@ -316,6 +337,21 @@ def test_explore(with_scenario: bool, servers: str | None, points: str | None, o
     code, _ = outcome(main, argv, folder, capsys)
     if code == 0:
         assert out is not None and (folder / place(folder, out, scenario)).is_file()
+
+
+# --- abi ----------------------------------------------------------------------------------
+
+@SETTINGS
+@given(flags=st.lists(pick(["--path"], ["--path=1", "--nope", "extra", "", "-p", "--"]),
+                      max_size=3))
+def test_abi(flags: list[str], tmp_path_factory: pytest.TempPathFactory,
+             capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path_factory.mktemp("abi")
+    sandbox(folder)
+    code, _ = outcome(main, ["abi", *flags], folder, capsys)
+    assert code in (0, 2)
+    if code == 0:
+        assert set(flags) <= {"--path"}
 
 
 # --- reproduce --no-run -------------------------------------------------------------------

@@ -396,6 +396,35 @@ def test_max_minutes_must_be_a_positive_number(value: str, tmp_path: Path,
              "a positive number of minutes")
 
 
+@pytest.mark.parametrize(("history", "needle"), [
+    ("file", "is not a directory"),
+    ("dangling", "which does not exist"),
+])
+def test_a_history_folder_that_cannot_hold_entries_is_refused_before_work(
+        history: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--history under a regular file, or through a symlink to nothing, is refused before the
+    run like any output, and nothing is written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    place = tmp_path / history / "h" if history == "file" else tmp_path / history
+    _refused(["run", str(scenario), "--history", str(place), "--no-progress"], capsys, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "file", "s.toml"]
+
+
+def test_a_history_entry_that_is_a_directory_is_not_an_entry(tmp_path: Path) -> None:
+    """A folder named like an entry (0001.json/) is not taken for one: the next run numbers
+    around it, and `latest` names the real entry."""
+    from harness.report.history import find, machine_name
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    (tmp_path / "h" / machine_name() / "0001.json").mkdir(parents=True)
+    assert main(["run", str(scenario), "--history", str(tmp_path / "h"), "--no-progress"]) == 0
+    assert find("latest", tmp_path / "h").name == "0002.json"
+
+
 @pytest.mark.parametrize("name", ["binomial", "fliphash", "powerch"])
 def test_a_range_hash_over_weighted_servers_is_refused_before_work(
         name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -406,4 +435,101 @@ def test_a_range_hash_over_weighted_servers_is_refused_before_work(
                         '[keys]\ncount = 200\n[measure]\nmetrics = ["balance"]\n')
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              f"since {name} has no weights (got weight 2 for 'server-0')")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ('"0123456789abcdef0123456789abcde"', "got a string of 31 characters, not shown"),
+    ('"0123456789abcdef0123456789abcdeg"', "got a string of 32 characters, not all hex"),
+    ('""', "got a string of 0 characters, not shown"),
+    ("12345678901234567890", "got an integer, not shown"),
+    ('["0123456789abcdef0123456789abcdef"]', "got an array, not shown"),
+])
+def test_a_bad_secret_key_is_refused_without_showing_it(
+        value: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed hash_key is one line that says what is wrong, never the key itself (one
+    digit short, it is still most of a secret)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\n[generator]\nhash = "siphash24-32"\n'
+                        f"hash_key = {value}\n{SMALL}")
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+    shown = value.strip('"[]')
+    assert not shown or shown not in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_key_for_an_unkeyed_hash_is_refused_without_showing_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key given to blake2b-32 is refused (it would be ignored) without echoing it."""
+    key = "00112233445566778899aabbccddeeff"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'[servers]\ncount = 3\n[generator]\nhash_key = "{key}"\n{SMALL}')
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "takes no key" in err and key not in err
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ("budgets = [10_000_000_000]\n", "hostile_keys.budgets must be a rising list"),
+    ("budgets = [5000, 5000]\n", "hostile_keys.budgets must be a rising list"),
+    ("budgets = [1e6]\n", "hostile_keys.budgets must be a rising list"),
+    ("normal_requests = 1_000_000_000\n", "hostile_keys.normal_requests must be an integer"),
+    ("attack_share = inf\n", "hostile_keys.attack_share must be a share"),
+])
+def test_hostile_attack_tables_are_refused_before_work(
+        table: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A [hostile_keys] table that would run for hours or hold gigabytes, or is not what it
+    claims, is refused in one line before any work."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}[hostile_keys]\n{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("peer", "needle"), [
+    ('{ command = [] }', "measure.peers[0].command must be a non-empty list of non-empty "
+                         "strings"),
+    ('{ command = [""] }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = "python3" }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = ["python3", 1] }', "measure.peers[0].command must be a non-empty list"),
+    ('{ command = ["python3", "a\\u0000b"] }', "measure.peers[0].command must be a non-empty"),
+    ('{ command = ["no-such-program-here"] }',
+     "measure.peers[0].command must be a command whose program is on PATH"),
+    ('{ library = "/nonexistent/libx.so" }',
+     "measure.peers[0].library must be the path of an existing shared library file"),
+    ('{ library = "/tmp" }', "measure.peers[0].library must be the path of an existing"),
+    ('{ library = 3 }', "measure.peers[0].library must be the path of a shared library"),
+    ('{ name = "x" }', "measure.peers[0] must be a table with library or command"),
+    ('{ library = "pyproject.toml", command = ["python3"] }',
+     "measure.peers[0].command must be absent when library is given"),
+    ('{ command = ["python3"], routes_like = { construction = "nope" } }',
+     "measure.peers[0].routes_like.construction must be one of"),
+    ('{ command = ["python3"], routes_like = { algorithm = "nope" } }',
+     "measure.peers[0].routes_like.algorithm must be one of"),
+    ('{ command = ["python3"], exact = "yes" }', "measure.peers[0].exact must be true or false"),
+    ('{ command = ["python3"], timeout = 0 }',
+     "measure.peers[0].timeout must be a number from 0.01 to 3600"),
+    ('{ command = ["python3"], timeout = nan }', "measure.peers[0].timeout must be a number"),
+    ('{ command = ["python3"], params = 3 }', "measure.peers[0].params must be a string"),
+    ('{ command = ["python3"], typo = 1 }', "unknown key 'measure.peers[0].typo'"),
+    ('{ command = ["python3"], name = "numpy-packed" }',
+     "measure.peers[0] must be a peer whose name is unique among the peers and layouts"),
+    ('{ command = ["python3"], input = "hashes" }',
+     "measure.peers[0].input must be 'keys' unless routes_like names the recipe"),
+    ('{ command = ["python3"], input = "names" }',
+     "measure.peers[0].input must be one of 'keys', 'hashes'"),
+    ('3', "measure.peers[0] must be a peer name or a foreign peer table"),
+    ('"nope"', "measure.peers[0] must be a peer name from"),
+])
+def test_hostile_foreign_peers_are_refused(peer: str, needle: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A foreign peer's table is checked before any work (nothing is started): exit 2,
+    one line naming the field, nothing written."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # pyproject.toml is a file here
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}peers = [{peer}]\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
     assert not (tmp_path / "out").exists()

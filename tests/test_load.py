@@ -29,7 +29,12 @@ def test_uniform_load_is_judged_per_unit_weight(write_scenario: Callable[[str], 
     load = _load(write_scenario, "count = 40000")
     assert load.distribution == "uniform" and load.requests == 40_000 and load.servers == 2
     assert load.cv < 0.1 and load.max_over_mean < 1.1
-    assert load.hottest_server == "b" and load.hottest_share == pytest.approx(0.75, abs=0.05)
+    # The hottest server is the one with more requests per unit weight, not the one with
+    # more requests (b, with three times a's weight).
+    a, b = load.requests_per_server or (0, 0)
+    assert load.hottest_server == ("a" if a / 1 >= b / 3 else "b")
+    assert load.hottest_share == pytest.approx((a if load.hottest_server == "a" else b) / 40_000)
+    assert b / 40_000 == pytest.approx(0.75, abs=0.05)
 
 
 def test_zipf_traffic_is_replayed_request_by_request(
@@ -40,9 +45,10 @@ def test_zipf_traffic_is_replayed_request_by_request(
     load = _load(write_scenario, 'count = 20000\ndistribution = "zipf"\nuniverse = 50\n'
                                  'zipf_exponent = 1.2')
     assert load.distribution == "zipf" and load.requests == 20_000
-    shares = np.array([load.hottest_share, 1 - load.hottest_share])
     assert 0 < load.hottest_share < 1
-    per_weight = (shares / np.array([1, 3]) if load.hottest_server == "a"
-                  else shares[::-1] / np.array([1, 3]))
+    shares = np.array(load.requests_per_server) / load.requests
+    per_weight = shares / np.array([1, 3])
+    assert load.hottest_server == "ab"[int(np.argmax(per_weight))]
+    assert load.hottest_share == pytest.approx(shares[int(np.argmax(per_weight))])
     assert load.cv == pytest.approx(per_weight.std() / per_weight.mean())
     assert load.max_over_mean == pytest.approx(per_weight.max() / per_weight.mean())

@@ -105,3 +105,44 @@ def test_dark_mode_page_is_dark(pages: dict[str, Path]) -> None:
         background = dark.execute_script(
             "return getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(22, 24, 28)"
+
+
+def test_hostile_keys_page_draws_its_chart(driver: Any) -> None:
+    """The committed hostile-keys page loads with no console error and draws every chart,
+    its grouped bars of the share on target among them."""
+    page = Path(__file__).resolve().parents[1] / "results" / "hostile-keys.html"
+    drawn = _open(driver, page)
+    assert drawn == len(driver.find_elements("css selector", "div.chart")) >= 1
+    assert "Share of the attack's requests on server-0" in driver.page_source
+    assert console_errors(driver) == []
+
+
+@pytest.mark.parametrize("page", ["tutorial.html", "tutorial-migration.html"])
+def test_wide_tables_fit_the_page(page: str, driver: Any) -> None:
+    """The committed tutorial pages' widest tables (Memory: ten columns; the weighted
+    Balance: twelve) fit their column at a 1280-pixel window: nothing behind a scrollbar."""
+    _open(driver, Path(__file__).resolve().parents[1] / "results" / page)
+    overflowing = driver.execute_script(
+        "return [...document.querySelectorAll('.table-wrap')]"
+        ".filter(w => w.scrollWidth > w.clientWidth + 1)"
+        ".map(w => w.querySelector('th').parentNode.textContent.slice(0, 80));")
+    assert overflowing == []
+
+
+def test_history_index_page(tmp_path: Path, driver: Any) -> None:
+    """The run history's index loads with no console error, shows a row per figure with a
+    column per kept run, and draws the figures that stepped."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL_SCENARIO.split("[[operations]]")[0].replace(
+        "count = 5000", "count = 1000"), encoding="utf-8")
+    for servers in (10, 11, 11):  # a change of fleet that persists: a step, charted
+        scenario.write_text(scenario.read_text().replace("count = 10", f"count = {servers}")
+                            .replace("count = 11", f"count = {servers}"))
+        assert main(["run", str(scenario), "--no-progress", "--history",
+                     str(tmp_path / "h")]) == 0
+    assert _open(driver, tmp_path / "h" / "index.html") == 1
+    (table,) = driver.find_elements("css selector", "table.sortable")
+    headings = [h.text for h in table.find_elements("css selector", "th")]
+    assert [h[:4] for h in headings[3:5]] == ["0001", "0002"]
+    assert len(table.find_elements("css selector", "tbody tr")) > 10
+    assert console_errors(driver) == []

@@ -11,6 +11,8 @@ from harness.core.errors import ScenarioError
 from harness.core.servers import eligibility_sets
 from harness.metrics.migration import Migration
 from harness.metrics.process import ProcessCost
+from harness.report import markdown
+from harness.report.sections import result_report
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -118,6 +120,29 @@ def test_moved_fraction_follows_the_subset_formula(
     assert [s.share for s in migration.stages] == [0.05, 0.25, 0.5, 1.0]
     extra = [s.extra_misses for s in migration.stages]
     assert extra[0] < extra[-1]
+
+
+def test_migration_gives_both_rings_balance_and_names_the_layout(
+    write_scenario: Callable[[str], Path],
+) -> None:
+    """The new ring's exact balance beside the old one's (ten times fewer points: about
+    sqrt(10) times the CV, and a higher peak), and the layout each byte figure counts."""
+    result = run_scenario(load_scenario(write_scenario(MIGRATION.format(to=20))),
+                          show_progress=False)
+    (run,) = result.runs
+    migration = run.figure("migration")
+    assert isinstance(migration, Migration)
+    layout = run.params["layout"]
+    assert migration.form_before == migration.form_after == layout
+    assert migration.cv_arcs_before == pytest.approx(run.figure("balance").cv_arcs)
+    assert migration.cv_arcs_after is not None and migration.cv_arcs_before is not None
+    assert 2 < migration.cv_arcs_after / migration.cv_arcs_before < 5
+    assert migration.peak_to_mean_after is not None and migration.peak_to_mean_before is not None
+    assert migration.peak_to_mean_after > migration.peak_to_mean_before > 1
+    page = markdown.report(result_report(result))
+    assert f"memory before / after ({layout})" in page
+    assert f"memory during (both resident, {layout})" in page
+    assert "cv_arcs before / after (exact shares per unit weight)" in page
 
 
 @pytest.mark.parametrize(("to", "message"), [

@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce|explore|plan`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, output path, name), one
@@ -46,11 +46,20 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
+from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
-from harness.report.results import load_result, result_paths, write_result
+from harness.report.history import DEFAULT_HISTORY, find, is_history_name, machine_name, record
+from harness.report.history_page import write_index
+from harness.report.results import (
+    load_result,
+    only_point,
+    result_paths,
+    split_point,
+    write_result,
+)
 from harness.report.sections import result_report
 from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.runner import run_scenario
@@ -79,6 +88,12 @@ def _minutes(text: str) -> float:
     return value
 
 
+def _history_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--history", type=Path, default=DEFAULT_HISTORY,
+                         help=f"the run history's folder (default: {DEFAULT_HISTORY}/, "
+                              "which git ignores)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="python -m harness",
@@ -86,11 +101,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
-        "run", help="run scenarios; write NAME.json, NAME.md and NAME.html for each")
+        "run", help="run scenarios; keep each result in the run history, and with --out "
+                    "write NAME.json, NAME.md and NAME.html")
     run.add_argument("scenarios", nargs="*", type=Path,
                      help=f"scenario TOML files (default: {DEFAULT_SCENARIO.name})")
-    run.add_argument("--out", type=Path, default=Path("results"),
-                     help="folder for the result files (default: results/)")
+    run.add_argument("--out", type=Path,
+                     help="also write the result files to this folder (--out results "
+                          "replaces the committed, curated results)")
+    _history_argument(run)
+    run.add_argument("--no-history", action="store_true",
+                     help="keep no history entry (then --out is needed)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: only when stderr is a terminal)")
     run.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
@@ -98,9 +118,16 @@ def _parser() -> argparse.ArgumentParser:
                           f"longer (default {DEFAULT_MAX_MINUTES:g})")
     show = commands.add_parser("show", help="re-render a result as Markdown")
     show.add_argument("result", type=Path)
+    show.add_argument("--write", action="store_true",
+                      help="also rewrite RESULT.md and RESULT.html beside it from the JSON "
+                           "(after a renderer change; the JSON is left as it is)")
     compare = commands.add_parser("compare", help="two results side by side, with changes")
-    compare.add_argument("a", type=Path)
-    compare.add_argument("b", type=Path)
+    for side in ("a", "b"):
+        compare.add_argument(side, type=Path,
+                             help="a result file, 'latest', 'previous' or a run id of the "
+                                  "history; any of them with #LABEL for one sweep point of "
+                                  "it (such as results/tutorial.json#k=16)")
+    _history_argument(compare)
     compare.add_argument("--out", type=Path,
                          help="also write the table to this Markdown file, and an HTML page "
                               "beside it (same name, .html)")
@@ -139,27 +166,50 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--layouts", default=None,
                       help="comma-separated layouts to cost (default: four of the 32-bit ones)")
     plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
+    abi = commands.add_parser(
+        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, and its version")
+    abi.add_argument("--path", action="store_true", help="print the header's path only")
     return parser
 
 
+def _abi(args: argparse.Namespace) -> int:
+    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.no_history and args.out is None:
+        raise OutputError("run: --no-history without --out would keep no result; give "
+                          "--out DIR, or leave the history on")
     paths = args.scenarios or [DEFAULT_SCENARIO]
     # Validate every file, every output, and the memory estimate before any work starts.
     scenarios = [load_scenario(p) for p in paths]
-    check_outputs([p for s in scenarios for p in result_paths(s.name, args.out).values()],
-                  paths)
+    outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
+               ] if args.out is not None else []
+    if not args.no_history:
+        # Where the entries and the index go, checked as places like any output: a name no
+        # entry takes stands for the next entry, whose number is known only when written.
+        outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
+    check_outputs(outputs, paths)
     check_memory(scenarios)
     check_time(scenarios, args.max_minutes)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)
-        written = write_result(result, args.out)
-        args.outcome.wrote(list(written.values()))
-        print(f"{scenario.name}: wrote {' and '.join(map(str, written.values()))} "
-              f"({result.duration_s} s)")
+        written: list[Path] = []
+        if args.out is not None:
+            written += write_result(result, args.out).values()
+        if not args.no_history:
+            entry = record(result, args.history)
+            written += [entry.path, entry.path.with_suffix(".md"), write_index(args.history)]
+        args.outcome.wrote(written)
+        kept = (f"; kept as run {entry.run_id} of {entry.machine}"
+                if not args.no_history else "")
+        print(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
+              f"({result.duration_s} s){kept}")
     if len(scenarios) == 1:
         print()
-        print(written["md"].read_text(encoding="utf-8"))
+        print(markdown.report(result_report(result)), end="")
     return 0
 
 
@@ -181,9 +231,17 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    outputs = ([beside(args.result, ".md"), beside(args.result, ".html")] if args.write
+               else [])
+    check_outputs(outputs, [args.result])
     result = load_result(args.result)
     with _unshowable(args.result):
-        text = markdown.report(result_report(result))
+        report = result_report(result)
+        text = markdown.report(report)
+        page = html.report(report) if args.write else ""
+    if args.write:
+        # The JSON is the measurement and stays as it is; only its renderings are replaced.
+        write_together({outputs[0]: text, outputs[1]: page})
     print(text, end="")
     return 0
 
@@ -199,12 +257,32 @@ def _unshowable(path: Path) -> Iterator[None]:
                                 f"({type(exc).__name__}: {exc})") from None
 
 
+def _compared(spec: Path, history: Path) -> tuple[Path, str | None]:
+    """A compared result's file and sweep point: a path, or a history entry by name."""
+    path, point = split_point(spec)
+    if not path.exists() and is_history_name(str(path)):
+        return find(str(path), history), point
+    return path, point
+
+
+def _named(spec: Path, path: Path) -> str:
+    """How the comparison names a side: as given, with the file a history name stands for."""
+    given = str(spec)
+    return given if given.startswith(str(path)) else f"{given} = {path}"
+
+
 def _compare(args: argparse.Namespace) -> int:
     outputs = [args.out, beside(args.out, ".html")] if args.out else []
-    check_outputs(outputs, [args.a, args.b])
-    a, b = load_result(args.a), load_result(args.b)
+    (path_a, point_a), (path_b, point_b) = (_compared(args.a, args.history),
+                                            _compared(args.b, args.history))
+    check_outputs(outputs, [path_a, path_b])
+    a, b = load_result(path_a), load_result(path_b)
+    if point_a is not None:
+        a = only_point(a, point_a, str(path_a))
+    if point_b is not None:
+        b = only_point(b, point_b, str(path_b))
     with _unshowable(args.a if args.a == args.b else Path(f"{args.a} or {args.b}")):
-        report = comparison_report(a, b, str(args.a), str(args.b))
+        report = comparison_report(a, b, _named(args.a, path_a), _named(args.b, path_b))
         table = markdown.report(report)
         page = html.report(report) if args.out else ""
     if args.out:
@@ -253,7 +331,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore, "plan": _plan}
+            "explore": _explore, "plan": _plan, "abi": _abi}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

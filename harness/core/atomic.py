@@ -4,6 +4,10 @@
 - `write_together`: several files (a result's JSON and Markdown) replaced
   together or not at all, and never interleaved with another process writing
   the same files (the directories are locked while they are replaced);
+- `write_numbered`: a new file under the next free number (a run history's entry),
+  never replacing one that another process numbered at the same time;
+- `locked_directory`: hold a directory's lock while reading and rewriting what it
+  holds (a history's index);
 - `dumps_strict`: JSON text that refuses NaN and Infinity, which are not JSON.
 
 A replaced file keeps its permission bits; a new one gets 0666 minus the
@@ -100,6 +104,28 @@ def write_atomically(path: Path, text: str | bytes) -> None:
         raise
 
 
+def write_numbered(directory: Path, name: Callable[[int], str], first: int,
+                   text: str | bytes) -> tuple[int, Path]:
+    """Write `text` under the first name `name(n)`, n >= first, that no file holds yet, and
+    return n and the path. The content is written whole beside it first and then
+    hard-linked to the name, which fails if the name is taken: so two processes numbering
+    entries in one directory at once each get their own number, neither replaces the
+    other's file, and no reader sees a partial one."""
+    number = first
+    temporary = _write_temporary(directory / name(number), _as_bytes(text))
+    try:
+        while True:
+            target = directory / name(number)
+            try:
+                os.link(temporary, target)
+            except FileExistsError:
+                number += 1
+                continue
+            return number, target
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def write_together(files: Mapping[Path, str | bytes]) -> None:
     """Replace every file of `files` or none of them.
 
@@ -149,6 +175,14 @@ def _locked_directories(targets: list[Path]) -> Iterator[None]:
     finally:
         for descriptor in descriptors:
             os.close(descriptor)  # closing the last descriptor releases its lock
+
+
+@contextlib.contextmanager
+def locked_directory(directory: Path) -> Iterator[None]:
+    """Hold the lock `write_together` takes on `directory` (write files in it meanwhile with
+    `write_atomically` or `write_numbered`, which take no lock, not with `write_together`)."""
+    with _locked_directories([directory / "entry"]):  # the lock is on its parent
+        yield
 
 
 def _keep_old_content(item: _Pending) -> None:

@@ -65,11 +65,16 @@ def grouped_bars(title: str, rows: Sequence[dict[str, Any]], *, category: str, g
 
 def curves(title: str, rows: Sequence[dict[str, Any]], *, x: str, y: str, series: str,
            x_title: str, y_title: str, log: bool = True,
-           points: Sequence[str] = ()) -> Chart:
-    """Lines of `y` against `x`, one per `series`; series named in `points` are drawn as dots."""
+           points: Sequence[str] = (), y_scale: str | None = None) -> Chart:
+    """Lines of `y` against `x`, one per `series`; series named in `points` are drawn as dots.
+
+    `y_scale` overrides the y axis's scale: "symlog" is logarithmic away from zero and
+    linear near it, so counts of 0 are drawn (a log axis drops them).
+    """
     scale = {"type": "log"} if log else {}
     x_enc = {"field": x, "type": "quantitative", "title": x_title, "scale": scale}
-    y_enc = {"field": y, "type": "quantitative", "title": y_title, "scale": scale}
+    y_enc = {"field": y, "type": "quantitative", "title": y_title,
+             "scale": {"type": y_scale} if y_scale else scale}
     # One colour per series across both layers, so lines and dots share one legend.
     domain = list(dict.fromkeys(str(row[series]) for row in rows))
     color = {"field": series, "type": "nominal", "title": None, "scale": {"domain": domain}}

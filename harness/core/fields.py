@@ -108,10 +108,11 @@ class Fields:
             raise ScenarioError(f"{self.file}: {self.field(key)} is required but missing")
         return default
 
-    def take_raw(self, key: str, default: Any = _MISSING, *, expected: str) -> Any:
+    def take_raw(self, key: str, default: Any = _MISSING, *, expected: str,
+                 shown_default: str | None = None) -> Any:
         """The value as TOML gave it, for a caller that checks its shape itself; `expected`
         says what that shape is (in the reference and in the caller's error)."""
-        self._note(key, expected, default)
+        self._note(key, expected, default, shown_default)
         return self._raw(key, default)
 
     def take_int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
@@ -158,6 +159,27 @@ class Fields:
         if problem:
             raise self.error(key, problem, value)
         return value
+
+    def take_secret_hex(self, key: str, default: Any = _MISSING, *, byte_count: int,
+                        shown_default: str | None = None) -> str | None:
+        """A secret of `byte_count` bytes given as hex digits, returned in lower case (None
+        when left out with a default of None). The error names what is wrong with the value
+        but never shows it: a key one digit short is still most of a secret."""
+        expected = f"{2 * byte_count} hex digits ({byte_count} bytes, a secret key)"
+        self._note(key, expected, default, shown_default)
+        value = self._raw(key, default)
+        if value is None and default is None:
+            return None
+        if not isinstance(value, str):
+            kind = describe(value).rsplit(", ", 1)[-1]
+            raise ScenarioError(f"{self.file}: {self.field(key)} must be {expected} "
+                                f"(got {kind}, not shown)")
+        if len(value) != 2 * byte_count or not all(c in string.hexdigits for c in value):
+            what = ("" if all(c in string.hexdigits for c in value)
+                    else ", not all hex digits")
+            raise ScenarioError(f"{self.file}: {self.field(key)} must be {expected} "
+                                f"(got a string of {len(value)} characters{what}, not shown)")
+        return value.lower()
 
     def take_template(self, key: str, default: Any, *placeholders: str) -> str:
         """A name template that uses exactly these fields, each of them."""

@@ -16,6 +16,17 @@ Byte orders are part of each definition, since they decide where points land:
   of Semicolony's "Consistent hashing simulator"); computed in C for batches.
 - crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
 
+Keyed hashes (`KEYED_HASHES`) take a secret 16-byte key, so that whoever does not
+hold it cannot tell where a name lands (Aumasson and Bernstein, "SipHash: a fast
+short-input PRF"); `get_hash(name, key)` binds the key:
+- siphash24-64: SipHash-2-4's 64-bit output, the integer the paper defines (its
+  digest read little-endian); siphash24-32: the low 32 bits of it. `one` calls the
+  `siphash24` library, batches run in C (cext/hashes.c); tests check both against the
+  paper's reference vectors.
+
+`hash_numbered` hashes an attacker's numbered candidates (a prefix and j = 0, 1, ...
+in decimal) with the names formatted in C, for the brute force of hostile keys.
+
 Outside the ring's hashes: `xxh64` / `xxh64_many`, xxHash64 with a seed (the
 integer digest), as Envoy hashes Maglev hosts and keys; jump, maglev and
 multi-probe hash keys with it (seed 0). The batch form runs in C and is
@@ -31,9 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import siphash24
 import xxhash
 
-from harness.core.errors import UnknownNameError
+from harness.core.errors import HarnessError, UnknownNameError
+from harness.core.machine import usable_cores
 from harness.core.native import generate as c_generate
 from harness.core.native import hashes as c_hashes
 
@@ -143,24 +156,116 @@ HASHES: dict[str, HashFunction] = {
 }
 
 
-def get_hash(name: str) -> HashFunction:
-    """The hash called `name`, or an error that lists the valid names."""
+#: bytes of a keyed hash's secret key
+KEY_BYTES = c_hashes.SIPHASH_KEY_BYTES
+
+
+def _siphash24_64(data: bytes, key: bytes) -> int:
+    return int.from_bytes(siphash24.siphash24(data, key=key).digest(), "little")
+
+
+def _siphash24_32(data: bytes, key: bytes) -> int:
+    return _siphash24_64(data, key) & MASK32
+
+
+def _siphash24_32_many(names: Sequence[bytes], key: bytes) -> npt.NDArray[np.unsignedinteger]:
+    return (c_hashes.siphash24_many(names, key) & MASK32).astype(np.uint32)
+
+
+@dataclass(frozen=True)
+class KeyedHash:
+    """A hash that takes a secret key: its width, and single and batch forms of (names, key)."""
+    name: str
+    bits: int
+    one: Callable[[bytes, bytes], int]
+    many: Callable[[Sequence[bytes], bytes], npt.NDArray[np.unsignedinteger]]
+
+    def with_key(self, key: bytes) -> HashFunction:
+        """This hash under `key`, as a `HashFunction` like the others."""
+        if len(key) != KEY_BYTES:
+            raise HarnessError(f"hash {self.name!r} needs a key of {KEY_BYTES} bytes "
+                               f"(got {len(key)})")
+        return HashFunction(self.name, self.bits, lambda data: self.one(data, key),
+                            lambda names: self.many(names, key))
+
+
+KEYED_HASHES: dict[str, KeyedHash] = {
+    h.name: h
+    for h in [
+        KeyedHash("siphash24-32", 32, _siphash24_32, _siphash24_32_many),
+        KeyedHash("siphash24-64", 64, _siphash24_64, c_hashes.siphash24_many),
+    ]
+}
+#: every hash name a ring may use, keyed or not
+HASH_NAMES: tuple[str, ...] = tuple(sorted([*HASHES, *KEYED_HASHES]))
+
+
+def is_keyed(name: str) -> bool:
+    """Whether the hash called `name` takes a secret key."""
+    return name in KEYED_HASHES
+
+
+def hash_bits(name: str) -> int:
+    """The width of the hash called `name`, keyed or not."""
+    if name in KEYED_HASHES:
+        return KEYED_HASHES[name].bits
+    return get_hash(name).bits
+
+
+def get_hash(name: str, key: bytes | None = None) -> HashFunction:
+    """The hash called `name` (a keyed one under `key`), or an error that lists the valid
+    names, or says that a keyed hash needs a key and an unkeyed one takes none."""
+    if name in KEYED_HASHES:
+        if key is None:
+            raise HarnessError(f"hash {name!r} is keyed: it needs a secret key of "
+                               f"{KEY_BYTES} bytes")
+        return KEYED_HASHES[name].with_key(key)
     try:
-        return HASHES[name]
+        function = HASHES[name]
     except KeyError:
-        raise UnknownNameError("hash", name, sorted(HASHES)) from None
+        raise UnknownNameError("hash", name, list(HASH_NAMES)) from None
+    if key is not None:
+        raise HarnessError(f"hash {name!r} takes no key (the keyed ones: "
+                           f"{', '.join(KEYED_HASHES)})")
+    return function
 
 
-def hash_one(name: str, data: bytes | str) -> int:
-    """Hash one name with the hash called `name`."""
+def hash_one(name: str, data: bytes | str, key: bytes | None = None) -> int:
+    """Hash one name with the hash called `name` (a keyed one under `key`)."""
     if isinstance(data, str):
         data = data.encode()
-    return get_hash(name).one(data)
+    return get_hash(name, key).one(data)
 
 
-def hash_many(name: str, names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+def hash_many(name: str, names: Sequence[bytes],
+              key: bytes | None = None) -> npt.NDArray[np.unsignedinteger]:
     """Hash a batch of encoded names into a uint32 (or uint64) array."""
-    return get_hash(name).many(names)
+    return get_hash(name, key).many(names)
+
+
+def hash_numbered(name: str, prefix: bytes, count: int,
+                  key: bytes | None = None) -> npt.NDArray[np.unsignedinteger]:
+    """The hashes of `prefix + str(j).encode()` for j in range(count), as `hash_many` gives
+    them, with the names formatted and hashed in C (no name list is built): SipHash by
+    hashes.c, the hashes the ring generator knows by generate.c on every core."""
+    function = get_hash(name, key)
+    if name in KEYED_HASHES:
+        assert key is not None
+        full = c_hashes.siphash24_numbered(prefix, count, key)
+        return full if function.bits == 64 else (full & MASK32).astype(np.uint32)
+    if name not in c_generate.GENERATED_HASHES:
+        return function.many([prefix + str(j).encode() for j in range(count)])
+    segments = [(_TEMPLATE_NAME, 0, 0), (_TEMPLATE_NUMBER, 0, 0)]
+    points, owners = c_generate.generate_points(name, b"", segments, [prefix], [count],
+                                                usable_cores())
+    if owners is not None:  # a 64-bit hash: positions and owners apart
+        return points
+    # packed words, position << 16 | owner (owner 0 here)
+    return (points >> np.uint64(16)).astype(np.uint32)
+
+
+#: template segments of cext/generate.h: the "server's" name (here the prefix), the number
+_TEMPLATE_NAME, _TEMPLATE_NUMBER = 1, 2
 
 
 def xxh64(data: bytes, seed: int = 0) -> int:

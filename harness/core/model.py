@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import cattrs
 
 from harness.core.errors import ResultFormatError
+from harness.core.redact import without_keys
 
 FORMAT_NAME = "ring-harness-result"
 FORMAT_VERSION = 2
@@ -132,7 +133,8 @@ class Result:
         return str(self.scenario["name"])
 
     def to_json(self) -> dict[str, Any]:
-        document: dict[str, Any] = _converter.unstructure(self)
+        """The document as written, with no secret key in it (`harness.core.redact`)."""
+        document: dict[str, Any] = without_keys(_converter.unstructure(self))
         return document
 
     @classmethod

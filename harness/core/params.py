@@ -16,7 +16,7 @@ from harness.core.fields import Fields, template_check
 
 __all__ = ["Param", "keyword_fields", "parse_keywords", "parse_params", "template_check"]
 
-Kind = Literal["int", "number", "str", "choice", "template"]
+Kind = Literal["int", "number", "str", "choice", "template", "secret_hex"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class Param:
     #: int: what the value must be, in the component's own words (a message that names the
     #: component), for a value of the wrong type or out of bounds; else the bare range
     expected: str | None = None
+    #: secret_hex: the bytes of the secret; its default in words (the reference shows it)
+    byte_count: int = 16
+    shown_default: str | None = None
 
     def take(self, fields: Fields) -> Any:
         if self.kind == "int":
@@ -50,6 +53,10 @@ class Param:
             value = fields.take_choice(self.name, list(self.choices()), self.default)
         elif self.kind == "template":
             value = fields.take_template(self.name, self.default, *self.placeholders)
+        elif self.kind == "secret_hex":
+            # no `check`: its message would show the secret
+            return fields.take_secret_hex(self.name, self.default, byte_count=self.byte_count,
+                                          shown_default=self.shown_default)
         else:
             value = fields.take_str(self.name, self.default)
         problem = self.check(value) if self.check else None

@@ -22,6 +22,8 @@ mean over servers, so equal weights reduce to plain shares.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -83,3 +85,40 @@ def expected_collisions(points: int, bits: int) -> float:
     # expm1/log1p keep precision where 1/S is far below float epsilon of 1.
     occupied = -slots * math.expm1(points * math.log1p(-1.0 / slots))
     return points - occupied
+
+
+@dataclass(frozen=True)
+class PerWeight:
+    """Counts per server judged per unit of weight: what a weighted fleet's peak means.
+
+    A weight-4 server holding 4 times a weight-1 server's keys is exactly as loaded; so
+    min, max and mean are of count / weight, and the hottest server is the one whose
+    count / weight is largest: the one that sets `peak_to_mean`. With equal weights of 1
+    they are the raw counts.
+    """
+
+    min: float
+    max: float
+    mean: float
+    peak_to_mean: float
+    #: index of the server with the largest count per unit weight (the first, on ties)
+    hottest: int
+    #: that server's fraction of all counts
+    hottest_share: float
+    cv: float
+
+
+def per_weight(counts: npt.ArrayLike, weights: npt.ArrayLike) -> PerWeight:
+    """Min, max, mean, peak-to-mean and the hottest server of counts / weights."""
+    raw = np.asarray(counts, dtype=np.float64)
+    load = raw / np.asarray(weights, dtype=np.float64)
+    hottest = int(np.argmax(load))
+    mean = float(load.mean())
+    return PerWeight(min=float(load.min()), max=float(load.max()), mean=mean,
+                     peak_to_mean=float(load.max() / mean), hottest=hottest,
+                     hottest_share=float(raw[hottest] / raw.sum()), cv=cv(load))
+
+
+def is_weighted(weights: Sequence[float] | None) -> bool:
+    """Whether the servers' weights differ (equal weights judge per unit weight as raw)."""
+    return weights is not None and len(set(weights)) > 1

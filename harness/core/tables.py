@@ -15,6 +15,7 @@ rendering and cannot add markup, links or HTML; `text` cells do this themselves.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -138,6 +139,19 @@ def count(value: int | float) -> Cell:
 
 def number(value: float, digits: int = 3) -> Cell:
     return Cell(f"{value:,.{digits}f}", value)
+
+
+def significant(value: float, digits: int = 3) -> Cell:
+    """A figure to `digits` significant digits, without an exponent where it reads plainly:
+    an expectation of 0.025 shows as 0.025, not as 0.0; 7,450.3 as 7,450."""
+    if value == 0 or not math.isfinite(value):
+        return Cell(f"{value:g}", value)
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude < -9:
+        return Cell(f"{value:.{digits - 1}e}", value)
+    decimals = max(0, digits - 1 - magnitude)
+    shown = f"{value:,.{decimals}f}"
+    return Cell(shown.rstrip("0").rstrip(".") if decimals else shown, value)
 
 
 def pct(value: float, digits: int = 2) -> Cell:

@@ -27,12 +27,20 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.ring import Ring
-from harness.core.stats import arc_shares, cv, floor_cv, theory_cv
-from harness.core.tables import Chart, Section, Table, count, number, pct, text
+from harness.core.stats import (
+    PerWeight,
+    arc_shares,
+    cv,
+    floor_cv,
+    is_weighted,
+    per_weight,
+    theory_cv,
+)
+from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
 from harness.metrics.base import MetricBase
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.core.model import Result
+    from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -54,6 +62,15 @@ class Balance:
     arc_shares: tuple[float, ...] | None
     #: each server's weight (None in results written before it was recorded)
     weights: tuple[float, ...] | None = None
+    #: keys each server received (None in results written before it was recorded): what
+    #: a weighted fleet's figures per unit weight are taken from
+    keys_per_server: tuple[int, ...] | None = None
+
+    def per_weight(self) -> PerWeight | None:
+        """Keys per unit weight (min, max, mean, peak, hottest), where the counts are known."""
+        if self.keys_per_server is None:
+            return None
+        return per_weight(self.keys_per_server, self.weights or [1.0] * self.servers)
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
@@ -92,6 +109,7 @@ def balance_of_keys(
         cv_theory=theory, cv_floor=floor,
         arc_shares=None if shares is None else tuple(float(s) for s in shares),
         weights=tuple(float(w) for w in weight),
+        keys_per_server=tuple(int(c) for c in counts),
     )
 
 
@@ -115,23 +133,50 @@ class BalanceMetric(MetricBase):
                                algorithm.exact_shares(), points)
 
     def sections(self, result: Result) -> list[Section]:
-        rows = []
-        for run in result.runs:
-            b: Balance | None = run.figure(self.name)
-            if b is None:
-                continue
-            rows.append([text(run.label), count(b.min_keys), count(b.max_keys),
-                         number(b.max_over_mean), pct(b.cv_keys),
-                         *(pct(v) if v is not None else text("")
-                           for v in (b.cv_arcs, b.cv_theory, b.cv_floor))])
-        if not rows:
+        measured = [(run, b) for run in result.runs
+                    if (b := run.figure(self.name)) is not None]
+        if not measured:
             return []
-        return [Section("Balance", tables=[Table.of(
-            ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs", "cv_theory",
-             "cv_floor"], rows)], charts=self.charts(result))]
+        if any(is_weighted(b.weights) for _, b in measured):
+            table = self._weighted_table(result, measured)
+        else:
+            table = Table.of(
+                ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs",
+                 "cv_theory", "cv_floor"],
+                [[text(run.label), count(b.min_keys), count(b.max_keys),
+                  number(b.max_over_mean), pct(b.cv_keys), *self._cvs(b)]
+                 for run, b in measured])
+        return [Section("Balance", tables=[table], charts=self.charts(result))]
+
+    @staticmethod
+    def _cvs(b: Balance) -> list[Cell]:
+        return [pct(v) if v is not None else text("")
+                for v in (b.cv_arcs, b.cv_theory, b.cv_floor)]
+
+    def _weighted_table(self, result: Result, measured: list[tuple[Run, Balance]]) -> Table:
+        """Per unit weight first (what the peak is judged on), then the raw counts."""
+        rows = []
+        for run, b in measured:
+            spread = b.per_weight()
+            by_weight = ([number(spread.min, 1), number(spread.max, 1),
+                          number(spread.mean, 1)] if spread is not None
+                         else [text(""), text(""), text("")])
+            hottest = (text(server_name(result, spread.hottest, b.servers))
+                       if spread is not None else text(""))
+            rows.append([text(run.label), *by_weight, number(b.max_over_mean), hottest,
+                         count(b.min_keys), count(b.max_keys), pct(b.cv_keys),
+                         *self._cvs(b)])
+        return Table.of(
+            ["ring", "keys/weight min", "keys/weight max", "keys/weight mean",
+             "peak-to-mean", "hottest server", "min keys (raw)", "max keys (raw)",
+             "cv_keys", "cv_arcs", "cv_theory", "cv_floor"], rows,
+            notes=["Weighted servers are judged per unit of weight: a server's keys divided "
+                   "by its weight. The hottest server is the one with the most keys per "
+                   "unit weight, the one that sets the peak-to-mean; the raw columns are "
+                   "the fewest and most keys any server received, whatever its weight."])
 
     def charts(self, result: Result) -> list[Chart]:
-        """CV against points per server (with theory and floor), and the last run's shares."""
+        """CV against points per server (with theory and floor), and each run's shares."""
         measured = [(run, b) for run in result.runs
                     if (b := run.figure(self.name)) is not None]
         found: list[Chart] = []
@@ -149,17 +194,26 @@ class BalanceMetric(MetricBase):
                 "CV of load against points per unit weight", rows, x="k", y="cv",
                 series="series", x_title="points per unit weight k", y_title="CV",
                 points=("cv_keys (measured)", "cv_arcs (measured)")))
-        if measured:
-            run, b = measured[-1]
+        for run, b in measured:  # one per sweep point: each ring has its own shares
             if b.arc_shares is not None:
                 weights = b.weights or tuple(1.0 for _ in b.arc_shares)
                 total = sum(weights)
-                names = [str(s["name"]) for s in result.scenario.get("servers", [])]
-                if len(names) != len(b.arc_shares):
-                    names = [str(i) for i in range(len(b.arc_shares))]
+                names = [server_name(result, i, len(b.arc_shares))
+                         for i in range(len(b.arc_shares))]
                 found.append(charts.shares(
                     f"Load per server: exact share of the ring ({run.label}); ticks: "
                     "fair share by weight",
                     [{"server": name, "share": share, "expected": w / total}
                      for name, share, w in zip(names, b.arc_shares, weights, strict=True)]))
         return found
+
+
+def server_name(result: Result, index: int, servers: int) -> str:
+    """The scenario's name for server `index` of `servers` (its index when the scenario's
+    list is of another fleet)."""
+    listed = result.scenario.get("servers", [])
+    # A tuple while the run holds the result, a list once read back from JSON.
+    if (isinstance(listed, list | tuple) and len(listed) == servers
+            and isinstance(listed[index], dict)):
+        return str(listed[index].get("name", index))
+    return str(index)

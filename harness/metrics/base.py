@@ -10,7 +10,8 @@ metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
 and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
-own work adds (the estimate checks it before any work) and the fields that set it;
+own work adds (the estimate checks it before any work) and the fields that set it,
+with `extra_rings(options)`, the rings of the run's recipe it builds beside it;
 `working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
 measures that point (the throughput floor's array, a fresh process measuring one form);
 `estimated_seconds`, the time its own work adds; and `reference_lookups(options)`, the
@@ -121,11 +122,16 @@ class Metric(Protocol):
         default: 0, none."""
         ...
 
+    def extra_rings(self, options: Any) -> int:
+        """Rings of the run's recipe it holds at once beside the run's own (the estimate
+        counts each at the cost of building the run's ring; default: 0)."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
                                     "estimated_bytes", "estimated_seconds", "working_bytes",
-                                    "reference_lookups")
+                                    "reference_lookups", "extra_rings")
 
 
 class MetricBase:
@@ -157,4 +163,8 @@ class MetricBase:
 
     def reference_lookups(self, options: Any) -> int:
         """0: the metric routes no keys of its own."""
+        return 0
+
+    def extra_rings(self, options: Any) -> int:
+        """0: the metric builds no ring of the run's recipe beside the run's own."""
         return 0

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from harness.core import charts
 from harness.core.model import Result
 from harness.core.stats import expected_collisions
-from harness.core.tables import Section, Table, count, number, text
+from harness.core.tables import Section, Table, count, significant, text
 from harness.metrics.base import MetricBase
 from harness.metrics.context import RunContext, RunPlan, Scope
 
@@ -47,7 +47,7 @@ class CollisionsMetric(MetricBase):
     def sections(self, result: Result) -> list[Section]:
         rows = [[text(run.label), count(run.ring.points if run.ring else 0),
                  count(run.ring.entries if run.ring else 0),
-                 count(c.collisions), number(c.collisions_expected, 1)]
+                 count(c.collisions), significant(c.collisions_expected)]
                 for run in result.runs if (c := run.figure(self.name)) is not None]
         if not rows:
             return []
@@ -55,12 +55,11 @@ class CollisionsMetric(MetricBase):
                  for run in result.runs
                  if (c := run.figure(self.name)) is not None and run.ring is not None
                  for series, value in (("measured", c.collisions),
-                                       ("birthday expectation", c.collisions_expected))
-                 if value > 0]  # a log axis cannot show zero
+                                       ("birthday expectation", c.collisions_expected))]
         found = [charts.curves(
             "Collisions against points, with the birthday expectation", curve, x="points",
             y="collisions", series="series", x_title="points", y_title="points dropped",
-            points=("measured",))] if len(rows) >= 2 and curve else []
+            points=("measured",), y_scale="symlog")] if len(rows) >= 2 and curve else []
         return [Section("Collisions", tables=[Table.of(
             ["ring", "points", "entries", "collisions", "collisions_expected"], rows)],
             charts=found)]

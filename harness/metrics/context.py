@@ -16,6 +16,7 @@ import numpy.typing as npt
 from harness.core.servers import Operation, Server
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.peers.base import Peer
+from harness.recipes.peers.foreign import ForeignPeer
 
 #: "run": a metric gives one figure per sweep point; "subject": one per measured form or peer
 Scope = Literal["run", "subject"]
@@ -41,6 +42,9 @@ class RunPlan:
     peers: int
     operations: int
     settings: Settings
+    #: foreign peers, and how many of them are libraries (the memory metric measures those)
+    foreign: int = 0
+    foreign_libraries: int = 0
     #: options of metrics configured by their own scenario table (their share of progress)
     options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -78,6 +82,8 @@ class RunContext:
     zones: Sequence[str] = ()
     #: options of metrics configured by their own scenario table ([process], [migration])
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: foreign peers, started and built (harness.recipes.peers.foreign)
+    foreign_peers: Mapping[str, ForeignPeer] = field(default_factory=dict)
     #: progress: name what is happening now, and count steps done
     stage: Callable[[str], None] = lambda _text: None
     advance: Callable[[int], None] = lambda _steps: None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core.tables import Cell, Section, Table, literal, number, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, RunShape
 from harness.metrics.callgrind import (
     count_layout,
     geometry_text,
@@ -64,6 +64,10 @@ def _path(events: Any, keys: int, counted: str) -> PathCounts:
     return PathCounts(keys=keys, counted=counted, **events.per(keys))
 
 
+#: valgrind running an interpreter with the harness imported: about 90 MiB measured
+CALLGRIND_PROCESS_BYTES = 160 * 2**20
+
+
 class CountsMetric(MetricBase):
     """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
     name: ClassVar[str] = "counts"
@@ -77,6 +81,16 @@ class CountsMetric(MetricBase):
 
     def steps(self, plan: RunPlan) -> int:
         return plan.forms
+
+    def working_bytes(self, shape: RunShape) -> float:
+        """One probe at a time under valgrind: valgrind and an interpreter under it, and
+        the ring, keys and costliest layout the probe loads and builds, counted three
+        times over for valgrind's own copies of what it runs."""
+        keys = shape.key_hash_bytes * shape.keys
+        layout = max((cost.build_bytes(shape.entries) + cost.lookup_bytes(shape.entries,
+                                                                          shape.keys)
+                      for cost in shape.layouts), default=0.0)
+        return CALLGRIND_PROCESS_BYTES + 3 * (shape.ring_array_bytes + keys + layout)
 
     def measure(self, context: RunContext) -> dict[str, Counts]:
         ring = context.algorithm.ring

@@ -8,7 +8,10 @@ share whatever the ring's arcs are (the reason for bounded loads).
 - `cv`: population std / mean of load per unit weight.
 - `max_over_mean`: the hottest server's load per unit weight over the mean
   (peak-to-mean, the Maglev paper's figure).
-- `hottest_share`: the fraction of all requests the busiest server receives.
+- `hottest_server`, `hottest_share`: the server with the most requests per unit
+  weight (the one that sets the peak-to-mean) and its fraction of all requests.
+  Results written before `requests_per_server` was recorded named the server with
+  the most requests, whatever its weight; with equal weights the two are the same.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.servers import Server
+from harness.core.stats import PerWeight, is_weighted, per_weight
 from harness.core.tables import Section, Table, count, number, pct, text
 from harness.metrics.base import MetricBase
 
@@ -39,6 +43,15 @@ class Load:
     max_over_mean: float
     hottest_share: float
     hottest_server: str
+    #: requests each server received, and its weight (None in older results)
+    requests_per_server: tuple[int, ...] | None = None
+    weights: tuple[float, ...] | None = None
+
+    def per_weight(self) -> PerWeight | None:
+        """Requests per unit weight (min, max, mean, peak, hottest), where counts are known."""
+        if self.requests_per_server is None:
+            return None
+        return per_weight(self.requests_per_server, self.weights or [1.0] * self.servers)
 
 
 def load_of(owners: npt.NDArray[np.uint16], servers: Sequence[Server],
@@ -46,14 +59,13 @@ def load_of(owners: npt.NDArray[np.uint16], servers: Sequence[Server],
     """The load of requests routed to `owners` (indexes into `servers`)."""
     weights = np.array([s.weight for s in servers], dtype=np.float64)
     requests = np.bincount(owners, minlength=len(weights))
-    per_weight = requests / weights
-    hottest = int(np.argmax(requests))
+    spread = per_weight(requests, weights)
     return Load(
         distribution=distribution, requests=int(requests.sum()),
-        servers=len(weights), cv=float(per_weight.std() / per_weight.mean()),
-        max_over_mean=float(per_weight.max() / per_weight.mean()),
-        hottest_share=float(requests[hottest] / requests.sum()),
-        hottest_server=servers[hottest].name,
+        servers=len(weights), cv=spread.cv, max_over_mean=spread.peak_to_mean,
+        hottest_share=spread.hottest_share, hottest_server=servers[spread.hottest].name,
+        requests_per_server=tuple(int(r) for r in requests),
+        weights=tuple(float(w) for w in weights),
     )
 
 
@@ -72,12 +84,33 @@ class LoadMetric(MetricBase):
         return load_of(context.owners, context.servers, context.settings.distribution)
 
     def sections(self, result: Result) -> list[Section]:
-        rows = [[text(run.label), text(load.distribution), count(load.requests),
-                 pct(load.cv), number(load.max_over_mean),
-                 pct(load.hottest_share), text(load.hottest_server)]
-                for run in result.runs if (load := run.figure(self.name)) is not None]
-        if not rows:
+        measured = [(run, load) for run in result.runs
+                    if (load := run.figure(self.name)) is not None]
+        if not measured:
             return []
+        if not any(is_weighted(load.weights) for _, load in measured):
+            return [Section("Load", tables=[Table.of(
+                ["ring", "traffic", "requests", "cv of load", "peak-to-mean",
+                 "hottest share", "hottest server"],
+                [[text(run.label), text(load.distribution), count(load.requests),
+                  pct(load.cv), number(load.max_over_mean), pct(load.hottest_share),
+                  text(load.hottest_server)] for run, load in measured])])]
+        rows = []
+        for run, load in measured:
+            spread = load.per_weight()
+            assert spread is not None, "weights are recorded with the counts"
+            raw = load.requests_per_server or ()
+            rows.append([text(run.label), text(load.distribution), count(load.requests),
+                         pct(load.cv), number(spread.min, 1), number(spread.max, 1),
+                         number(spread.mean, 1), number(load.max_over_mean),
+                         text(load.hottest_server), pct(load.hottest_share),
+                         count(min(raw)), count(max(raw))])
         return [Section("Load", tables=[Table.of(
-            ["ring", "traffic", "requests", "cv of load", "peak-to-mean", "hottest share",
-             "hottest server"], rows)])]
+            ["ring", "traffic", "requests", "cv of load", "requests/weight min",
+             "requests/weight max", "requests/weight mean", "peak-to-mean",
+             "hottest server", "hottest share", "min requests (raw)", "max requests (raw)"],
+            rows, notes=["Load is judged per unit of weight: a server's requests divided "
+                         "by its weight. The hottest server is the one with the most "
+                         "requests per unit weight, the one that sets the peak-to-mean; "
+                         "its share is of all requests. The raw columns are the fewest "
+                         "and most requests any server received, whatever its weight."])])]

@@ -53,6 +53,8 @@ from harness.metrics.throughput import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
+from harness.recipes.peers.foreign import ForeignPeerSpec, LibraryPeer
+from harness.recipes.peers.foreign.claims import batch_for
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -117,7 +119,8 @@ def _measure_built(build: Callable[[], Any], lookup_all: Callable[[Any], object]
         tracemalloc.stop()
     return Memory(
         structure_bytes=held,
-        bytes_per_entry=held / entries,
+        # A foreign library may not know its point count (0): no figure per entry then.
+        bytes_per_entry=held / entries if entries else 0.0,
         build_peak_bytes=build_peak,
         lookup_peak_bytes=lookup_peak,
         rss_before_bytes=rss_before,
@@ -152,6 +155,20 @@ def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
     )
 
 
+def measure_foreign_here(peer_name: str, spec_file: Path) -> Memory:
+    """Measure a foreign library peer's ring in this process: the library's mallocs are
+    ours, so memray sees them as it sees a cffi layout's."""
+    spec = json.loads(spec_file.read_text())
+    foreign = ForeignPeerSpec.from_record(spec["foreign"][peer_name])
+    servers = [Server(name, weight) for name, weight in spec["servers"]]
+    keys = [key.encode() for key in spec["keys"]]
+    # Built once untracked first: loading the library (and its own libraries) is not its
+    # ring; the keys are packed (or hashed) for it untracked too, as a layout's keys are.
+    batch = batch_for(LibraryPeer(foreign, servers), servers, keys)
+    return _measure_built(lambda: LibraryPeer(foreign, servers),
+                          lambda peer: peer.route_prepared(batch))
+
+
 def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
     """Measure an algorithm's structure in this process, from its servers and parameters."""
     algorithm_class = get_algorithm(algorithm_name)
@@ -168,7 +185,7 @@ def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
 
 
 PROBES: dict[str, Callable[[str, Path], Memory]] = {
-    "layout": measure_layout_here, "peer": measure_peer_here,
+    "layout": measure_layout_here, "peer": measure_peer_here, "foreign": measure_foreign_here,
     "algorithm": measure_algorithm_here,
 }
 
@@ -233,7 +250,7 @@ class MemoryMetric(MetricBase):
     record_type: ClassVar[Any] = Memory
 
     def steps(self, plan: RunPlan) -> int:
-        return plan.forms + plan.peers
+        return plan.forms + plan.peers + plan.foreign_libraries
 
     def working_bytes(self, shape: RunShape) -> float:
         """The ring written for the probes (the arrays, as numpy's zip writer copies them),
@@ -274,9 +291,21 @@ class MemoryMetric(MetricBase):
             save_peer_spec(peer_file, [(s.name, s.weight) for s in context.servers],
                            context.key_names)
             jobs += [("peer", name, peer_file) for name in context.peers]
+        # A process peer's memory is not in a process of ours: the foreign metric reports
+        # what it says and its PSS.
+        libraries = [name for name, peer in context.foreign_peers.items()
+                     if peer.spec.kind == "library"]
+        if libraries:
+            foreign_file = workdir / "foreign.json"
+            foreign_file.write_text(json.dumps({
+                "servers": [(s.name, s.weight) for s in context.servers],
+                "keys": context.key_names,
+                "foreign": {name: context.foreign_peers[name].spec.as_record()
+                            for name in libraries}}))
+            jobs += [("foreign", name, foreign_file) for name in libraries]
         measured = {}
         for (kind, probe_name, spec_file), name in zip(
-            jobs, [*context.forms, *context.peers], strict=True
+            jobs, [*context.forms, *context.peers, *libraries], strict=True
         ):
             context.stage(f"{context.label}: memory of {name} (fresh process)")
             measured[name] = measure_in_subprocess(kind, probe_name, spec_file)

@@ -38,9 +38,11 @@ from harness.core.fields import Fields
 from harness.core.hashing import hash_many
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
-from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
+from harness.core.stats import per_weight
+from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.metrics.process import ProcessOptions
+from harness.recipes.constructions.points import public_params
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -113,6 +115,16 @@ class Migration:
     #: with [process]: every ring of the process migrated (the rollout above is replayed
     #: on the ring of all servers)
     rings: list[RingMigration] | None = None
+    #: the physical form (the ring's layout, or the algorithm) each byte figure counts
+    #: (None in results written before it was recorded)
+    form_before: str | None = None
+    form_after: str | None = None
+    #: each ring's balance from its exact shares per unit weight: CV and peak-to-mean
+    #: (None where the algorithm gives no exact shares, or in older results)
+    cv_arcs_before: float | None = None
+    cv_arcs_after: float | None = None
+    peak_to_mean_before: float | None = None
+    peak_to_mean_after: float | None = None
 
 
 def target_params(old: Algorithm, to: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +143,15 @@ def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> f
     if k2 > k:
         return None
     return float((1 - k2 / k) * (1 - 1 / servers))
+
+
+def exact_balance(algorithm: Algorithm) -> tuple[float | None, float | None]:
+    """(cv_arcs, peak-to-mean) of the algorithm's exact shares per unit weight."""
+    shares = algorithm.exact_shares()
+    if shares is None:
+        return None, None
+    spread = per_weight(shares, [s.weight for s in algorithm.servers])
+    return spread.cv, spread.peak_to_mean
 
 
 def zipf_stream(universe: int, exponent: float, size: int, seed: int) -> npt.NDArray[np.uint32]:
@@ -256,9 +277,11 @@ class MigrationMetric(MetricBase):
                  (("no migration", steady_miss), ("all at once", once_miss),
                   ("staged", staged_miss))}
         rings = self._process_rings(context, new_params, stream, options.universe)
+        cv_before, peak_before = exact_balance(old)
+        cv_after, peak_after = exact_balance(new)
         context.advance(1)
         return Migration(
-            to=dict(options.to),
+            to=public_params(dict(options.to)),
             to_label=(type(new).label_for(new.params) if type(new) is type(old)
                       else f"{type(new).name} {type(new).label_for(new.params)}"),
             servers=n, objects=options.universe,
@@ -272,7 +295,9 @@ class MigrationMetric(MetricBase):
             staged_peak_rate=float(rates["staged"].max()), stages=records,
             timeline=[(series, i, float(rate)) for series, values in rates.items()
                       for i, rate in enumerate(values)],
-            rings=rings,
+            rings=rings, form_before=old.form, form_after=new.form,
+            cv_arcs_before=cv_before, cv_arcs_after=cv_after,
+            peak_to_mean_before=peak_before, peak_to_mean_after=peak_after,
         )
 
     @staticmethod
@@ -299,6 +324,29 @@ class MigrationMetric(MetricBase):
             del old, new
         return records
 
+    @staticmethod
+    def _forms(m: Migration, lead: str = " ") -> str:
+        """Which form each byte figure counts: "(cffi-packed)" or "(cffi-packed / jump)"."""
+        if m.form_before is None or m.form_after is None:
+            return ""
+        forms = (m.form_before if m.form_before == m.form_after
+                 else f"{m.form_before} / {m.form_after}")
+        shown = literal(forms)
+        return f"{lead}{shown}" if lead == ", " else f" ({shown})"
+
+    @staticmethod
+    def _balance_rows(m: Migration) -> list[list[Cell]]:
+        """The old and the new ring's exact balance, where recorded."""
+        rows = []
+        if m.cv_arcs_before is not None and m.cv_arcs_after is not None:
+            rows.append([text("cv_arcs before / after (exact shares per unit weight)"),
+                         text(f"{pct(m.cv_arcs_before).text} / {pct(m.cv_arcs_after).text}")])
+        if m.peak_to_mean_before is not None and m.peak_to_mean_after is not None:
+            rows.append([text("peak-to-mean before / after (exact shares per unit weight)"),
+                         text(f"{number(m.peak_to_mean_before).text} / "
+                              f"{number(m.peak_to_mean_after).text}")])
+        return rows
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
@@ -312,9 +360,11 @@ class MigrationMetric(MetricBase):
                 [text("formula (1 - k'/k)(1 - 1/N)"),
                  pct(m.formula_moved_fraction) if m.formula_moved_fraction is not None
                  else text("n/a (the recipes are not nested)")],
-                [text("memory before / after"),
+                *self._balance_rows(m),
+                [text(f"memory before / after{self._forms(m)}"),
                  text(f"{kib(m.bytes_before).text} / {kib(m.bytes_after).text}")],
-                [text("memory during (both resident)"), kib(m.bytes_during)],
+                [text(f"memory during (both resident{self._forms(m, ', ')})"),
+                 kib(m.bytes_during)],
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
@@ -349,7 +399,9 @@ class MigrationMetric(MetricBase):
                     + [[text("process"), text(""), text(""), text(""), kib(before),
                         kib(after), kib(before + after)]],
                     notes=["Every ring of the process migrated to the new recipe; the "
-                           "rollout above is replayed on the ring of all servers."]))
+                           "rollout above is replayed on the ring of all servers."
+                           + (f" Bytes are of each ring as held{self._forms(m)}."
+                              if m.form_before is not None else "")]))
             sections.append(Section(f"Migration ({literal(run.label)} to {literal(m.to_label)})",
                                     tables=tables, charts=[chart]))
         return sections

@@ -18,6 +18,8 @@ from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison import ComparisonMetric
 from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
+from harness.metrics.foreign import ForeignMetric
+from harness.metrics.hostile_keys import HostileKeysMetric
 from harness.metrics.hot_keys import HotKeysMetric
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
@@ -38,19 +40,21 @@ METRICS: list[Metric] = [
     ProcessMetric(),
     MigrationMetric(),
     ComparisonMetric(),
+    HostileKeysMetric(),
     MemoryMetric(),
     ThroughputMetric(),
+    ForeignMetric(),
     CountsMetric(),
 ]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                  "replication", "hot_keys")
-#: metrics on by default in a scenario: all but those and counts (it needs valgrind, and
-#: adds about ten seconds of CPU per layout)
+                                  "hostile_keys", "replication", "hot_keys")
+#: metrics on by default in a scenario: all but those, counts (it needs valgrind, and
+#: adds about ten seconds of CPU per layout) and foreign (on when a foreign peer is named)
 DEFAULT_METRICS: tuple[str, ...] = tuple(
-    name for name in METRIC_NAMES if name not in (*TABLE_METRICS, "counts"))
+    name for name in METRIC_NAMES if name not in (*TABLE_METRICS, "counts", "foreign"))
 
 
 def get_metric(name: str) -> Metric:

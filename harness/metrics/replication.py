@@ -158,8 +158,9 @@ class ReplicationMetric(MetricBase):
         return options
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
-        """Names, hashes and three sets of preference lists per object (the structures
-        rebuilt for the failure and the join: `working_bytes`)."""
+        """Names, hashes and three sets of preference lists per object (the structure
+        rebuilt for the failure and the join: `extra_rings`; the per-point tables:
+        `working_bytes`)."""
         assert isinstance(options, ReplicationOptions)
         return float(options.objects * (BYTES_PER_OBJECT
                                         + BYTES_PER_OBJECT_COPY * options.copies
@@ -171,15 +172,17 @@ class ReplicationMetric(MetricBase):
         seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
 
+    def extra_rings(self, options: Any) -> int:
+        """The ring rebuilt for the failure, then for the join: one at a time."""
+        return 1
+
     def working_bytes(self, shape: RunShape) -> float:
-        """The structure rebuilt for the failure or the join beside the run's (as large as
-        its reference), and, on a ring, two per-point tables of R uint16 alive at once
-        (before, and after the change)."""
+        """On a ring, two per-point tables of R uint16 alive at once (before, and after the
+        change)."""
         options = shape.options.get(self.name)
-        if not isinstance(options, ReplicationOptions):
+        if not isinstance(options, ReplicationOptions) or not shape.ring_array_bytes:
             return 0.0
-        tables = 2 * 2.0 * options.copies * shape.entries if shape.ring_array_bytes else 0.0
-        return shape.reference_bytes + tables
+        return 2 * 2.0 * options.copies * shape.entries
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed four times: plain and zone-aware, after the failure, after

@@ -75,8 +75,11 @@ dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1re
   font-size: .9rem; margin: 1rem 0; } dl.meta dd { margin: 0; }
 .table-wrap { overflow-x: auto; margin: .8rem 0; }
 table { border-collapse: collapse; font-size: .88rem; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: right;
-  white-space: nowrap; }
+th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: right; }
+/* Wide tables (Memory, a weighted fleet's Balance) fit the page: headings may break
+   anywhere, cells at their spaces; the wrap scrolls only what still cannot fit. */
+th { overflow-wrap: anywhere; hyphens: none; }
+td { white-space: normal; }
 th:first-child, td:first-child { text-align: left; }
 th { background: var(--head); cursor: pointer; user-select: none; }
 th[aria-sort=ascending]::after { content: " \\25B2"; }

@@ -9,6 +9,7 @@ bug nor a failed write leaves a lone or mismatched file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -79,3 +80,25 @@ def write_result(result: Result, out_dir: Path) -> dict[str, Path]:
     }
     write_together({path: contents[kind] for kind, path in paths.items()})
     return paths
+
+
+def split_point(spec: str | Path) -> tuple[Path, str | None]:
+    """A compared result named `PATH` or `PATH#LABEL` (one sweep point of it, such as
+    `results/tutorial.json#k=16`): the path, and the label or None. A path that exists as
+    written is a path, even with a '#' in its name."""
+    path = Path(spec)
+    text = str(spec)
+    if path.exists() or "#" not in text:
+        return path, None
+    file, _, label = text.rpartition("#")
+    return Path(file), label
+
+
+def only_point(result: Result, label: str, source: str) -> Result:
+    """`result` with only its run at sweep point `label`; refused in one line if none is."""
+    runs = [run for run in result.runs if run.label == label]
+    if not runs:
+        labels = ", ".join(run.label for run in result.runs)
+        raise ResultFormatError(f"{source}: no sweep point {label!r} in this result "
+                                f"(expected one of: {labels})")
+    return dataclasses.replace(result, runs=runs)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.core.errors import ScenarioError
+from harness.core.hashing import is_keyed
 from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
@@ -38,11 +39,25 @@ from harness.recipes.layouts.costs import layout_cost
 from harness.recipes.peers.sizing import estimated_peer_bytes
 from harness.run.scenario import Recipe, Scenario
 
-#: bytes per key: the encoded name while hashing, its hash, owner and reference copies
-BYTES_PER_KEY = 100
+#: bytes per key beyond its name's characters: the name as a str (49 bytes of header)
+#: and as bytes (33) with a list's pointer to each, its hash, owners and reference copies,
+#: and a list of Python ints (40 bytes an item) that any Python-level lookup makes and
+#: whose arenas the allocator keeps; 145 counted, 160 with margin
+BYTES_PER_KEY = 160
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured, with margin
 RUN_IMPORT_BYTES = 40 * 2**20
+#: a foreign peer's batch, per key: the encoded name and its list entry, the packed bytes
+#: and offsets, the encoded request, the owners of each round and of the claim check
+FOREIGN_BYTES_PER_KEY = 200
+#: what we assume of a foreign peer's own structure per point of its recipe (ours is 6 to
+#: 100): a library's mallocs are in our process
+FOREIGN_BYTES_PER_POINT = 128
+#: ns per key we allow a foreign peer's route (libmemcached's: about 700) and our
+#: reference's route beside it, per batch
+FOREIGN_NS_PER_KEY = 5_000
+#: seconds to start a foreign peer's process or load its library, and build it
+FOREIGN_START_S = 2.0
 
 
 def key_bytes(keys: KeysSpec) -> float:
@@ -97,8 +112,11 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
         costs = tuple(layout_cost(name) for name in measure.layouts)
         forms = sum(cost.held_bytes(entries) for cost in costs)
         template = recipe.params.get("point_name")
+        # Names C does not format, or a keyed hash (the C generator takes no key), are
+        # formatted by Python.
         per_point = (PYTHON_GENERATION_BYTES_PER_POINT
-                     if template is not None and parse_template(template) is None
+                     if template is not None and (parse_template(template) is None
+                                                  or is_keyed(recipe.params.get("hash", "")))
                      else GENERATION_BYTES_PER_POINT)
         generation = float(per_point * entries)
         form_bytes = 0.0
@@ -132,13 +150,32 @@ def estimate(scenario: Scenario) -> Estimate:
                "weights, measure.layouts)" if scenario.algorithm is None else
                "the algorithm's size (servers, [algorithm]'s parameters)")
     # A table metric runs with the ring and the keys resident; the largest one sets the peak.
-    tables = [(get_metric(name).estimated_bytes(options, servers), name)
+    tables = [(get_metric(name).estimated_bytes(options, servers)
+               + get_metric(name).extra_rings(options) * ring, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):
         culprit = f"[{table_name}] ({get_metric(table_name).cost_fields})"
-    added = RUN_IMPORT_BYTES + ring + keys + table
+    foreign = foreign_bytes(scenario)
+    if foreign > max(keys, ring, table):
+        culprit = "measure.peers (its foreign peers' batches, as many as keys.count)"
+    added = RUN_IMPORT_BYTES + ring + keys + table + foreign
     return Estimate(resident_bytes(), int(min(added, 2.0**62)), culprit)
+
+
+def foreign_bytes(scenario: Scenario) -> float:
+    """The foreign peers' share: the batch of every key (all peers hold theirs at once)
+    and, for a library in our process, a structure as large as its recipe's ring."""
+    peers = scenario.measure.foreign_peers
+    if not peers:
+        return 0.0
+    longest = len(scenario.keys.name.format(i=scenario.keys.count - 1))
+    per_key = FOREIGN_BYTES_PER_KEY + 3 * longest
+    points = max(get_algorithm(recipe.algorithm).estimated_entries(
+        scenario.ring_servers(), recipe.params) for recipe in scenario.recipes())
+    libraries = sum(peer.kind == "library" for peer in peers)
+    return float(len(peers) * per_key * scenario.keys.count
+                 + libraries * FOREIGN_BYTES_PER_POINT * points)
 
 
 def estimate_peak_bytes(scenario: Scenario) -> int:
@@ -197,6 +234,15 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
     for name, options in scenario.measure.options.items():
         seconds, why = get_metric(name).estimated_seconds(options, servers)
         parts.append((seconds, f"[{name}]: {why}" if why else ""))
+    peers = scenario.measure.foreign_peers
+    if peers:
+        # Per peer and sweep point: the claim check, the timing rounds with our route beside
+        # each, the peer's own TIME repeats, the memory probe's routes.
+        batches = 2 + 2 * (scenario.measure.repeats + 1) + scenario.measure.repeats + 2
+        seconds = len(scenario.recipes()) * len(peers) * (
+            FOREIGN_START_S + batches * scenario.keys.count * FOREIGN_NS_PER_KEY * 1e-9)
+        parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "
+                               "keys.count in several batches"))
     total = sum(seconds for seconds, _ in parts)
     culprit = max(parts)[1]
     return total, culprit

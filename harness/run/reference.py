@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.fields import FieldRecord, Fields, recording
+from harness.core.native.foreign import HEADER
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import CONSTRUCTIONS
@@ -39,6 +40,9 @@ TABLES: dict[str, str] = {
     "algorithm": "An algorithm other than the ring, and its parameters.",
     "keys": "The workload: how many keys, their names, and their distribution.",
     "measure": "What to measure: layouts, metrics, timing rounds, peers.",
+    "measure.peers[]": "A foreign peer in `measure.peers`: a shared library behind the C "
+                       "ABI, or a command behind the process protocol "
+                       "([foreign peers](../guide/foreign-peers.md)).",
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
     "process": "A router process: one ring per eligibility set (`[process]`).",
     "migration": "A change of recipe, rolled out in stages through LRU caches.",
@@ -52,6 +56,8 @@ TABLES: dict[str, str] = {
                    "one failure and one join.",
     "hot_keys": "Zipf traffic replayed four ways: primary only, reads over replicas, hot keys "
                 "split into sub-keys, a front cache.",
+    "hostile_keys": "A brute-force attack aiming keys at one server "
+                    "([hostile keys](../guide/hostile-keys.md)).",
 }
 
 #: tables read under two paths: a default recipe is checked as a table of its own
@@ -61,12 +67,18 @@ ALIASES = {"comparison.algorithms": "comparison.algorithms[]"}
 FREE_FORM: dict[str, str] = {
     "servers.capabilities": "any capability name, set to the share of servers (0 to 1) "
                             "drawn to hold it",
+    "measure.peers[].routes_like": "`algorithm` (default `\"ring\"`) and that recipe's "
+                                   "parameters, as in `[generator]` or `[algorithm]`",
     "migration.to": "the new recipe's parameters: any key of `[generator]` (or of "
                     "`[algorithm]`, with `algorithm` naming another one)",
 }
 
 #: branches the shipped scenarios leave out, each a small valid scenario
 SPECIMENS: tuple[str, ...] = (
+    # A foreign library: any existing file passes validation (it is loaded at run time).
+    "[servers]\ncount = 2\n[measure]\n"
+    f'peers = [{{ library = "{HEADER}", name = "lib", params = "x", exact = false, '
+    'timeout = 5, routes_like = { algorithm = "jump" } }]\n',
     """
     [servers]
     count = 4
@@ -97,6 +109,35 @@ SPECIMENS: tuple[str, ...] = (
     [[operations]]
     kind = "remove"
     server = "b"
+    """,
+    # A keyed hash with its key given (the SipHash paper's example key, no secret), in
+    # every table that takes a ring's recipe.
+    """
+    [servers]
+    count = 3
+    [generator]
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    [comparison]
+    servers = [3]
+    [[comparison.algorithms]]
+    name = "ring"
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    [equivalence]
+    fleets = [{ servers = 3 }]
+    [equivalence.against]
+    points_per_weight = [1, 2]
+    hash = "siphash24-32"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
+    """,
+    """
+    [servers]
+    count = 3
+    [algorithm]
+    name = "bounded-load"
+    hash = "siphash24-64"
+    hash_key = "000102030405060708090a0b0c0d0e0f"
     """,
 )
 

@@ -10,6 +10,7 @@ from the plan of jobs, known before any work starts.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import tempfile
 import time
@@ -39,7 +40,10 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, require_servers_for
+from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
+from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
+from harness.recipes.peers.foreign.claims import batch_for, check_claim
 from harness.run.estimate import estimate
 from harness.run.progress import Progress
 from harness.run.scenario import Recipe, Scenario
@@ -54,10 +58,25 @@ def _peer_subject(name: str, peer: Peer, names: list[str],
                    agreement_keys=len(sample))
 
 
+def _foreign_subject(peer: ForeignPeer, servers: Sequence[Server], names: list[str],
+                     owners: npt.NDArray[np.uint16]) -> Subject:
+    """A foreign peer routes every key at once: its claim is checked on all of them (a
+    ParityError if it claims parity and one differs), its agreement with our reference too."""
+    keys = [name.encode() for name in names]
+    routed = peer.route_prepared(batch_for(peer, servers, keys))
+    check_claim(peer.spec, servers, keys, routed)
+    agree = int(np.count_nonzero(routed == owners))
+    return Subject(peer.name, "peer", peer.entries, peer.nbytes,
+                   agreement=agree / max(1, len(keys)), agreement_keys=len(keys))
+
+
 def plan_of(scenario: Scenario) -> RunPlan:
     measure = scenario.measure
+    foreign = measure.foreign_peers
     return RunPlan(forms=len(measure.forms), peers=len(measure.peers),
                    operations=len(scenario.operations), settings=measure.settings,
+                   foreign=len(foreign),
+                   foreign_libraries=sum(spec.kind == "library" for spec in foreign),
                    options=measure.options)
 
 
@@ -72,6 +91,20 @@ def run_recipe(
     progress: Progress, scratch: str,
 ) -> Run:
     """Everything measured for one recipe of the sweep."""
+    with contextlib.ExitStack() as stack:
+        foreign: dict[str, ForeignPeer] = {}
+        for spec in scenario.measure.foreign_peers:
+            progress.stage(f"{recipe.label}: starting peer {spec.name}")
+            foreign[spec.name] = open_foreign_peer(spec, scenario.ring_servers())
+            # Ended on every way out: a failed check, a failed metric, Ctrl-C.
+            stack.callback(foreign[spec.name].close)
+        return _run_recipe(scenario, recipe, names, hashes, progress, scratch, foreign)
+
+
+def _run_recipe(
+    scenario: Scenario, recipe: Recipe, names: list[str], hashes: KeyHashes,
+    progress: Progress, scratch: str, foreign: dict[str, ForeignPeer],
+) -> Run:
     started = time.perf_counter()
     servers = scenario.ring_servers()
     algorithm_class = get_algorithm(recipe.algorithm)
@@ -89,8 +122,9 @@ def run_recipe(
                         form.entries, form.nbytes, entry_size=form.entry_size)
                 for name, form in forms.items()]
     subjects += [_peer_subject(name, peer, names, owners) for name, peer in peers.items()]
+    subjects += [_foreign_subject(peer, servers, names, owners) for peer in foreign.values()]
     by_name = {subject.name: subject for subject in subjects}
-    run = Run(label=label, algorithm=recipe.algorithm, params=reference.params,
+    run = Run(label=label, algorithm=recipe.algorithm, params=public_params(reference.params),
               points_per_weight=recipe.params.get("points_per_weight"), parity=parity,
               ring=_ring_info(reference, servers), subjects=subjects)
 
@@ -103,6 +137,7 @@ def run_recipe(
     with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
+            foreign_peers=foreign,
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
             settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
             build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),

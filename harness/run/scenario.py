@@ -22,6 +22,7 @@ import numpy as np
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.model import relative_path
+from harness.core.redact import HIDDEN_KEY, without_keys
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
 from harness.core.servers import (
@@ -48,6 +49,7 @@ from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_fo
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
+from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
 from harness.recipes.replication import replication_problem
 
 FORMAT_VERSION = 1
@@ -89,6 +91,8 @@ class GeneratorSpec:
     sweep: tuple[dict[str, Any], ...]
     #: only servers holding all these capabilities are on the ring
     requires: tuple[str, ...] = ()
+    #: a keyed hash's key: True when the scenario gave it, False when drawn for the run
+    key_given: bool = False
 
     @property
     def construction(self) -> str:
@@ -120,6 +124,8 @@ class MeasureSpec:
     base_layout: str = "numpy-aligned"
     #: third-party ring libraries measured beside the layouts (harness.recipes.peers)
     peers: tuple[str, ...] = ()
+    #: foreign peers (a library behind the C ABI, or a command behind the process protocol)
+    foreign_peers: tuple[ForeignPeerSpec, ...] = ()
     distribution: str = "uniform"
     #: an algorithm other than the ring is measured in its one form, named after it
     algorithm: str | None = None
@@ -187,17 +193,26 @@ class Scenario:
         for key in ("path", "sha256"):
             record.pop(key)
         generator = record["generator"]
+        generator.pop("key_given")
         sweep = generator.pop("sweep")
         generator.update({k: v for k, v in sweep[0].items() if k != "points_per_weight"})
         if "points_per_weight" in sweep[0]:
             generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
+        for foreign in record["measure"]["foreign_peers"]:
+            foreign.pop("recipe_params")  # the checked form of routes_like, for building it
+        if not record["measure"]["foreign_peers"]:
+            # Results of scenarios without foreign peers read as they did before them.
+            record["measure"].pop("foreign_peers")
         record["measure"].pop("distribution")
         record["measure"].pop("algorithm")
         options = record["measure"].pop("options")
         record.update({name: options[name] for name in options})
         if self.algorithm is None:
             record.pop("algorithm")
-        return record
+        hidden = (f"{HIDDEN_KEY}: given in the scenario" if self.generator.key_given
+                  else f"{HIDDEN_KEY}: drawn for this run")
+        redacted: dict[str, Any] = without_keys(record, hidden)
+        return redacted
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -394,7 +409,7 @@ def _generator(table: Fields) -> GeneratorSpec:
         fields.finish()
         params.append(parsed)
     table.finish()
-    return GeneratorSpec(tuple(params), requires)
+    return GeneratorSpec(tuple(params), requires, key_given="hash_key" in rest)
 
 
 def _keys(table: Fields) -> KeysSpec:
@@ -442,6 +457,10 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
     if not layouts and on_forms and algorithm is None:
         raise table.error("layouts", "at least one layout when measuring "
                           + " or ".join(on_forms), [])
+    peers, foreign = _peers(table, layouts)
+    if foreign and "foreign" not in metrics:
+        # A foreign peer's own figures (pipe and self-timed, PSS) come with it.
+        metrics = (*metrics, "foreign")
     spec = MeasureSpec(
         layouts=layouts,
         metrics=metrics,
@@ -453,12 +472,44 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
             described=("one of the measured layouts",
                        "numpy-aligned if measured, else the first measured layout"),
         ),
-        peers=table.take_str_list("peers", [], choices=list(PEERS)),
+        peers=peers,
+        foreign_peers=foreign,
         distribution=distribution,
         algorithm=algorithm,
     )
     table.finish()
     return spec
+
+
+PEERS_EXPECTED = ("a list of peer names (" + ", ".join(PEERS) + ") or foreign peer tables "
+                  "({ library = ... } or { command = [...] })")
+
+
+def _peers(table: Fields, forms: tuple[str, ...]) -> tuple[tuple[str, ...],
+                                                           tuple[ForeignPeerSpec, ...]]:
+    """Peers by name (our registry) and foreign peers (tables), each name used once."""
+    listed = table.take_raw("peers", [], expected=PEERS_EXPECTED)
+    if not isinstance(listed, list):
+        raise table.error("peers", PEERS_EXPECTED, listed)
+    names: list[str] = []
+    foreign: list[ForeignPeerSpec] = []
+    for i, item in enumerate(listed):
+        where = f"{table.field('peers')}[{i}]"
+        if isinstance(item, str):
+            if item not in PEERS:
+                raise table.error_at(where, "a peer name from " + ", ".join(PEERS), item)
+            names.append(item)
+        elif isinstance(item, dict):
+            foreign.append(parse_foreign_peer(Fields(table.file, where, item)))
+        else:
+            raise table.error_at(where, "a peer name or a foreign peer table", item)
+    seen = set(forms)
+    for i, name in enumerate([*names, *(spec.name for spec in foreign)]):
+        if name in seen:
+            raise table.error_at(f"{table.field('peers')}[{i}]", "a peer whose name is "
+                                 "unique among the peers and layouts (set its name)", name)
+        seen.add(name)
+    return tuple(names), tuple(foreign)
 
 
 def _operation(table: Fields) -> Operation:
@@ -572,10 +623,29 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     hot_keys = scenario.measure.options.get("hot_keys")
     if isinstance(hot_keys, HotKeysOptions):
         _check_hot_keys(scenario, hot_keys, top)
+    hostile = scenario.measure.options.get("hostile_keys")
+    if hostile is not None:
+        if hostile.target is not None and hostile.target not in on_ring_names:
+            raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
+                                f"ring (got {hostile.target!r})")
+        for recipe in scenario.recipes():
+            if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
+                raise ScenarioError(
+                    f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
+                    f"{recipe.label}: the attack hashes candidate names as the points "
+                    "construction does (construction = 'points')")
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for peer {peer!r}")
+    for foreign in scenario.measure.foreign_peers:
+        if foreign.routes_like is None:
+            continue
+        problem = get_algorithm(foreign.routes_like["algorithm"]).check_servers(
+            on_ring, foreign.recipe_params)
+        if problem:
+            raise ScenarioError(f"{top.file}: servers must be {problem} for the recipe peer "
+                                f"{foreign.name!r} routes like")
 
 
 def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fields) -> None:

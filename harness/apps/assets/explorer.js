@@ -90,8 +90,21 @@
   const svg = document.getElementById("ring");
   const R = 200, C = 230;
 
+  // Up to 64 servers each get their own colour. Hues step by the golden angle, so
+  // neighbouring servers (and any few in a row) are far apart on the colour wheel; four
+  // lightness and saturation levels, taken in turn, separate the hues that come close
+  // again further on. Beyond 64 servers, consecutive servers share a colour in 64 groups
+  // (the list says which group), since more hues than that cannot be told apart.
+  const COLOURS = 64;
+  const LEVELS = [[70, 45], [85, 32], [55, 62], [90, 40]];
+  function colourGroup(index, count) {
+    return count <= COLOURS ? index : Math.floor(index * COLOURS / count);
+  }
   function colour(index, count) {
-    return "hsl(" + Math.round(360 * index / Math.max(count, 1)) + ", 65%, 50%)";
+    const group = colourGroup(index, count);
+    const level = LEVELS[group % LEVELS.length];
+    return "hsl(" + ((group * 137.508) % 360).toFixed(1) + ", " + level[0] + "%, "
+      + level[1] + "%)";
   }
 
   function at(position, radius) {
@@ -132,8 +145,10 @@
       swatch.className = "swatch";
       swatch.style.background = colour(index, ring.servers.length);
       item.appendChild(swatch);
+      const grouped = ring.servers.length > COLOURS
+        ? ", colour group " + (colourGroup(index, ring.servers.length) + 1) : "";
       item.appendChild(document.createTextNode(server.name + " (weight " + server.weight + ", "
-        + (100 * ring.shares[index]).toFixed(2) + "%)"));
+        + (100 * ring.shares[index]).toFixed(2) + "%" + grouped + ")"));
       list.appendChild(item);
     });
   }
@@ -253,6 +268,11 @@
     setPoints: setPoints,
     servers: function () { return state.servers.map(function (s) { return s.name; }); },
     entries: function () { return state.ring.positions.length; },
+    colours: function () {
+      return state.ring.servers.map(function (s, i) {
+        return colour(i, state.ring.servers.length);
+      });
+    },
     last: function () { return state.last; },
   };
 })();

@@ -3,7 +3,8 @@
 FNV-1a + fmix32 and xxHash64 hash names for harness.core.hashing; MurmurHash3_x86_32,
 MurmurHash64A and hash128to64 are the hashes of rendezvous and weighted rendezvous
 (harness.core.native.algorithms), exposed here so that tests check them against their
-references.
+references. SipHash-2-4 is the keyed hash: a batch of names, or an attacker's numbered
+candidates (a prefix and a decimal number) formatted and hashed in C.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.errors import HarnessError
 from harness.core.native._c import ffi, lib
 
 __all__ = [
@@ -21,8 +23,15 @@ __all__ = [
     "murmur3_32",
     "murmur64a",
     "murmur64a_many",
+    "siphash24",
+    "siphash24_many",
+    "siphash24_numbered",
     "xxh64_many",
 ]
+
+#: bytes of a SipHash key, and the longest prefix `siphash24_numbered` takes (hashes.h)
+SIPHASH_KEY_BYTES = 16
+SIPHASH_PREFIX_MAX = 200
 
 
 def fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.uint32]:
@@ -75,3 +84,40 @@ def murmur64a_many(keys: Sequence[bytes], seed: int) -> npt.NDArray[np.uint64]:
 def hash128to64(upper: int, lower: int) -> int:
     """CityHash's Hash128to64, as mcrouter's RendezvousHashHelper.h (hashes.c)."""
     return int(lib.hash128to64(upper, lower))
+
+
+def _check_key(key: bytes) -> None:
+    if len(key) != SIPHASH_KEY_BYTES:
+        raise HarnessError(f"a SipHash key must be {SIPHASH_KEY_BYTES} bytes "
+                           f"(got {len(key)})")
+
+
+def siphash24(data: bytes, key: bytes) -> int:
+    """SipHash-2-4 of `data` under the 16-byte `key`: the 64-bit integer of the paper."""
+    _check_key(key)
+    return int(lib.siphash24(data, len(data), key))
+
+
+def siphash24_many(names: Sequence[bytes], key: bytes) -> npt.NDArray[np.uint64]:
+    """SipHash-2-4 of many names under `key`, in one C call over a joined buffer."""
+    _check_key(key)
+    offsets = np.zeros(len(names) + 1, dtype=np.uint64)
+    np.cumsum([len(n) for n in names], out=offsets[1:])
+    out = np.empty(len(names), dtype=np.uint64)
+    lib.siphash24_many(ffi.from_buffer("uint8_t[]", b"".join(names) or b"\0"),
+                       ffi.from_buffer("uint64_t[]", offsets), len(names), key,
+                       ffi.from_buffer("uint64_t[]", out, require_writable=True))
+    return out
+
+
+def siphash24_numbered(prefix: bytes, count: int, key: bytes) -> npt.NDArray[np.uint64]:
+    """SipHash-2-4 under `key` of `prefix + str(j).encode()` for j in range(count), the
+    names formatted in C."""
+    _check_key(key)
+    if len(prefix) > SIPHASH_PREFIX_MAX:
+        raise HarnessError(f"a candidate prefix must be at most {SIPHASH_PREFIX_MAX} bytes "
+                           f"(got {len(prefix)})")
+    out = np.empty(count, dtype=np.uint64)
+    lib.siphash24_numbered(prefix or b"\0", len(prefix), count, key,
+                           ffi.from_buffer("uint64_t[]", out, require_writable=True))
+    return out

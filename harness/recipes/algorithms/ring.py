@@ -27,6 +27,7 @@ from harness.core.stats import arc_shares
 from harness.recipes.algorithms.base import Algorithm, Routing, checked_keywords
 from harness.recipes.constructions import CONSTRUCTIONS, Construction, get_construction
 from harness.recipes.constructions.base import Rebalanced
+from harness.recipes.constructions.points import settle_hash_key
 from harness.recipes.layouts import LAYOUTS, Layout
 
 #: the layout a ring is held in when none is named, by hash width
@@ -105,7 +106,7 @@ class RingAlgorithm(Routing):
                     raise fields.error(
                         param.name, f"left out: construction {construction_name!r} fixes its "
                         "own points and hash", fields.table[param.name])
-        values = parse_params(construction_class.params, fields)
+        values = settle_hash_key(parse_params(construction_class.params, fields), fields)
         return {"construction": construction_name, **values}
 
     @classmethod

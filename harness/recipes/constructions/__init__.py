@@ -4,7 +4,8 @@
 builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 `points` is the generic recipe (naming scheme x hash x points per weight);
 `nginx` and `libketama` reproduce production systems and take no parameters;
-`haproxy` reproduces HAProxy's, taking its key hash and server-id scheme;
+`libmemcached` is libketama's continuum as libmemcached computes it; `haproxy`
+reproduces HAProxy's, taking its key hash and server-id scheme;
 `allocated` chooses token positions so that arc shares track weights.
 """
 
@@ -17,13 +18,14 @@ from harness.recipes.constructions.allocated import AllocatedConstruction
 from harness.recipes.constructions.base import Construction
 from harness.recipes.constructions.haproxy import HaproxyConstruction
 from harness.recipes.constructions.libketama import LibketamaConstruction
+from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
 from harness.recipes.constructions.nginx import NginxConstruction
 from harness.recipes.constructions.points import PointsConstruction
 
 CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
     for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
-                HaproxyConstruction)
+                HaproxyConstruction, LibmemcachedConstruction)
 }
 
 

@@ -11,7 +11,8 @@ Names are formatted and hashed in C (cext/generate.c) when the template is
 made of `{server}` and `{j}` fields and literal text (`{{`/`}}` included);
 any other template (a format spec such as `{j:04d}`, a conversion such as
 `{server!r}`, another field) is formatted by Python and hashed by
-`harness.core.hashing`, as `generate_ring_reference` does for every template.
+`harness.core.hashing`, as `generate_ring_reference` does for every template; so
+are the names of a keyed hash (the C generator takes no key), hashed in batches in C.
 Both give the same positions and owners; tests compare them. This is the
 `points` construction (`harness.recipes.constructions.points`); the server-count
 rule lives in `harness.core.servers.server_list_problem`.
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.hashing import get_hash
+from harness.core.hashing import HashFunction, get_hash, is_keyed
 from harness.core.machine import usable_cores
 from harness.core.native import generate as c_generate
 from harness.core.ring import Ring, sort_points_reference
@@ -92,15 +93,17 @@ def generate_ring(
     points_per_weight: int,
     hash_name: str = "blake2b-32",
     point_name: str = DEFAULT_POINT_NAME,
+    hash_key: bytes | None = None,
 ) -> Ring:
-    """Hash every point of every server and build the sorted, de-duplicated ring."""
-    hash_function = get_hash(hash_name)
+    """Hash every point of every server and build the sorted, de-duplicated ring (a keyed
+    hash under `hash_key`)."""
+    hash_function = get_hash(hash_name, hash_key)
     _check_ring_request(servers, points_per_weight)
     counts = [points_for(s.weight, points_per_weight) for s in servers]
     names = tuple(s.name for s in servers)
     template = parse_template(point_name)
-    if template is None:
-        positions, owners = _python_points(servers, counts, hash_name, point_name)
+    if template is None or is_keyed(hash_name):
+        positions, owners = _python_points(servers, counts, hash_function, point_name)
         return Ring.from_points(positions, owners, bits=hash_function.bits, servers=names)
     literals, segments = template
     points, owners_or_none = c_generate.generate_points(
@@ -111,10 +114,10 @@ def generate_ring(
 
 
 def _python_points(
-    servers: Sequence[Server], counts: Sequence[int], hash_name: str, point_name: str
+    servers: Sequence[Server], counts: Sequence[int], hash_function: HashFunction,
+    point_name: str,
 ) -> tuple[npt.NDArray[np.unsignedinteger], npt.NDArray[np.uint16]]:
     """Positions and owners in server order, names formatted by Python and hashed by hashlib."""
-    hash_function = get_hash(hash_name)
     positions = np.empty(sum(counts), dtype=hash_function.dtype)
     start = 0
     # One server at a time: the encoded names of all points would outweigh the ring itself.
@@ -131,13 +134,14 @@ def generate_ring_reference(
     points_per_weight: int,
     hash_name: str = "blake2b-32",
     point_name: str = DEFAULT_POINT_NAME,
+    hash_key: bytes | None = None,
 ) -> Ring:
     """`generate_ring` in Python and numpy alone (str.format, hashlib, lexsort): the
     definition the C path is tested against, and the "before" of its benchmark."""
-    hash_function = get_hash(hash_name)
+    hash_function = get_hash(hash_name, hash_key)
     _check_ring_request(servers, points_per_weight)
     counts = [points_for(s.weight, points_per_weight) for s in servers]
-    positions, owners = _python_points(servers, counts, hash_name, point_name)
+    positions, owners = _python_points(servers, counts, hash_function, point_name)
     kept_positions, kept_owners, collisions = sort_points_reference(positions, owners)
     return Ring(positions=kept_positions, owners=kept_owners, bits=hash_function.bits,
                 collisions=collisions, servers=tuple(s.name for s in servers))

@@ -74,7 +74,15 @@ class LibketamaConstruction(FixedConstruction):
         return None  # any positive weights; a tiny share can floor to no digest
 
     def point_counts(self, servers: Sequence[Server]) -> list[int]:
-        return [POINTS_PER_DIGEST * count for count in digest_counts(servers)]
+        return [POINTS_PER_DIGEST * count for count in self.digest_counts(servers)]
+
+    def digest_counts(self, servers: Sequence[Server]) -> list[int]:
+        """Digests per server (a client that computes the share otherwise overrides it)."""
+        return digest_counts(servers)
+
+    def point_prefixes(self, servers: Sequence[Server]) -> list[str]:
+        """What "-<i>" is appended to, per server: its name, whole."""
+        return [server.name for server in servers]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
         """The digests of the names "<name>-<i>" computed in C (cext/generate.c)."""
@@ -83,8 +91,9 @@ class LibketamaConstruction(FixedConstruction):
         assert template is not None  # fields and literal text only
         literals, segments = template
         words, _ = c_generate.generate_points(
-            "md5-32", literals, segments, [server.name.encode() for server in servers],
-            digest_counts(servers), generation_threads(), points_per_name=POINTS_PER_DIGEST,
+            "md5-32", literals, segments,
+            [prefix.encode() for prefix in self.point_prefixes(servers)],
+            self.digest_counts(servers), generation_threads(), points_per_name=POINTS_PER_DIGEST,
         )
         return Ring.from_owned_points(
             words, None, bits=32, servers=tuple(s.name for s in servers),
@@ -94,10 +103,11 @@ class LibketamaConstruction(FixedConstruction):
     def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
         """`build_ring` in Python (hashlib), which the C digests are tested against."""
         require_servers(self.name, servers)
-        counts = digest_counts(servers)
+        counts = self.digest_counts(servers)
         raw = b"".join(
-            [hashlib.md5(f"{server.name}-{i}".encode()).digest()
-             for server, count in zip(servers, counts, strict=True) for i in range(count)]
+            [hashlib.md5(f"{prefix}-{i}".encode()).digest()
+             for prefix, count in zip(self.point_prefixes(servers), counts, strict=True)
+             for i in range(count)]
         )
         positions = np.frombuffer(raw, dtype=_LITTLE_ENDIAN_U32).astype(np.uint32)
         owners = np.repeat(

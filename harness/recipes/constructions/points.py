@@ -5,18 +5,26 @@ named `point_name.format(server=s, j=j)` for j = 0, 1, ... and placed at the
 chosen hash of that name (`harness.recipes.constructions.generator.generate_ring`); keys are hashed
 with the same hash. This is the ring of "Consistent Hashing from Scratch, and
 Why Cloudflare Deleted 90% of It" and of the Semicolony simulator.
+
+A keyed hash (SipHash) places points and keys under `hash_key`, a secret of 16
+bytes in hex; a scenario that gives none gets one drawn for its run
+(`settle_hash_key`), and results never record it.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.hashing import HASHES, hash_many
+from harness.core.errors import ScenarioError
+from harness.core.fields import Fields
+from harness.core.hashing import HASH_NAMES, KEY_BYTES, hash_bits, hash_many, is_keyed
 from harness.core.params import Param, parse_keywords
+from harness.core.redact import HIDDEN_KEY
 from harness.core.ring import Ring
 from harness.core.servers import Server
 from harness.recipes.constructions.base import ConstructionBase
@@ -32,7 +40,10 @@ class PointsConstruction(ConstructionBase):
     name: ClassVar[str] = "points"
     params: ClassVar[tuple[Param, ...]] = (
         Param("hash", "choice", "blake2b-32", "hash of point names and keys",
-              choices=lambda: sorted(HASHES)),
+              choices=lambda: HASH_NAMES),
+        Param("hash_key", "secret_hex", None, "secret key of a keyed hash (siphash24-*)",
+              byte_count=KEY_BYTES,
+              shown_default="none; a keyed hash gets one drawn for the run"),
         Param("point_name", "template", DEFAULT_POINT_NAME,
               "name of point j of a server, hashed to place it", placeholders=("server", "j")),
         Param("points_per_weight", "int", 160, "points per unit of server weight",
@@ -42,12 +53,20 @@ class PointsConstruction(ConstructionBase):
     def __init__(self, **params: Any) -> None:
         values = parse_keywords(f"construction {self.name!r}", self.params, params)
         self.hash: str = values["hash"]
+        key: str | None = values["hash_key"]
+        if is_keyed(self.hash) and key is None:
+            raise ScenarioError(f"construction {self.name!r}: hash_key is required for the "
+                                f"keyed hash {self.hash!r} (a scenario draws one per run)")
+        if key is not None and not is_keyed(self.hash):
+            raise ScenarioError(f"construction {self.name!r}: hash_key must be left out: "
+                                f"hash {self.hash!r} takes no key")
+        self.hash_key: bytes | None = None if key is None else bytes.fromhex(key)
         self.point_name: str = values["point_name"]
         self.points_per_weight: int = values["points_per_weight"]
 
     @property
     def bits(self) -> int:
-        return HASHES[self.hash].bits
+        return hash_bits(self.hash)
 
     @property
     def label(self) -> str:
@@ -60,7 +79,30 @@ class PointsConstruction(ConstructionBase):
         return [points_for(s.weight, self.points_per_weight) for s in servers]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
-        return generate_ring(servers, self.points_per_weight, self.hash, self.point_name)
+        return generate_ring(servers, self.points_per_weight, self.hash, self.point_name,
+                             self.hash_key)
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        return hash_many(self.hash, keys)
+        return hash_many(self.hash, keys, self.hash_key)
+
+
+def settle_hash_key(values: dict[str, Any], fields: Fields) -> dict[str, Any]:
+    """The ring's parameters with the key settled: a keyed hash given none gets one drawn
+    from the operating system's secret source (one per recipe, so that every rebuild of it
+    routes alike); an unkeyed hash given one is refused, without showing it."""
+    if "hash_key" not in values:
+        return values
+    keyed = is_keyed(values["hash"])
+    if values["hash_key"] is not None and not keyed:
+        raise ScenarioError(f"{fields.file}: {fields.field('hash_key')} must be left out: hash "
+                            f"{values['hash']!r} takes no key (got a key, not shown)")
+    if keyed and values["hash_key"] is None:
+        return {**values, "hash_key": secrets.token_hex(KEY_BYTES)}
+    return values
+
+
+def public_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as results may record them: a secret key replaced by `HIDDEN_KEY`."""
+    if params.get("hash_key") is None:
+        return params
+    return {**params, "hash_key": HIDDEN_KEY}

@@ -1,0 +1,160 @@
+"""Foreign peers' own figures: each timed through its door, and what it says of itself.
+
+A foreign peer (`harness.recipes.peers.foreign`) routes the whole workload in one batch
+per round, interleaved with our reference recipe routing the same keys from their names
+(hashing included, as the peer does), so the ratio holds on a noisy machine. The figures
+come from two clocks and are labelled apart:
+
+- `batch_ns`: timed by the harness around one call (the C ABI) or one request (the
+  pipe: the transfer both ways and the peer's decoding are in it; the request is encoded
+  before the rounds, as the keys are packed once for a library);
+- `self_timed_ns`: the peer's own monotonic clock around its route (process peers that
+  answer TIME), so that batch_ns - self_timed_ns is what the protocol costs.
+
+Memory likewise: a library peer's mallocs are in our process and the memory metric
+measures them by memray, as a layout's; a process peer reports what it believes
+(`reported_bytes`, MEMORY), and the harness reads its PSS before and after BUILD.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from harness.core.tables import Cell, Section, Table, count, literal, number, text
+from harness.metrics.base import MetricBase
+from harness.metrics.throughput import Timing, timing_cell
+from harness.recipes.peers.foreign import ProcessPeer, protocol
+from harness.recipes.peers.foreign.claims import batch_for, check_claim
+
+if TYPE_CHECKING:
+    from harness.core.model import Result
+    from harness.metrics.context import RunContext, RunPlan, Scope
+
+DOORS = {"library": "C ABI, in process", "command": "process protocol (pipe)"}
+
+
+@dataclass
+class ForeignFigures:
+    #: "library" (the C ABI) or "command" (the process protocol)
+    door: str
+    #: what the peer says it is (its HELLO, or its library's path)
+    identity: str
+    #: the recipe of ours it claims to route like, or None
+    routes_like: str | None
+    exact: bool
+    #: share of the workload's keys routed as that recipe routes them
+    agreement: float | None
+    keys: int
+    #: ns per key of one batch of every key, timed by the harness around the call or request
+    batch_ns: Timing
+    #: ns per key of our reference recipe routing the same keys, in the same rounds
+    reference_ns: Timing
+    #: ns per key by the peer's own clock (TIME); None when it does not time itself
+    self_timed_ns: Timing | None = None
+    #: bytes the peer believes its structure holds; 0 when it does not say
+    reported_bytes: int = 0
+    entries: int = 0
+    #: PSS of a process peer before and after BUILD (/proc/PID/smaps_rollup)
+    pss_before_build: int | None = None
+    pss_after_build: int | None = None
+    #: "keys" (names, it hashes them) or "hashes" (given our recipe's key hashes)
+    input: str = "keys"
+
+
+class ForeignMetric(MetricBase):
+    """Foreign peers timed through their door, beside our reference; what they report."""
+    name: ClassVar[str] = "foreign"
+    scope: ClassVar[Scope] = "subject"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = ForeignFigures
+
+    def steps(self, plan: RunPlan) -> int:
+        return plan.settings.repeats + 1 if plan.foreign else 0
+
+    def measure(self, context: RunContext) -> dict[str, ForeignFigures] | None:
+        peers = context.foreign_peers
+        if not peers:
+            return None
+        context.stage(f"{context.label}: timing foreign peers")
+        keys = [name.encode() for name in context.key_names]
+        blob, offsets = protocol.packed_keys(keys)
+        samples: dict[str, list[float]] = {name: [] for name in [*peers, ""]}
+        batches = {name: batch_for(peer, context.servers, keys) for name, peer in peers.items()}
+        owners = {}
+        for round_number in range(context.settings.repeats + 1):
+            for name, peer in peers.items():
+                start = time.perf_counter_ns()
+                owners[name] = peer.route_prepared(batches[name])
+                elapsed = time.perf_counter_ns() - start
+                if round_number:  # round 0 warms caches (and the peer's JIT, if any)
+                    samples[name].append(elapsed / len(keys))
+            start = time.perf_counter_ns()
+            context.algorithm.route(keys)
+            if round_number:
+                samples[""].append((time.perf_counter_ns() - start) / len(keys))
+            context.advance(1)
+        reference = Timing.of(samples[""])
+        figures = {}
+        for name, peer in peers.items():
+            agreement = check_claim(peer.spec, context.servers, keys, owners[name])
+            record = ForeignFigures(
+                door=peer.spec.kind, identity=peer.identity,
+                routes_like=agreement.recipe if agreement else None, exact=peer.spec.exact,
+                agreement=agreement.agreement if agreement else None, keys=len(keys),
+                batch_ns=Timing.of(samples[name]), reference_ns=reference,
+                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input)
+            if isinstance(peer, ProcessPeer):
+                record.pss_before_build = peer.pss_before_build
+                record.pss_after_build = peer.pss_after_build
+                if peer.supports(protocol.FEATURE_TIME) and peer.spec.input == "keys":
+                    record.self_timed_ns = Timing.of(peer.self_timed(
+                        blob, offsets, context.settings.repeats))
+            figures[name] = record
+        return figures
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            measured = [(s.name, f) for s in run.of_kind("peer")
+                        if isinstance(f := s.figure(self.name), ForeignFigures)]
+            if not measured:
+                continue
+            rows = [[text(name), text(DOORS.get(f.door, f.door)
+                                      + (", given key hashes" if f.input == "hashes" else "")),
+                     text(f.identity),
+                     text(f.routes_like or "(none claimed)"),
+                     number(f.agreement, 6) if f.agreement is not None else text(""),
+                     timing_cell(f.batch_ns),
+                     text(f"{f.batch_ns.median / f.reference_ns.median:.2f}x"),
+                     timing_cell(f.self_timed_ns) if f.self_timed_ns else text(""),
+                     count(f.reported_bytes) if f.reported_bytes else text("unknown"),
+                     _pss(f)]
+                    for name, f in measured]
+            keys = measured[0][1].keys
+            reference = timing_cell(measured[0][1].reference_ns).text
+            table = Table.of(
+                ["peer", "door", "says it is", "routes like", "agreement",
+                 "batch ns/key, timed by us (min-max)", "vs our route",
+                 "ns/key by its own clock", "bytes it reports", "PSS before -> after BUILD"],
+                rows, notes=[
+                    f"One batch of all {keys:,} keys per round; our reference routes the same "
+                    f"keys from their names in the same rounds: {reference} ns per key.",
+                    "A peer given key hashes (input = 'hashes') is timed without hashing, "
+                    "against our route that hashes.",
+                    "Timed by us: around the C call, or around the request through the pipe "
+                    "(encoded beforehand, as a library's keys are packed beforehand; the "
+                    "transfer both ways and the peer's decoding included). By its own clock: "
+                    "the peer's TIME answer, its route alone. A library peer's allocator "
+                    "bytes are in the peer table (memray); a process peer's memory is what "
+                    "it reports and its PSS."]).trimmed()
+            sections.append(Section(f"Foreign peers ({literal(run.label)})", tables=[table]))
+        return sections
+
+
+def _pss(figures: ForeignFigures) -> Cell:
+    if figures.pss_before_build is None or figures.pss_after_build is None:
+        return text("")
+    return text(f"{figures.pss_before_build / 1024:,.0f} KiB -> "
+                f"{figures.pss_after_build / 1024:,.0f} KiB")

@@ -1,0 +1,185 @@
+"""The process driver: one foreign peer's process, its pipes, its deadline, its end.
+
+The peer runs in its own session (a new process group), so that stopping it stops what it
+started too (a shell script's children, node's workers): every way out kills the group
+with SIGKILL and reaps the peer, and Linux's PR_SET_PDEATHSIG kills the peer if the
+harness itself dies. Every request has a deadline (the scenario's `timeout`); reads and
+writes wait on the pipes with `select`, so a peer that stops reading or never answers is
+stopped at its deadline, and one that dies is noticed at once (end of file).
+
+Any failure is a HarnessError of one line: `peer 'NAME': what it did` (and the last line
+it wrote to stderr, if any).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+
+from harness.core.errors import HarnessError
+from harness.recipes.peers.foreign import protocol
+
+PR_SET_PDEATHSIG = 1
+#: Linux's fcntl to resize a pipe (fcntl.F_SETPIPE_SZ from Python 3.10, named here for mypy)
+F_SETPIPE_SZ = 1031
+PIPE_BYTES = 1 << 20
+#: bytes of the peer's stderr kept for the error line
+STDERR_TAIL = 4096
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class PeerProcess:
+    """A started peer, spoken to one request at a time."""
+
+    def __init__(self, name: str, command: Sequence[str], timeout_s: float) -> None:
+        self.name, self.timeout_s = name, timeout_s
+        # Kept open for the peer's life (closed by close()): its last line explains a failure.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self._process = subprocess.Popen(
+                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._stderr, start_new_session=True,
+                preexec_fn=_die_with_parent)  # safe: the harness starts no threads
+        except OSError as exc:
+            self._stderr.close()
+            raise HarnessError(f"peer {name!r}: failed to start ({exc.strerror or exc})") \
+                from None
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._in, self._out = self._process.stdin.fileno(), self._process.stdout.fileno()
+        os.set_blocking(self._in, False)
+        for fd in (self._in, self._out):
+            # A batch of 100,000 keys is about 2.5 MB: through the default 64 KiB pipe that
+            # is 40 hand-overs between the processes, each a wait for the scheduler on a
+            # busy machine. The largest pipe an unprivileged process may ask for (1 MiB by
+            # default) makes it three.
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def request(self, message: bytes, what: str) -> bytes:
+        """Send one request and return its reply's payload, or fail with the peer's line."""
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            self._write(message, deadline, what)
+            header = self._read(4, deadline, what)
+            length = int.from_bytes(header, "little")
+            if not 1 <= length <= protocol.MAX_REPLY_BYTES:
+                raise protocol.ProtocolError(f"answered {what} with garbage (a frame of "
+                                             f"{length:,} bytes)")
+            body = self._read(length, deadline, what)
+        except protocol.ProtocolError as exc:
+            raise self.failure(str(exc)) from None
+        status, payload = body[:1], body[1:]
+        if status == protocol.ERROR:
+            message_text = protocol.Reader(payload, what).string() if len(payload) >= 4 else ""
+            raise self.failure(f"refused {what}: {message_text or 'no message'}")
+        if status != protocol.OK:
+            raise self.failure(f"answered {what} with garbage (status byte {status!r})")
+        return payload
+
+    def _write(self, data: bytes, deadline: float, what: str) -> None:
+        view = memoryview(data)
+        while view:
+            self._wait(self._in, "write", deadline, what)
+            try:
+                written = os.write(self._in, view)
+            except BrokenPipeError:
+                raise self.failure(f"{self._ended()} before reading all of {what}") from None
+            except BlockingIOError:
+                continue
+            view = view[written:]
+
+    def _read(self, size: int, deadline: float, what: str) -> bytes:
+        # One buffer filled in place: a reply of 100,000 owners arrives in a few reads, and
+        # joining chunks would copy it once more.
+        buffer = bytearray(size)
+        view, got = memoryview(buffer), 0
+        while got < size:
+            self._wait(self._out, "read", deadline, what)
+            count = os.readv(self._out, [view[got:]])
+            if not count:
+                raise self.failure(f"{self._ended()} during {what}")
+            got += count
+        return bytes(buffer)
+
+    def _wait(self, fd: int, direction: str, deadline: float, what: str) -> None:
+        left = deadline - time.monotonic()
+        ready = select.select(*(([fd], [], []) if direction == "read" else ([], [fd], [])),
+                              max(0.0, left))
+        if not any(ready):
+            raise self.failure(f"did not answer {what} within its timeout of "
+                               f"{self.timeout_s:g} s")
+
+    def _ended(self) -> str:
+        """How the peer ended: its exit status (waited for briefly: it closed its pipe)."""
+        try:
+            code = self._process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return "closed its output"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"was killed by {signal.Signals(-code).name}"
+            return f"was killed by signal {-code}"
+        return f"exited with status {code}"
+
+    def failure(self, what: str) -> HarnessError:
+        """The one-line error for `what` the peer did; the peer is stopped first."""
+        self.stop()
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - STDERR_TAIL))
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        said = f" (its stderr: {lines[-1].strip()[:300]})" if lines else ""
+        return HarnessError(f"peer {self.name!r}: {what}{said}")
+
+    def quit(self) -> None:
+        """Ask the peer to end, then make sure it has (and its group with it)."""
+        if self._process.poll() is None:
+            with contextlib.suppress(OSError):
+                os.set_blocking(self._in, True)
+                os.write(self._in, protocol.quit_())
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=min(self.timeout_s, 5.0))
+        self.stop()
+
+    def stop(self) -> None:
+        """Kill the peer's whole process group and reap the peer; idempotent."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def close(self) -> None:
+        self.quit()
+        self._stderr.close()
+
+
+def pss_bytes(pid: int) -> int | None:
+    """The process's proportional set size (/proc/PID/smaps_rollup), None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None

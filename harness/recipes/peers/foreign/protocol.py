@@ -1,0 +1,203 @@
+"""The process protocol, version 1: how a foreign peer in any language talks to the harness.
+
+Every message is a frame: a 4-byte little-endian length, then that many bytes, the first
+of which is an opcode (requests) or a status (replies). All integers are little-endian;
+a string is a u32 byte length and that many bytes of UTF-8. docs/guide/foreign-peers.md
+gives the layout of every frame with examples; this module is its one implementation.
+
+    request  = u32 length, u8 opcode, payload          (length counts opcode and payload)
+    reply    = u32 length, u8 status, payload          ('K' success, 'E' error + string)
+
+    'H' HELLO   u32 protocol version                  -> u32 version, u32 features,
+                                                         string name, string version
+    'B' BUILD   u32 n, n x (string name, f64 weight),   -> i64 entries (-1: unknown)
+                string params
+    'R' ROUTE   u32 n, (n + 1) x u32 offsets, bytes    -> u32 n, n x u16 owners
+    'L' LOOKUP  u32 n, n x u64 hashes                  -> u32 n, n x u16 owners
+    'T' TIME    u32 repeats, then a ROUTE payload      -> u32 repeats, repeats x f64 ns/key
+    'M' MEMORY  (nothing)                              -> i64 bytes (-1: unknown)
+    'A' ADD     string name, f64 weight                -> i64 entries
+    'D' REMOVE  string name                            -> i64 entries
+    'Q' QUIT    (nothing)                              -> no reply; the peer exits 0
+
+Owners index the servers in BUILD order; ADD appends a server, REMOVE closes the gap.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+PROTOCOL_VERSION = 1
+HELLO, BUILD, ROUTE, LOOKUP, TIME, MEMORY, ADD, REMOVE, QUIT = (
+    b"H", b"B", b"R", b"L", b"T", b"M", b"A", b"D", b"Q")
+OK, ERROR = b"K", b"E"
+#: feature bits of the HELLO reply: which optional requests the peer answers
+FEATURE_LOOKUP, FEATURE_TIME, FEATURE_MEMORY, FEATURE_CHANGE = 1, 2, 4, 8
+FEATURES = {FEATURE_LOOKUP: "lookup", FEATURE_TIME: "time", FEATURE_MEMORY: "memory",
+            FEATURE_CHANGE: "add/remove"}
+#: the largest reply frame accepted: a batch of 2**26 owners, with room to spare
+MAX_REPLY_BYTES = 1 << 28
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+_F64 = struct.Struct("<d")
+
+
+class ProtocolError(ValueError):
+    """A reply that breaks the protocol; the message says how, for the peer's error line."""
+
+
+def frame(opcode: bytes, payload: bytes = b"") -> bytes:
+    return _U32.pack(1 + len(payload)) + opcode + payload
+
+
+def string(text: str) -> bytes:
+    encoded = text.encode()
+    return _U32.pack(len(encoded)) + encoded
+
+
+def hello() -> bytes:
+    return frame(HELLO, _U32.pack(PROTOCOL_VERSION))
+
+
+def build(names: Sequence[str], weights: Sequence[float], params: str) -> bytes:
+    parts = [_U32.pack(len(names))]
+    for name, weight in zip(names, weights, strict=True):
+        parts += [string(name), _F64.pack(weight)]
+    parts.append(string(params))
+    return frame(BUILD, b"".join(parts))
+
+
+def packed_keys(keys: Sequence[bytes]) -> tuple[bytes, npt.NDArray[np.uint64]]:
+    """Keys back to back and their n + 1 offsets (the ABI's and the protocol's batch)."""
+    offsets = np.zeros(len(keys) + 1, np.uint64)
+    np.cumsum([len(key) for key in keys], out=offsets[1:])
+    return b"".join(keys), offsets
+
+
+def route_payload(blob: bytes, offsets: npt.NDArray[np.uint64]) -> bytes:
+    if int(offsets[-1]) >= 2**32:
+        raise ProtocolError("a batch of keys must be under 4 GiB")
+    return _U32.pack(len(offsets) - 1) + offsets.astype("<u4").tobytes() + blob
+
+
+def route(blob: bytes, offsets: npt.NDArray[np.uint64]) -> bytes:
+    return frame(ROUTE, route_payload(blob, offsets))
+
+
+def lookup(hashes: npt.NDArray[np.uint64]) -> bytes:
+    return frame(LOOKUP, _U32.pack(len(hashes)) + hashes.astype("<u8").tobytes())
+
+
+def time(repeats: int, blob: bytes, offsets: npt.NDArray[np.uint64]) -> bytes:
+    return frame(TIME, _U32.pack(repeats) + route_payload(blob, offsets))
+
+
+def memory() -> bytes:
+    return frame(MEMORY)
+
+
+def add(name: str, weight: float) -> bytes:
+    return frame(ADD, string(name) + _F64.pack(weight))
+
+
+def remove(name: str) -> bytes:
+    return frame(REMOVE, string(name))
+
+
+def quit_() -> bytes:
+    return frame(QUIT)
+
+
+@dataclass(frozen=True)
+class Hello:
+    version: int
+    features: int
+    name: str
+    library_version: str
+
+    def supports(self, feature: int) -> bool:
+        return bool(self.features & feature)
+
+
+class Reader:
+    """Reads the fields of one reply payload in order; any shortfall is a ProtocolError."""
+
+    def __init__(self, payload: bytes, what: str) -> None:
+        self._payload, self._at, self._what = payload, 0, what
+
+    def take(self, size: int) -> bytes:
+        if self._at + size > len(self._payload):
+            raise ProtocolError(f"answered {self._what} with a reply cut short "
+                                f"({len(self._payload)} bytes)")
+        chunk = self._payload[self._at:self._at + size]
+        self._at += size
+        return chunk
+
+    def u32(self) -> int:
+        return int(_U32.unpack(self.take(4))[0])
+
+    def i64(self) -> int:
+        return int(_I64.unpack(self.take(8))[0])
+
+    def f64(self) -> float:
+        return float(_F64.unpack(self.take(8))[0])
+
+    def string(self) -> str:
+        raw = self.take(self.u32())
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            raise ProtocolError(f"answered {self._what} with a string that is not "
+                                "UTF-8") from None
+
+    def end(self) -> None:
+        extra = len(self._payload) - self._at
+        if extra:
+            raise ProtocolError(f"answered {self._what} with {extra} bytes more than the "
+                                "protocol's reply")
+
+
+def parse_hello(payload: bytes) -> Hello:
+    reader = Reader(payload, "HELLO")
+    reply = Hello(reader.u32(), reader.u32(), reader.string(), reader.string())
+    reader.end()
+    return reply
+
+
+def parse_count(payload: bytes, what: str) -> int:
+    """The i64 of a BUILD, ADD, REMOVE or MEMORY reply."""
+    reader = Reader(payload, what)
+    value = reader.i64()
+    reader.end()
+    return value
+
+
+def parse_owners(payload: bytes, keys: int, servers: int, what: str) -> npt.NDArray[np.uint16]:
+    """The owners of a ROUTE or LOOKUP reply, checked: as many as keys, each a server."""
+    reader = Reader(payload, what)
+    count = reader.u32()
+    if count != keys:
+        raise ProtocolError(f"answered {what} of {keys:,} keys with {count:,} owners")
+    # Little-endian u16 is uint16 here (x86-64, arm64): a view, not a copy.
+    owners = np.frombuffer(reader.take(2 * count), "<u2").astype(np.uint16, copy=False)
+    reader.end()
+    if count and int(owners.max()) >= servers:
+        at = int(np.argmax(owners >= servers))
+        raise ProtocolError(f"answered {what} with owner {int(owners[at])} for key {at}, "
+                            f"out of range for {servers} servers")
+    return owners
+
+
+def parse_times(payload: bytes, repeats: int) -> list[float]:
+    reader = Reader(payload, "TIME")
+    count = reader.u32()
+    if count != repeats:
+        raise ProtocolError(f"answered TIME of {repeats} repeats with {count} figures")
+    times = [reader.f64() for _ in range(count)]
+    reader.end()
+    return times

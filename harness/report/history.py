@@ -1,0 +1,132 @@
+"""The run history: every result `run` writes is also kept, numbered, per machine.
+
+As pytest-benchmark numbers its saved runs and asv keeps results per machine and
+commit, each run is kept as `HISTORY/MACHINE/NNNN.json` (and its `.md`), where
+MACHINE names this host and NNNN counts up from 0001; the result inside gives its
+commit, scenario and time. The default HISTORY is `runs/history` under the current
+folder, which git ignores, so runs never touch the committed, curated `results/`
+(`--history DIR`, or the RING_HARNESS_HISTORY environment variable, names another).
+
+`compare` names entries as `latest` (the newest run on this machine), `previous`
+(the newest run before it of the same scenario) or a run id (`7`, `0007`, or
+`MACHINE/0007` for another machine's), as well as by path. After every run the
+history's index page (`HISTORY/index.html`, `harness.report.history_page`) is
+rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.atomic import dumps_strict, write_atomically, write_numbered
+from harness.core.errors import ResultFormatError
+from harness.core.model import Result
+from harness.report import markdown
+from harness.report.results import load_result
+from harness.report.sections import result_report
+
+#: the environment variable naming another default history folder (the test suite points
+#: it at a temporary folder, so that it writes nothing into the checkout)
+HISTORY_VARIABLE = "RING_HARNESS_HISTORY"
+DEFAULT_HISTORY = Path(os.environ.get(HISTORY_VARIABLE) or "runs/history")
+#: what `compare` reads as a history entry rather than a path
+NAMED = ("latest", "previous")
+_ENTRY = re.compile(r"^(\d{4,9})\.json$")
+_RUN_ID = re.compile(r"^(?:([A-Za-z0-9._-]+)/)?(\d{1,9})$")
+
+
+def machine_name() -> str:
+    """This host's name as a folder name (letters, digits, '.', '_', '-'), as asv names
+    machines; 'machine' when the host has none."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", platform.node()).strip(".-")
+    return name[:64] or "machine"
+
+
+@dataclass(frozen=True)
+class Entry:
+    machine: str
+    number: int
+    path: Path
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.number:04d}"
+
+
+def entries(history: Path, machine: str) -> list[Entry]:
+    """The numbered entries of one machine, oldest first (other files are left alone)."""
+    folder = history / machine
+    if not folder.is_dir():
+        return []
+    found = [Entry(machine, int(m.group(1)), path) for path in folder.iterdir()
+             if (m := _ENTRY.match(path.name)) and path.is_file()]
+    return sorted(found, key=lambda entry: entry.number)
+
+
+def machines(history: Path) -> list[str]:
+    if not history.is_dir():
+        return []
+    return sorted(p.name for p in history.iterdir() if p.is_dir() and entries(history, p.name))
+
+
+def record(result: Result, history: Path) -> Entry:
+    """Keep `result` as the next numbered entry of this machine; its Markdown beside it."""
+    machine = machine_name()
+    folder = history / machine
+    document = dumps_strict(result.to_json(), f"result {result.name!r}")
+    existing = entries(history, machine)
+    first = existing[-1].number + 1 if existing else 1
+    number, path = write_numbered(folder, lambda n: f"{n:04d}.json", first, document)
+    write_atomically(path.with_suffix(".md"), markdown.report(result_report(result)))
+    return Entry(machine, number, path)
+
+
+def is_history_name(spec: str) -> bool:
+    """Whether `compare` reads `spec` as a history entry: latest, previous or a run id."""
+    return spec in NAMED or _RUN_ID.match(spec) is not None
+
+
+def find(spec: str, history: Path) -> Path:
+    """The file of history entry `spec` (latest, previous, 7, 0007, MACHINE/0007); refused in
+    one line naming the history when it has no such entry."""
+    machine = machine_name()
+    listed = entries(history, machine)
+    where = history / machine
+    if spec in NAMED:
+        if not listed:
+            raise ResultFormatError(f"{where}: no run history here to take {spec!r} from "
+                                    "(run a scenario first, or give --history)")
+        latest = listed[-1]
+        if spec == "latest":
+            return latest.path
+        name = _scenario_name(latest)
+        # Newest first, reading one entry at a time, up to the first of the same scenario.
+        for earlier in reversed(listed[:-1]):
+            if _scenario_name(earlier, quiet=True) == name:
+                return earlier.path
+        raise ResultFormatError(f"{where}: no run of scenario {name!r} before the latest "
+                                f"({latest.run_id}) to take 'previous' from")
+    match = _RUN_ID.match(spec)
+    assert match is not None, "is_history_name chose this spec"
+    machine = match.group(1) or machine
+    number = int(match.group(2))
+    chosen = [e for e in entries(history, machine) if e.number == number]
+    if not chosen:
+        raise ResultFormatError(f"{history / machine}: no run {number:04d} in the history "
+                                "(expected a result file, 'latest', 'previous' or a run id "
+                                "listed in its index.html)")
+    return chosen[0].path
+
+
+def _scenario_name(entry: Entry, quiet: bool = False) -> str | None:
+    """The scenario an entry ran; an unreadable entry is refused, or None when `quiet`."""
+    try:
+        return load_result(entry.path).name
+    except ResultFormatError:
+        if quiet:
+            return None
+        raise

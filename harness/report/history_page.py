@@ -1,0 +1,152 @@
+"""The history's index page: each figure of each scenario across the runs kept, with the
+changes that persisted flagged (`harness.core.steps`).
+
+One section per machine and scenario: a row per figure (the figures `compare` reads, per
+sweep point and layout), a column per run (its id and commit), the newest
+`SHOWN_RUNS` of them, and the steps found over the whole history; a chart draws
+the figures that stepped, each as its change against its first run. Timings step only
+beyond `TIMING_TOLERANCE` of their level (they are noisy); every other figure is
+deterministic and steps on any lasting change. Entries that cannot be read are named
+in a note, not shown. Entries are read one at a time and only their figures kept, so
+the index of a long history holds one result at a time, not all of them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core import charts
+from harness.core.atomic import locked_directory, write_atomically
+from harness.core.errors import ResultFormatError
+from harness.core.model import Result
+from harness.core.steps import Step, steps
+from harness.core.tables import Cell, Report, Section, Table, code, literal, text
+from harness.report import html
+from harness.report.compare import RUN_FIGURES, SUBJECT_FIGURES, Figure, render_value
+from harness.report.history import Entry, entries, machines
+from harness.report.results import load_result
+
+SHOWN_RUNS = 12
+#: at most this many stepped figures are drawn per scenario (all are in the table)
+CHARTED = 8
+#: a timing's change counts as a step beyond this fraction of its level
+TIMING_TOLERANCE = 0.10
+TIMINGS = ("scalar_ns", "batch_ns")
+#: (sweep point, layout, figure) -> (kind, value per run index)
+Series = dict[tuple[str, str, str], tuple[Figure, dict[int, float]]]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What the index needs of one entry: read once, so the results are not all held."""
+
+    run_id: str
+    commit: str
+    figures: dict[tuple[str, str, str], tuple[Figure, float]]
+
+
+def _kept(entry: Entry, result: Result) -> Kept:
+    figures: dict[tuple[str, str, str], tuple[Figure, float]] = {}
+    for run in result.runs:
+        for figure in RUN_FIGURES:
+            value = figure.get(run)
+            if value is not None:
+                figures[(run.label, "(ring)", figure.label)] = (figure, value)
+        for subject in run.subjects:
+            for figure in SUBJECT_FIGURES:
+                value = figure.get(subject)
+                if value is not None:
+                    figures[(run.label, subject.name, figure.label)] = (figure, value)
+    return Kept(entry.run_id, result.git_commit or "no commit", figures)
+
+
+def _series(kept: list[Kept]) -> Series:
+    found: Series = {}
+    for index, one in enumerate(kept):
+        for key, (figure, value) in one.figures.items():
+            found.setdefault(key, (figure, {}))[1][index] = value
+    return found
+
+
+def _describe(step: Step, ids: list[str], figure: Figure) -> str:
+    change = (f"{100 * step.relative:+.1f}%" if step.relative is not None
+              else f"{render_value(step.before, figure.kind)} to "
+                   f"{render_value(step.after, figure.kind)}")
+    return f"{change} at {ids[step.at]}" + ("" if step.confirmed else " (unconfirmed)")
+
+
+def _section(machine: str, name: str, kept: list[Kept]) -> Section:
+    ids = [one.run_id for one in kept]
+    shown = range(max(0, len(kept) - SHOWN_RUNS), len(kept))
+    headings = ["ring", "layout", "figure",
+                *(f"{ids[i]} ({literal(kept[i].commit[:7])})" for i in shown),
+                "steps (changes that persisted)"]
+    rows = []
+    flagged = 0
+    stepped: list[dict[str, object]] = []
+    charted = 0
+    for (label, subject, _), (figure, values) in _series(kept).items():
+        indexes = sorted(values)
+        tolerance = TIMING_TOLERANCE if figure.label in TIMINGS else 0.0
+        found = steps([values[i] for i in indexes], tolerance)
+        # A step's index is into the runs that hold the figure; name it by run id.
+        held_ids = [ids[i] for i in indexes]
+        flagged += sum(s.confirmed for s in found)
+        first = values[indexes[0]]
+        if any(s.confirmed for s in found) and first and charted < CHARTED:
+            charted += 1
+            series = f"{label} {subject} {figure.label}"
+            stepped += [{"run": int(ids[i]), "series": series, "change": values[i] / first - 1}
+                        for i in indexes]
+        rows.append([text(label), text(subject), text(figure.label),
+                     *(Cell(render_value(values[i], figure.kind), values[i]) if i in values
+                       else text("") for i in shown),
+                     text("; ".join(_describe(s, held_ids, figure) for s in found))])
+    note = (f"{len(kept)} runs of {literal(name)} on {literal(machine)}, the newest "
+            f"{len(shown)} shown; {flagged} confirmed step(s). A step is a change that the "
+            "runs after it confirm; timings count only beyond "
+            f"{100 * TIMING_TOLERANCE:.0f}% of their level.")
+    found_charts = [charts.curves(
+        f"Figures that stepped ({name} on {machine}): change against their first run",
+        stepped, x="run", y="change", series="series", x_title="run number",
+        y_title="change against the first run", log=False)] if stepped else []
+    return Section(f"{literal(name)} on {literal(machine)}",
+                   tables=[Table.of(headings, rows, notes=[note])], charts=found_charts)
+
+
+def history_report(history: Path) -> Report:
+    """The index of every machine's runs in `history`."""
+    sections = []
+    unreadable = []
+    for machine in machines(history):
+        by_scenario: dict[str, list[Kept]] = defaultdict(list)
+        for entry in entries(history, machine):
+            try:
+                result = load_result(entry.path)
+            except ResultFormatError as exc:
+                unreadable.append(f"{code(f'{machine}/{entry.run_id}')} ({literal(str(exc))})")
+                continue
+            by_scenario[result.name].append(_kept(entry, result))
+            del result
+        sections += [_section(machine, name, kept) for name, kept in sorted(by_scenario.items())]
+    intro = ["Every run `python -m harness run` kept, per machine and scenario: each figure "
+             "across the runs, with the changes that persisted flagged. Compare any two with "
+             "`python -m harness compare previous latest` or by run id."]
+    if unreadable:
+        intro.append("Entries that could not be read, and are left out: "
+                     + "; ".join(unreadable) + ".")
+    if not sections:
+        intro.append("No runs are kept here yet.")
+    return Report("Run history", intro, sections)
+
+
+def write_index(history: Path) -> Path:
+    """Rewrite HISTORY/index.html from every entry, under the history's lock (two runs
+    finishing at once write it one after the other, the second with both entries)."""
+    target = history / "index.html"
+    history.mkdir(parents=True, exist_ok=True)
+    with locked_directory(history):
+        write_atomically(target, html.report(history_report(history)))
+    return target

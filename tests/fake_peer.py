@@ -1,0 +1,84 @@
+"""A tiny process-protocol peer that misbehaves on purpose: `python fake_peer.py MODE`.
+
+Each mode breaks the protocol one way, at one request, so that tests/test_foreign_faults.py
+can check the harness's one-line failure for it. Every mode answers HELLO and BUILD
+correctly (unless the mode is about them), and routes every key to server 0 otherwise.
+If FAKE_PEER_PIDS names a file, the peer (and any child it starts) appends its pid there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+HOSTILE_NAME = b"<script>alert(1)</script> | `x` *y*"
+
+
+def note_pid(pid: int) -> None:
+    if path := os.environ.get("FAKE_PEER_PIDS"):
+        with open(path, "a") as pids:
+            pids.write(f"{pid}\n")
+
+
+def reply(payload: bytes, status: bytes = b"K") -> None:
+    sys.stdout.buffer.write(struct.pack("<I", 1 + len(payload)) + status + payload)
+    sys.stdout.buffer.flush()
+
+
+def main(mode: str) -> int:
+    note_pid(os.getpid())
+    if mode == "exit-at-start":
+        print("fake_peer: cannot open its configuration", file=sys.stderr)
+        return 3
+    stdin = sys.stdin.buffer
+    servers = 0
+    while len(header := stdin.read(4)) == 4:
+        length = struct.unpack("<I", header)[0]
+        if mode == "kill-self-mid-batch" and length > 1000:  # a ROUTE, not HELLO or BUILD
+            stdin.read(length // 2)  # half the batch read, then gone
+            os.kill(os.getpid(), signal.SIGKILL)
+        body = stdin.read(length)
+        opcode = body[:1]
+        if opcode == b"H":
+            version = 99 if mode == "old-version" else 1
+            # A peer names itself: in a report that is a user string like any other.
+            name = HOSTILE_NAME if mode == "hostile-name" else b"fake"
+            reply(struct.pack("<III", version, 0, len(name)) + name + struct.pack("<I", 1)
+                  + b"0")
+        elif opcode == b"B":
+            if mode == "crash-on-build":
+                raise RuntimeError("fake_peer: crashed while building")
+            if mode == "refuse-build":
+                message = b"no such server"
+                reply(struct.pack("<I", len(message)) + message, b"E")
+                continue
+            servers = struct.unpack("<I", body[1:5])[0]
+            reply(struct.pack("<q", -1))
+        elif opcode == b"R":
+            n = struct.unpack("<I", body[1:5])[0]
+            if mode == "hang-on-route":
+                note_pid(subprocess.Popen(["sleep", "300"]).pid)  # a child left to the group
+                time.sleep(300)
+            if mode == "garbage":
+                sys.stdout.buffer.write(b"Traceback? no: plain garbage on stdout\n")
+                sys.stdout.buffer.flush()
+                continue
+            owners = [0] * n
+            if mode == "wrong-count":
+                owners = owners[:-1]
+            if mode == "out-of-range":
+                owners[-1] = servers
+            reply(struct.pack(f"<I{len(owners)}H", len(owners), *owners))
+        elif opcode == b"Q":
+            return 0
+        else:
+            reply(struct.pack("<I", 11) + b"unsupported", b"E")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
