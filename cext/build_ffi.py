@@ -153,7 +153,8 @@ void jumpback_many(const uint64_t *, size_t, uint32_t, uint16_t *);
 """
 
 # Point generation (generate.h), batch BLAKE2b (blake2b_lanes.h), the lean ring
-# (lean.h) and the random-access reference of batch lookups (random_access.h).
+# (lean.h), the random-access reference of batch lookups (random_access.h) and the
+# preference lists of replication (replicas.h).
 CDEF_GENERATE = """
 int ring_generate_points(int, const uint8_t *, const int64_t *, size_t, const uint8_t *,
                          const uint64_t *, const uint64_t *, size_t, void *, uint16_t *, int);
@@ -166,6 +167,8 @@ void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
 void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
 
 void ring_random_reads(const uint32_t *, size_t, const uint32_t *, size_t, uint16_t *);
+
+void replica_start_table(const uint16_t *, const uint16_t *, size_t, uint32_t, uint16_t *);
 """
 
 # cffi lays out a cdef'd struct itself; the packed ones must be declared with
@@ -196,17 +199,18 @@ ffibuilder.set_source(
     '#include "ring.h"\n#include "bucketed.h"\n#include "lru.h"\n#include "hashes.h"\n'
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
     '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
-    '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"',
+    '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"\n'
+    '#include "replicas.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
              "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
-             "cext/dx.c", "cext/jumpback.c"],
+             "cext/dx.c", "cext/jumpback.c", "cext/replicas.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
              "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
-             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h"],
+             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h", "cext/replicas.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

@@ -56,6 +56,10 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], needle: str,
     ('count = 3\nweights = { values = [1e308, 1e308], shares = [1, 1] }', "servers.weights"),
     ('count = 3\nweights = { values = [1, 2], shares = [1e308, 1e308] }',
      "of a finite positive sum"),
+    ('count = 3\nzones = ["a", "a"]', "servers.zones must be a list of distinct"),
+    ('count = 3\nzones = [""]', "servers.zones must be a list of distinct"),
+    ('list = [{ name = "a", zone = "" }]', "servers.list[0].zone must be a non-empty string"),
+    ('list = [{ name = "a", zone = 7 }]', "servers.list[0].zone must be a non-empty string"),
 ])
 def test_hostile_server_fields_are_refused(servers: str, needle: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -305,6 +309,7 @@ def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
     ('[comparison]\nservers = [65_534]\nweights = [[1000]]\nalgorithms = ["jump"]\n',
      "[comparison]"),
     ("[removals]\nservers = 65_535\nkeys = 100_000_000\n", "[removals]"),
+    ("[replication]\ncopies = 2\nobjects = 100_000_000\n", "[replication]"),
 ])
 def test_a_table_metric_too_large_for_memory_is_refused_before_work(
         table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -32,6 +32,9 @@ SERVERS = [
 CAPABILITIES = ["<svg onload=window.__pwned=6>", '**b** & "q" | `t` <b>x</b> \u2029']
 KEY_NAME = "<img src=x onerror=window.__pwned=7>{i}</script>"
 POINT_NAME = "<!--<script>{server}:{j}"
+#: the zone every listed server is in, and the server a replication joins
+ZONE = "<style>*{display:none}</style>`z` | **z**"
+JOIN = '<a href="javascript:window.__pwned=9">join</a> | `j`'
 #: the result file's name as compare is given it (its page shows the path)
 RESULT_NAME = '"><img src=x onerror=window.__pwned=8>`x`.json'
 
@@ -62,6 +65,7 @@ def _toml(value: str) -> str:
 def _scenario() -> str:
     servers = "".join(
         f"[[servers.list]]\nname = {_toml(name)}\nweight = {1 + (i == 3)}\n"
+        f"zone = {_toml(ZONE)}\n"
         + (f"capabilities = [{', '.join(_toml(c) for c in CAPABILITIES[: 2 - i % 2])}]\n"
            if i < 2 else "")
         for i, name in enumerate(SERVERS))
@@ -82,6 +86,12 @@ layouts = ["numpy-packed", "cffi-packed"]
 metrics = ["balance", "load"]
 
 [process]
+
+[replication]
+copies = 2
+objects = 500
+fail = {_toml(SERVERS[0])}
+join = {_toml(JOIN)}
 """
 
 
@@ -142,11 +152,13 @@ def _hottest_servers(result: Path) -> set[str]:
 
 def test_report_runs_no_injected_script_and_shows_the_strings(pages: dict[str, Path],
                                                               driver: Any) -> None:
-    """The run's HTML report: nothing injected ran; the description, every capability and
-    the servers the load table names are on the page as written."""
+    """The run's HTML report: nothing injected ran; the description, every capability,
+    the servers the load table names and the replication's failing and joining servers
+    are on the page as written."""
     state = _load(driver, pages["run"], "window.chartsReady")
     _assert_nothing_ran(state, "hostile", scripts=3)
-    for value in [DESCRIPTION, *CAPABILITIES, *_hottest_servers(pages["result"])]:
+    for value in [DESCRIPTION, *CAPABILITIES, *_hottest_servers(pages["result"]),
+                  f"{SERVERS[0]} fails", f"{JOIN} joins"]:
         assert value in state["text"], value
 
 

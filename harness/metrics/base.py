@@ -4,7 +4,7 @@ A metric is one module with one class following `Metric`: its `name`, what
 it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Four members are optional, with their
+tables it contributes to reports). Seven members are optional, with their
 default in `MetricBase`, which every metric subclasses: `check()`, why the
 metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
@@ -12,14 +12,16 @@ configured by a scenario table of its name (`TABLE_METRICS` in the registry);
 and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
 own work adds (the estimate checks it before any work) and the fields that set it,
 with `extra_rings(options)`, the rings of the run's recipe it builds beside it;
-and `working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
-measures that point (the throughput floor's array, a fresh process measuring one form).
+`working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
+measures that point (the throughput floor's array, a fresh process measuring one form);
+`estimated_seconds`, the time its own work adds; and `reference_lookups(options)`, the
+keys it routes through the algorithm's reference, which the algorithm prices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from harness.core.errors import HarnessError
@@ -61,6 +63,9 @@ class RunShape:
     peer_bytes: float
     #: operations (adds, removes) it is measured through
     operations: int
+    #: options of the metrics configured by their own table (what their work holds per
+    #: entry may depend on them: [replication]'s copies)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     def largest_lookup_bytes(self) -> float:
         """What the most expensive batch lookup of every key adds."""
@@ -111,6 +116,12 @@ class Metric(Protocol):
         starts (default: 0)."""
         ...
 
+    def reference_lookups(self, options: Any) -> int:
+        """Keys its own work routes through the algorithm's vectorised reference, which the
+        time estimate prices by the algorithm (rendezvous scores every server for each);
+        default: 0, none."""
+        ...
+
     def extra_rings(self, options: Any) -> int:
         """Rings of the run's recipe it holds at once beside the run's own (the estimate
         counts each at the cost of building the run's ring; default: 0)."""
@@ -120,7 +131,7 @@ class Metric(Protocol):
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
                                     "estimated_bytes", "estimated_seconds", "working_bytes",
-                                    "extra_rings")
+                                    "reference_lookups", "extra_rings")
 
 
 class MetricBase:
@@ -149,6 +160,10 @@ class MetricBase:
     def working_bytes(self, shape: RunShape) -> float:
         """0: the metric reads what the sweep point holds."""
         return 0.0
+
+    def reference_lookups(self, options: Any) -> int:
+        """0: the metric routes no keys of its own."""
+        return 0
 
     def extra_rings(self, options: Any) -> int:
         """0: the metric builds no ring of the run's recipe beside the run's own."""

@@ -78,6 +78,8 @@ class RunContext:
         lambda _servers: _unavailable("estimated_entries"))
     #: each server's capabilities, in `servers` order (processes)
     capabilities: Sequence[tuple[str, ...]] = ()
+    #: each server's zone (rack or data centre), in `servers` order (replication)
+    zones: Sequence[str] = ()
     #: options of metrics configured by their own scenario table ([process], [migration])
     options: Mapping[str, Any] = field(default_factory=dict)
     #: foreign peers, started and built (harness.recipes.peers.foreign)

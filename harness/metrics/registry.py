@@ -20,12 +20,14 @@ from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
 from harness.metrics.foreign import ForeignMetric
 from harness.metrics.hostile_keys import HostileKeysMetric
+from harness.metrics.hot_keys import HotKeysMetric
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
 from harness.metrics.removals import RemovalsMetric
+from harness.metrics.replication import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
 
 METRICS: list[Metric] = [
@@ -34,6 +36,8 @@ METRICS: list[Metric] = [
     EquivalenceMetric(),
     LoadMetric(),
     MovementMetric(),
+    ReplicationMetric(),
+    HotKeysMetric(),
     ProcessMetric(),
     MigrationMetric(),
     ComparisonMetric(),
@@ -48,7 +52,7 @@ BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                   "removals", "hostile_keys")
+                                  "removals", "hostile_keys", "replication", "hot_keys")
 #: metrics on by default in a scenario: all but those, counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout) and foreign (on when a foreign peer is named)
 DEFAULT_METRICS: tuple[str, ...] = tuple(

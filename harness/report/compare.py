@@ -51,10 +51,28 @@ def _field(metric: str, field: str) -> Callable[[Run | Subject], float | None]:
     return get
 
 
+def _within(metric: str, part: str, field: str) -> Callable[[Run], float | None]:
+    """A figure of one part of a run's record (replication's failure, its join)."""
+    def get(run: Run) -> float | None:
+        value = getattr(getattr(run.figure(metric), part, None), field, None)
+        return None if value is None else float(value)
+
+    return get
+
+
 def _load(field: str) -> Callable[[Run], float | None]:
     def get(run: Run) -> float | None:
         load = run.figure("load")
         return None if load is None else float(getattr(load, field))
+
+    return get
+
+
+def _policy(index: int) -> Callable[[Run], float | None]:
+    """The busiest server's peak-to-mean under one hot-keys policy, in the record's order."""
+    def get(run: Run) -> float | None:
+        policies = getattr(run.figure("hot_keys"), "policies", None)
+        return float(policies[index].peak_to_mean) if policies else None
 
     return get
 
@@ -82,6 +100,18 @@ RUN_FIGURES: list[Figure] = [
            _field("migration", "staged_peak_rate")),
     Figure("migration: peak origin rate, all at once", "number",
            _field("migration", "all_at_once_peak_rate")),
+    Figure("replication: keys losing a copy", "fraction",
+           _within("replication", "failure", "keys_losing_a_copy_fraction")),
+    Figure("replication: re-replication sources", "count",
+           _within("replication", "failure", "sources")),
+    Figure("replication: busiest source's share", "fraction",
+           _within("replication", "failure", "busiest_source_share")),
+    Figure("replication: copies moved by a join", "fraction",
+           _within("replication", "join", "copies_moved_fraction")),
+    Figure("hot keys: primary peak-to-mean", "ratio", _policy(0)),
+    Figure("hot keys: replicas peak-to-mean", "ratio", _policy(1)),
+    Figure("hot keys: split peak-to-mean", "ratio", _policy(2)),
+    Figure("hot keys: front cache peak-to-mean", "ratio", _policy(3)),
 ]
 SUBJECT_FIGURES: list[Figure] = [
     Figure("bytes_per_entry", "number", _field("memory", "bytes_per_entry")),

@@ -131,7 +131,8 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
     shape = RunShape(entries=entries, keys=keys, key_hash_bytes=bits // 8,
                      ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
-                     peer_bytes=peer, operations=len(scenario.operations))
+                     peer_bytes=peer, operations=len(scenario.operations),
+                     options=measure.options)
     # Parity looks every key up in every form; each metric then works on what is held.
     working = max([shape.largest_lookup_bytes(),
                    *(metric.working_bytes(shape) for metric in selected(measure.metrics))])
@@ -213,6 +214,9 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
     servers = scenario.ring_servers()
     rounds = 1 + len(scenario.operations)
     parts: list[tuple[float, str]] = [(0.0, "")]
+    # Keys the table metrics route through the algorithm's reference, priced by it.
+    extra = {name: get_metric(name).reference_lookups(options)
+             for name, options in scenario.measure.options.items()}
     for recipe in scenario.recipes():
         algorithm = get_algorithm(recipe.algorithm)
         # Parity routes every key through the reference and each form; the throughput
@@ -222,6 +226,13 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
             servers, recipe.params, reference_keys=keys,
             fast_keys=keys * (2 + scenario.measure.repeats),
             plain_keys=rounds * min(PLAIN_REFERENCE_KEYS, scenario.keys.count)))
+        for name, lookups in extra.items():
+            if lookups:
+                seconds, why = algorithm.estimated_seconds(
+                    servers, recipe.params, reference_keys=lookups, fast_keys=0,
+                    plain_keys=0)
+                parts.append((seconds, f"[{name}]: {lookups:,} objects routed, {why}"
+                              if why else ""))
     for name, options in scenario.measure.options.items():
         seconds, why = get_metric(name).estimated_seconds(options, servers)
         parts.append((seconds, f"[{name}]: {why}" if why else ""))

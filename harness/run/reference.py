@@ -57,6 +57,10 @@ TABLES: dict[str, str] = {
     "equivalence": "The random points per server that match the recipe's balance.",
     "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
     "equivalence.against": "The ring of random points the recipe is matched against.",
+    "replication": "R copies of each object on distinct servers (or zones): their balance, "
+                   "one failure and one join.",
+    "hot_keys": "Zipf traffic replayed four ways: primary only, reads over replicas, hot keys "
+                "split into sub-keys, a front cache.",
     "hostile_keys": "A brute-force attack aiming keys at one server "
                     "([hostile keys](../guide/hostile-keys.md)).",
 }
@@ -103,6 +107,7 @@ SPECIMENS: tuple[str, ...] = (
     name = "a"
     weight = 1
     capabilities = ["pci"]
+    zone = "rack-1"
     [[servers.list]]
     name = "b"
     [generator]

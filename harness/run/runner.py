@@ -143,7 +143,8 @@ def _run_recipe(
             build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
             estimated_entries=lambda fleet: algorithm_class.estimated_entries(
                 fleet, recipe.params),
-            capabilities=scenario.ring_capabilities(), options=scenario.measure.options,
+            capabilities=scenario.ring_capabilities(), zones=scenario.ring_zones(),
+            options=scenario.measure.options,
             stage=progress.stage, advance=progress.advance,
         )
         for metric in selected(scenario.measure.metrics):

@@ -35,6 +35,7 @@ from harness.core.servers import (
 )
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
+from harness.metrics.hot_keys import HotKeysOptions
 from harness.metrics.registry import (
     DEFAULT_METRICS,
     METRIC_NAMES,
@@ -42,12 +43,14 @@ from harness.metrics.registry import (
     get_metric,
     unavailable,
 )
+from harness.metrics.replication import ReplicationOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
+from harness.recipes.replication import replication_problem
 
 FORMAT_VERSION = 1
 #: a process of more rings than this is a mistake of the eligibility rule, not a router
@@ -64,6 +67,8 @@ class ServerSpec:
     name: str
     weight: float = 1.0
     capabilities: tuple[str, ...] = ()
+    #: its rack or data centre, which replicas spread over; "" (none given): a zone of its own
+    zone: str = ""
 
     def server(self) -> Server:
         return Server(self.name, self.weight)
@@ -155,6 +160,12 @@ class Scenario:
         """The servers on the ring: those with every required capability."""
         return servers_with([s.server() for s in self.servers],
                             [s.capabilities for s in self.servers], self.generator.requires)
+
+    def ring_zones(self) -> list[str]:
+        """The zone of each server on the ring, in the same order (a server given none is a
+        zone of its own, under its name)."""
+        need = set(self.generator.requires)
+        return [s.zone or s.name for s in self.servers if need <= set(s.capabilities)]
 
     def ring_capabilities(self) -> list[tuple[str, ...]]:
         """The capabilities of each server on the ring, in the same order."""
@@ -270,19 +281,23 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
         names = [template.format(i=i) for i in range(count)]
         if len(set(names)) != count:  # the template rule makes names injective; say so if not
             raise table.error("name", "a template giving each server its own name", template)
+        zones = _zones(table)
         if table.has("weights") or table.has("capabilities"):
             generated = generated_servers(table, names)
             table.finish()
-            return generated
+            return _in_zones(generated, zones)
         weight = table.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS)
         table.finish()
-        return tuple(ServerSpec(name, weight) for name in names)
+        return _in_zones(tuple(ServerSpec(name, weight) for name in names), zones)
     specs = []
     for item in table.take_table_list("list"):
+        name = item.take_str("name")
         specs.append(ServerSpec(
-            item.take_str("name"),
+            name,
             item.take_number("weight", 1.0, bounds=WEIGHT_BOUNDS),
             item.take_str_list("capabilities", []),
+            item.take_str("zone", name, expected="a non-empty string: the server's rack or "
+                          "data centre", shown_default="the server's name (a zone of its own)"),
         ))
         item.finish()
     table.finish()
@@ -294,6 +309,22 @@ def _servers(table: Fields) -> tuple[ServerSpec, ...]:
             raise table.error("list", "servers with distinct names", spec.name)
         seen.add(spec.name)
     return tuple(specs)
+
+
+def _zones(table: Fields) -> tuple[str, ...]:
+    """`zones`: names given to generated servers in turn (server i in zone i mod len), as
+    racks of equal size are filled; none (or []): each server a zone of its own."""
+    zones = table.take_str_list("zones", [])
+    if any(not z for z in zones) or len(set(zones)) != len(zones):
+        raise table.error("zones", "a list of distinct non-empty zone names",
+                          table.table["zones"])
+    return zones
+
+
+def _in_zones(specs: tuple[ServerSpec, ...], zones: tuple[str, ...]) -> tuple[ServerSpec, ...]:
+    if not zones:
+        return specs
+    return tuple(replace(spec, zone=zones[i % len(zones)]) for i, spec in enumerate(specs))
 
 
 def _algorithm(table: Fields) -> AlgorithmSpec | None:
@@ -586,6 +617,12 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                     if problem:
                         raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
                                             f"servers that are {problem}")
+    replication = scenario.measure.options.get("replication")
+    if isinstance(replication, ReplicationOptions):
+        _check_replication(scenario, replication, top)
+    hot_keys = scenario.measure.options.get("hot_keys")
+    if isinstance(hot_keys, HotKeysOptions):
+        _check_hot_keys(scenario, hot_keys, top)
     hostile = scenario.measure.options.get("hostile_keys")
     if hostile is not None:
         if hostile.target is not None and hostile.target not in on_ring_names:
@@ -609,6 +646,58 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for the recipe peer "
                                 f"{foreign.name!r} routes like")
+
+
+def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fields) -> None:
+    """R copies need R servers (R zones, zone-aware) after the failure too, an algorithm
+    that defines replica sets, a server on the ring to fail and a new name to join."""
+    for recipe in scenario.recipes():
+        reason = replication_problem(recipe.algorithm)
+        if reason:
+            raise ScenarioError(f"{top.file}: replication must be left out for "
+                                f"{recipe.algorithm}: {reason}")
+    on_ring = [s.name for s in scenario.ring_servers()]
+    if options.fail is not None and options.fail not in on_ring:
+        raise ScenarioError(f"{top.file}: replication.fail must name a server on the ring "
+                            f"(got {options.fail!r})")
+    if options.join in {s.name for s in scenario.servers}:
+        raise ScenarioError(f"{top.file}: replication.join must be a new server name (got "
+                            f"{options.join!r}, already a server)")
+    failed = options.fail if options.fail is not None else on_ring[0]
+    servers = scenario.ring_servers()
+    changed = {"fail": [s for s in servers if s.name != failed],
+               "join": [*servers, Server(options.join)]}
+    for recipe in scenario.recipes():
+        for field_name, fleet in changed.items():
+            # The rebuilt ring must take the changed fleet (HAProxy's ids from names).
+            problem = get_algorithm(recipe.algorithm).check_servers(fleet, recipe.params)
+            if problem:
+                raise ScenarioError(
+                    f"{top.file}: replication.{field_name} must leave servers that are "
+                    f"{problem} for {recipe.algorithm} {recipe.label} (got "
+                    f"{getattr(options, field_name) or failed!r})")
+    zones = scenario.ring_zones()
+    left = [zone for name, zone in zip(on_ring, zones, strict=True) if name != failed]
+    places, what = (len(set(left)), "zones") if options.zone_aware else (len(left), "servers")
+    if options.copies > places:
+        raise ScenarioError(
+            f"{top.file}: replication.copies must be at most the {what} on the ring once "
+            f"{failed!r} fails ({places}), since each copy needs its own (got {options.copies})")
+
+
+def _check_hot_keys(scenario: Scenario, options: HotKeysOptions, top: Fields) -> None:
+    """Reads spread over replicas: an algorithm with replica sets, and servers enough."""
+    for recipe in scenario.recipes():
+        reason = replication_problem(recipe.algorithm)
+        if reason:
+            raise ScenarioError(f"{top.file}: hot_keys must be left out for "
+                                f"{recipe.algorithm}, whose reads it spreads over replicas: "
+                                f"{reason}")
+    servers = len(scenario.ring_servers())
+    if options.copies > servers:
+        raise ScenarioError(f"{top.file}: hot_keys.copies must be at most the servers on the "
+                            f"ring ({servers}), since each copy needs its own (got "
+                            f"{options.copies})")
 
 
 def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,

@@ -243,6 +243,34 @@ class RendezvousAlgorithm(OneForm):
                 owners[where[wins]] = server
         return owners
 
+    def scores(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.int64]:
+        """keys x servers: each server's score for each key, with its name rank below it
+        (score * 2**16 + rank), so that the larger number wins, a tie going to the greater
+        name: the order the owner is picked by, for every server (replica sets)."""
+        keys = KEYS.lookup_keys(np.asarray(key_hashes))
+        out = np.zeros((len(keys), len(self._servers)), dtype=np.int64)
+        lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+        for length in np.unique(lengths):
+            where = np.flatnonzero(lengths == length)
+            rows = np.frombuffer(b"".join(keys[i] for i in where), dtype=np.uint8).reshape(
+                len(where), int(length))
+            for server, (prefix, rank) in enumerate(zip(self._prefixes(), self._ranks(),
+                                                        strict=True)):
+                head = np.broadcast_to(np.frombuffer(prefix, dtype=np.uint8),
+                                       (len(where), len(prefix)))
+                score = murmur3_32_rows(np.hstack([head, rows])).astype(np.int64)
+                out[where, server] = (score << 16) + rank
+        return out
+
+    def ranked_reference(self, key_hash: int, copies: int) -> list[int]:
+        """The `copies` best servers for one key, best first, in plain Python: highest
+        score, a tie to the greater name (the first is `reference_lookup_many`'s owner)."""
+        (key,) = KEYS.lookup_keys(np.array([key_hash], dtype=np.uint64))
+        ranked = sorted(range(len(self._servers)), reverse=True,
+                        key=lambda i: (murmur3_32(self._prefixes()[i] + key),
+                                       self._servers[i].name))
+        return ranked[:copies]
+
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
         owners, prefixes = [], self._prefixes()
         for key in KEYS.lookup_keys(np.asarray(key_hashes)):

@@ -24,7 +24,7 @@ be a positive finite number: refused before any work otherwise.
 The fast paths are in C (cext/algorithms.c, libm's log as mcrouter's std::log); the
 plain reference is Python's math.log, which is the same libm function. The vectorised
 reference uses numpy's log, which may differ from libm's in the last bit: keys whose two
-best scores are that close are settled by the plain reference (`_CLOSE`).
+best scores are that close are settled by the plain reference (`CLOSE_GAP`).
 """
 
 from __future__ import annotations
@@ -50,10 +50,11 @@ MASK64 = 2**64 - 1
 _M, _R = 0xC6A4A7935BD1E995, 47
 _KMUL = 0x9DDFEA08EB382D69
 _FIFTY_THREE_ONES = 2**53 - 1
-#: relative gap between a key's two best vectorised scores below which the plain
+#: relative gap between a key's two best vectorised scores (or any two of its best R, for
+#: replica sets) below which the plain
 #: reference decides: numpy's log and libm's agree to a few units in the last place
 #: (about 1e-16 relative), so a wider gap cannot be reordered by their difference.
-_CLOSE = 1e-12
+CLOSE_GAP = 1e-12
 
 
 def murmur64a(data: bytes, seed: int) -> int:
@@ -205,9 +206,30 @@ class WeightedRendezvousAlgorithm(OneForm):
                 second = np.where(wins, best, np.maximum(second, scores))
                 best = np.where(wins, scores, best)
                 owners[wins] = i
-        for k in np.flatnonzero(best - second <= best * _CLOSE):
+        for k in np.flatnonzero(best - second <= best * CLOSE_GAP):
             owners[k] = pick(server_hashes, weights, int(keys[k]))
         return owners
+
+    def scores(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.float64]:
+        """keys x servers: each server's score for each key, vectorised (numpy's log: a
+        caller ordering by them settles near ties with `ranked_reference`, see `CLOSE_GAP`)."""
+        keys = np.asarray(key_hashes).astype(np.uint64)
+        out = np.zeros((len(keys), len(self._servers)), dtype=np.float64)
+        low_bits = np.uint64(_FIFTY_THREE_ONES)
+        server_hashes, weights = self._nodes.nodes()
+        with np.errstate(divide="ignore"):  # log(0) = -inf, as in C
+            for i, (server_hash, weight) in enumerate(zip(server_hashes, weights, strict=True)):
+                u = (_hash128to64_many(server_hash, keys) & low_bits).astype(np.float64) / 2.0**53
+                out[:, i] = weight * (1.0 / (-np.log(u)))
+        return out
+
+    def ranked_reference(self, key_hash: int, copies: int) -> list[int]:
+        """The `copies` best servers for one key, best first, in plain Python: highest score,
+        a tie to the server listed first (the first is `pick`'s owner, as mcrouter's strict
+        `>` keeps the first of equal scores)."""
+        server_hashes, weights = self._nodes.nodes()
+        scores = [score(w, h, key_hash) for h, w in zip(server_hashes, weights, strict=True)]
+        return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:copies]
 
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
         server_hashes, weights = self._nodes.nodes()

@@ -1,0 +1,331 @@
+"""Replication: each key on R distinct servers, and what one failure or one new server does.
+
+`[replication] copies = R` places every object's R copies by its preference
+list (`harness.recipes.replication`: the ring walks clockwise, skipping servers
+already chosen, and with `zone_aware = true` zones already chosen; rendezvous takes
+the top R scores, zone-aware the top scores of distinct zones). Measured
+over `objects` distinct objects named "object-{i}":
+
+- load of copies: each server's share of all copies, CV and peak-to-mean (per unit
+  weight), beside the primary-only figures, for the plain placement and, where the
+  servers have zones enough, the zone-aware one: the balance zone-awareness costs;
+- keys two of whose copies share a zone (none when zone-aware);
+- one server failing (`fail`): keys that lose a copy, keys whose preference list
+  changes, copies to re-create (and bytes, at `object_bytes` each), and how many
+  servers send and receive that work, with the busiest source's share
+  (`harness.metrics.replica_changes` says which copy a lost one is taken from);
+- one server joining (`join`, weight 1): copies that move, all of them to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core import charts
+from harness.core.fields import Fields
+from harness.core.servers import Server
+from harness.core.tables import Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase
+from harness.metrics.replica_changes import (
+    copy_load,
+    keys_sharing_a_zone,
+    new_copies,
+    recreation,
+)
+from harness.recipes.replication import ReplicaPlacement
+
+if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
+    from harness.core.model import Result
+    from harness.metrics.base import RunShape
+    from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.recipes.algorithms.base import Algorithm
+
+#: bytes per object: its encoded name (about 60), its hash (8), and per copy, the lists
+#: before, after the failure and after the join (2 bytes each), their int64 copies while
+#: compared (24) and the copies-against-copies comparison (1 per pair)
+BYTES_PER_OBJECT = 100
+BYTES_PER_OBJECT_COPY = 40
+#: seconds per object and copy: hashing, three table look-ups and the comparisons (0.2 us
+#: measured on 200,000 objects at R = 3), with a margin of 2
+SECONDS_PER_OBJECT_COPY = 4e-7
+
+
+@dataclass(frozen=True)
+class ReplicationOptions:
+    copies: int = 3
+    zone_aware: bool = False
+    objects: int = 200_000
+    #: bytes of one object, to state the re-replication work in bytes
+    object_bytes: int = 1 << 20
+    #: the server that fails; None: the first server on the ring
+    fail: str | None = None
+    join: str = "joining-server"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Load of copies under one walk (plain or zone-aware)."""
+
+    zone_aware: bool
+    primary_cv: float
+    primary_peak_to_mean: float
+    replica_cv: float
+    replica_peak_to_mean: float
+    #: keys two of whose copies share a zone
+    keys_sharing_a_zone: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    server: str
+    keys_losing_a_copy: int
+    keys_losing_a_copy_fraction: float
+    keys_changed: int
+    copies_to_recreate: int
+    bytes_to_recreate: int
+    sources: int
+    destinations: int
+    busiest_source_share: float
+    busiest_destination_share: float
+    #: copies each source sends, most first
+    per_source: list[int]
+
+
+@dataclass(frozen=True)
+class Join:
+    server: str
+    copies_moved: int
+    copies_moved_fraction: float
+    keys_changed: int
+    #: every moved copy lands on the joining server
+    only_to_it: bool
+
+
+@dataclass(frozen=True)
+class Replication:
+    copies: int
+    zone_aware: bool
+    objects: int
+    object_bytes: int
+    servers: int
+    zones: int
+    placements: list[Placement]
+    failure: Failure
+    join: Join
+
+
+def zone_indexes(zones: Sequence[str], servers: Sequence[Server]) -> npt.NDArray[np.int64]:
+    """Each server's zone as an integer (a server given none: a zone of its own)."""
+    names = list(zones) if zones else [s.name for s in servers]
+    indexes: npt.NDArray[np.int64] = np.unique(names, return_inverse=True)[1].astype(np.int64)
+    return indexes
+
+
+def _take_bool(table: Fields, key: str, default: bool) -> bool:
+    value = table.take_raw(key, default, expected="true or false")
+    if not isinstance(value, bool):
+        raise table.error(key, "true or false", value)
+    return value
+
+
+class ReplicationMetric(MetricBase):
+    """R copies per key: their balance, zones, and the work of one failure and one join."""
+
+    name: ClassVar[str] = "replication"
+    scope: ClassVar[Scope] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = Replication
+    cost_fields: ClassVar[str] = "objects, copies"
+
+    @staticmethod
+    def parse_options(table: Fields) -> ReplicationOptions:
+        """`[replication]`: copies, zone_aware, objects, object_bytes, fail, join."""
+        options = ReplicationOptions(
+            copies=table.take_int("copies", 3, minimum=1, maximum=64),
+            zone_aware=_take_bool(table, "zone_aware", False),
+            objects=table.take_int("objects", 200_000, minimum=1, maximum=10**8),
+            object_bytes=table.take_int("object_bytes", 1 << 20, minimum=1, maximum=2**50),
+            fail=(table.take_str("fail", "-", shown_default="the first server on the ring")
+                  if table.has("fail") else None),
+            join=table.take_str("join", "joining-server"),
+        )
+        table.finish()
+        return options
+
+    def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
+        """Names, hashes and three sets of preference lists per object (the structure
+        rebuilt for the failure and the join: `extra_rings`; the per-point tables:
+        `working_bytes`)."""
+        assert isinstance(options, ReplicationOptions)
+        return float(options.objects * (BYTES_PER_OBJECT
+                                        + BYTES_PER_OBJECT_COPY * options.copies
+                                        + options.copies**2))
+
+    def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
+        assert isinstance(options, ReplicationOptions)
+        placements = 2
+        seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
+        return seconds, f"{options.objects:,} objects of {options.copies} copies"
+
+    def extra_rings(self, options: Any) -> int:
+        """The ring rebuilt for the failure, then for the join: one at a time."""
+        return 1
+
+    def working_bytes(self, shape: RunShape) -> float:
+        """On a ring, two per-point tables of R uint16 alive at once (before, and after the
+        change)."""
+        options = shape.options.get(self.name)
+        if not isinstance(options, ReplicationOptions) or not shape.ring_array_bytes:
+            return 0.0
+        return 2 * 2.0 * options.copies * shape.entries
+
+    def reference_lookups(self, options: Any) -> int:
+        """Every object placed four times: plain and zone-aware, after the failure, after
+        the join."""
+        assert isinstance(options, ReplicationOptions)
+        return 4 * options.objects
+
+    def steps(self, plan: RunPlan) -> int:
+        return 1 if "replication" in plan.options else 0
+
+    def measure(self, context: RunContext) -> Replication | None:
+        options = context.options.get(self.name)
+        if not isinstance(options, ReplicationOptions):
+            return None
+        servers = list(context.servers)
+        algorithm: Algorithm = context.algorithm
+        zone_of = zone_indexes(context.zones, servers)
+        weights = np.array([s.weight for s in servers], dtype=np.float64)
+        context.stage(f"{context.label}: replication, {options.objects:,} objects")
+        hashes = algorithm.hash_keys([f"object-{i}".encode() for i in range(options.objects)])
+        # Zone-aware beside plain wherever it differs (fewer zones than servers) and can
+        # place every copy: that difference is the balance zone-awareness costs.
+        zones = len(np.unique(zone_of))
+        walks = [False, True] if options.zone_aware or options.copies <= zones < len(servers) \
+            else [False]
+        placements, lists_by_walk = [], {}
+        for aware in walks:
+            lists = ReplicaPlacement(algorithm, options.copies,
+                                     zone_of if aware else None).lists(hashes)
+            lists_by_walk[aware] = lists
+            primary_cv, primary_peak = copy_load(lists[:, :1], weights)
+            replica_cv, replica_peak = copy_load(lists, weights)
+            placements.append(Placement(aware, primary_cv, primary_peak, replica_cv,
+                                        replica_peak, keys_sharing_a_zone(lists, zone_of)))
+        aware = options.zone_aware
+        before = lists_by_walk[aware].astype(np.int64)
+        failure = self._failure(context, options, before, hashes, zone_of, aware)
+        join = self._join(context, options, before, hashes, zone_of, aware)
+        context.advance(1)
+        return Replication(copies=options.copies, zone_aware=aware, objects=options.objects,
+                           object_bytes=options.object_bytes, servers=len(servers),
+                           zones=len(np.unique(zone_of)), placements=placements,
+                           failure=failure, join=join)
+
+    @staticmethod
+    def _failure(context: RunContext, options: ReplicationOptions,
+                 before: npt.NDArray[np.int64], hashes: npt.NDArray[np.unsignedinteger],
+                 zone_of: npt.NDArray[np.int64], aware: bool) -> Failure:
+        servers = list(context.servers)
+        name = options.fail if options.fail is not None else servers[0].name
+        failed = [s.name for s in servers].index(name)
+        context.stage(f"{context.label}: replication, {name} failing")
+        # As the movement metric: a construction that says how it loses a server
+        # (allocated tokens) loses it so; any other ring is rebuilt without it.
+        fallen = context.algorithm.without(failed)
+        remaining = [s for i, s in enumerate(servers) if i != failed]
+        if fallen is None:
+            fallen = context.rebuild(remaining)
+        kept = np.array([i for i in range(len(servers)) if i != failed], dtype=np.int64)
+        zones_after = zone_of[kept] if aware else None
+        after = kept[ReplicaPlacement(fallen, options.copies, zones_after).lists(hashes)]
+        work = recreation(before, after, failed)
+        return Failure(server=name, keys_losing_a_copy=work.keys_losing_a_copy,
+                       keys_losing_a_copy_fraction=work.keys_losing_a_copy / len(hashes),
+                       keys_changed=work.keys_changed, copies_to_recreate=work.copies,
+                       bytes_to_recreate=work.copies * options.object_bytes,
+                       sources=work.sources, destinations=work.destinations,
+                       busiest_source_share=work.busiest_source_share,
+                       busiest_destination_share=work.busiest_destination_share,
+                       per_source=list(work.per_source))
+
+    @staticmethod
+    def _join(context: RunContext, options: ReplicationOptions,
+              before: npt.NDArray[np.int64], hashes: npt.NDArray[np.unsignedinteger],
+              zone_of: npt.NDArray[np.int64], aware: bool) -> Join:
+        servers = list(context.servers)
+        context.stage(f"{context.label}: replication, {options.join} joining")
+        grown = context.rebuild([*servers, Server(options.join)])
+        # The new server is a zone of its own: it never shares one with a copy.
+        zones_after = np.append(zone_of, zone_of.max() + 1) if aware else None
+        after = ReplicaPlacement(grown, options.copies, zones_after).lists(hashes)
+        after = after.astype(np.int64)
+        created = new_copies(before, after)
+        moved = int(created.sum())
+        return Join(server=options.join, copies_moved=moved,
+                    copies_moved_fraction=moved / before.size,
+                    keys_changed=int((before != after).any(axis=1).sum()),
+                    only_to_it=bool(np.all(after[created] == len(servers))))
+
+    def sections(self, result: Result) -> list[Section]:
+        sections = []
+        for run in result.runs:
+            record: Replication | None = run.figure(self.name)
+            if record is None:
+                continue
+            sections.append(self._section(run.label, record))
+        return sections
+
+    @staticmethod
+    def _section(label: str, r: Replication) -> Section:
+        walk = {False: "plain", True: "zone-aware"}
+        placement = Table.of(
+            ["placement", "primary cv", "primary peak-to-mean", "copies cv",
+             "copies peak-to-mean", "keys with two copies in one zone"],
+            [[text(walk[p.zone_aware]), pct(p.primary_cv), number(p.primary_peak_to_mean),
+              pct(p.replica_cv), number(p.replica_peak_to_mean),
+              count(p.keys_sharing_a_zone)] for p in r.placements],
+            notes=[f"{r.objects:,} objects, {r.copies} copies each, on {r.servers} servers "
+                   f"in {r.zones} zones. Load is each server's copies per unit weight; "
+                   "primary counts only each object's first copy."])
+        f, j = r.failure, r.join
+        failure = Table.of(
+            ["change", "keys losing a copy", "keys losing a copy %", "lists changed",
+             "copies to re-create", "GiB to re-create", "source servers",
+             "busiest source's share", "destination servers"],
+            [[text(f"{f.server} fails"), count(f.keys_losing_a_copy),
+              pct(f.keys_losing_a_copy_fraction), count(f.keys_changed),
+              count(f.copies_to_recreate), number(f.bytes_to_recreate / 2**30, 2),
+              count(f.sources),
+              pct(f.busiest_source_share), count(f.destinations)]],
+            notes=[f"Placement: {walk[r.zone_aware]}. A lost copy is re-created from "
+                   "the copy after it in the key's old list (the one before it when it was "
+                   f"last), {r.object_bytes:,} bytes an object."])
+        join = Table.of(
+            ["change", "copies moved", "copies moved %", "lists changed",
+             "moved only to it"],
+            [[text(f"{j.server} joins"), count(j.copies_moved),
+              pct(j.copies_moved_fraction, 3), count(j.keys_changed),
+              text("yes" if j.only_to_it else "NO")]])
+        chart_rows = [{"placement": walk[p.zone_aware], "load": series, "peak": value,
+                       "label": f"{value:.3f}"}
+                      for p in r.placements
+                      for series, value in (("primary only", p.primary_peak_to_mean),
+                                            (f"all {r.copies} copies",
+                                             p.replica_peak_to_mean))]
+        balance = charts.grouped_bars(
+            f"Busiest server's load over the mean ({label})", chart_rows, category="placement",
+            group="load", value="peak", value_title="peak-to-mean", label="label")
+        sources = charts.bars(
+            f"Copies each source re-creates when {f.server} fails ({label})",
+            [{"source": f"#{i + 1}", "copies": c, "label": f"{c:,}"}
+             for i, c in enumerate(f.per_source)],
+            category="source", value="copies", value_title="copies sent",
+            label="label")
+        return Section(f"Replication ({literal(label)})",
+                       tables=[placement, failure, join], charts=[balance, sources])
