@@ -31,15 +31,22 @@ def _kib(text: str, field: str) -> int:
 
 def tree_memory(root: int) -> int:
     """The larger of the tree's summed PSS and its largest process's VmHWM, now."""
-    total, largest, stack = 0, 0, [root]
+    total, largest, stack = 0, 0, [(root, b"")]
     while stack:
-        pid = stack.pop()
+        pid, parent_command = stack.pop()
         try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            # A child forked but not yet exec'd is a copy of its parent: the parent was read
+            # before the fork, when it held those pages alone, so counting the copy's share
+            # too would count them one and a half times (seen: 124 MiB read for an 84 MiB
+            # run that starts git). The copy's own memory is counted once it has exec'd.
+            if command == parent_command:
+                continue
             total += _kib(Path(f"/proc/{pid}/smaps_rollup").read_text(), "Pss")
             largest = max(largest, _kib(Path(f"/proc/{pid}/status").read_text(), "VmHWM"))
         except (OSError, IndexError, ValueError):
             continue
-        stack += _children(pid)
+        stack += [(child, command) for child in _children(pid)]
     return max(total, largest)
 
 
