@@ -11,6 +11,12 @@ come from two clocks and are labelled apart:
 - `self_timed_ns`: the peer's own monotonic clock around its route (process peers that
   answer TIME), so that batch_ns - self_timed_ns is what the protocol costs.
 
+Movement: a process peer that supports ADD and REMOVE goes through each of the scenario's
+operations in turn (each applied to the first fleet, then undone): the share of keys it
+moves, compared by server name, and, when it claims a recipe, its agreement with that
+recipe on the fleet after the operation (a claimed parity that breaks there fails the
+run like any parity failure).
+
 Memory likewise: a library peer's mallocs are in our process and the memory metric
 measures them by memray, as a layout's; a process peer reports what it believes
 (`reported_bytes`, MEMORY), and the harness reads its PSS before and after BUILD.
@@ -19,10 +25,15 @@ measures them by memray, as a layout's; a process peer reports what it believes
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.core.tables import Cell, Section, Table, count, literal, number, text
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.servers import Operation, Server, servers_after
+from harness.core.tables import Cell, Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase
 from harness.metrics.throughput import Timing, timing_cell
 from harness.recipes.peers.foreign import ProcessPeer, protocol
@@ -33,6 +44,19 @@ if TYPE_CHECKING:
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 DOORS = {"library": "C ABI, in process", "command": "process protocol (pipe)"}
+
+
+@dataclass
+class ForeignMove:
+    """What one operation did to a process peer's routing."""
+
+    #: "add" or "remove"
+    operation: str
+    server: str
+    #: share of the workload's keys whose server (by name) changed
+    moved_fraction: float
+    #: agreement with its claimed recipe on the fleet after the operation, or None
+    agreement_after: float | None = None
 
 
 @dataclass
@@ -61,6 +85,9 @@ class ForeignFigures:
     pss_after_build: int | None = None
     #: "keys" (names, it hashes them) or "hashes" (given our recipe's key hashes)
     input: str = "keys"
+    #: each operation of the scenario through its ADD and REMOVE (process peers that
+    #: support them; None otherwise, and in results written before they were measured)
+    moves: list[ForeignMove] | None = None
 
 
 class ForeignMetric(MetricBase):
@@ -111,6 +138,9 @@ class ForeignMetric(MetricBase):
                 if peer.supports(protocol.FEATURE_TIME) and peer.spec.input == "keys":
                     record.self_timed_ns = Timing.of(peer.self_timed(
                         blob, offsets, context.settings.repeats))
+                if peer.supports(protocol.FEATURE_CHANGE) and context.operations:
+                    record.moves = [_move(peer, context.servers, operation, keys)
+                                    for operation in context.operations]
             figures[name] = record
         return figures
 
@@ -149,8 +179,52 @@ class ForeignMetric(MetricBase):
                     "the peer's TIME answer, its route alone. A library peer's allocator "
                     "bytes are in the peer table (memray); a process peer's memory is what "
                     "it reports and its PSS."]).trimmed()
-            sections.append(Section(f"Foreign peers ({literal(run.label)})", tables=[table]))
+            moves = [[text(name), text(f"{m.operation} {m.server}"), pct(m.moved_fraction, 2),
+                      number(m.agreement_after, 6) if m.agreement_after is not None
+                      else text("")]
+                     for name, f in measured for m in f.moves or []]
+            tables = [table]
+            if moves:
+                tables.append(Table.of(
+                    ["peer", "operation (its ADD or REMOVE)", "keys moved",
+                     "agreement after"], moves, notes=[
+                        "Each operation applied to the first fleet through the peer's own "
+                        "ADD or REMOVE, then undone; keys compared by server name. The "
+                        "Movement table gives what our recipe moves on the same operation."]))
+            sections.append(Section(f"Foreign peers ({literal(run.label)})", tables=tables))
         return sections
+
+
+def _named(peer: ProcessPeer, owners: npt.NDArray[np.uint16],
+           numbers: dict[str, int]) -> npt.NDArray[np.int64]:
+    """Owners as numbers of server names (`numbers`, grown as names appear), which stay
+    fixed across ADD and REMOVE where the peer's own indexes shift."""
+    return np.array([numbers.setdefault(name, len(numbers)) for name in peer.server_names],
+                    dtype=np.int64)[owners]
+
+
+def _move(peer: ProcessPeer, servers: Sequence[Server], operation: Operation,
+          keys: list[bytes]) -> ForeignMove:
+    """The operation through the peer's ADD or REMOVE, the keys it moved, then undone."""
+    numbers: dict[str, int] = {}
+    before = _named(peer, peer.route_prepared(batch_for(peer, servers, keys)), numbers)
+    after_servers = servers_after(servers, operation)
+    if operation.kind == "add":
+        peer.add(operation.server, operation.weight)
+    else:
+        peer.remove(operation.server)
+    owners = peer.route_prepared(batch_for(peer, after_servers, keys))
+    after = _named(peer, owners, numbers)
+    agreement = check_claim(peer.spec, after_servers, keys, owners)
+    # Undone, so that each operation starts from the first fleet as the movement metric's do.
+    if operation.kind == "add":
+        peer.remove(operation.server)
+    else:
+        removed = next(s for s in servers if s.name == operation.server)
+        peer.add(removed.name, removed.weight)
+    return ForeignMove(operation.kind, operation.server,
+                       float(np.count_nonzero(before != after)) / len(keys),
+                       agreement.agreement if agreement else None)
 
 
 def _pss(figures: ForeignFigures) -> Cell:

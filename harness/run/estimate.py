@@ -239,8 +239,10 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
     peers = scenario.measure.foreign_peers
     if peers:
         # Per peer and sweep point: the claim check, the timing rounds with our route beside
-        # each, the peer's own TIME repeats, the memory probe's routes.
-        batches = 2 + 2 * (scenario.measure.repeats + 1) + scenario.measure.repeats + 2
+        # each, the peer's own TIME repeats, the memory probe's routes, and for each
+        # operation a route before and after it with the claim checked on the new fleet.
+        batches = (2 + 2 * (scenario.measure.repeats + 1) + scenario.measure.repeats + 2
+                   + 3 * len(scenario.operations))
         seconds = len(scenario.recipes()) * len(peers) * (
             FOREIGN_START_S + batches * scenario.keys.count * FOREIGN_NS_PER_KEY * 1e-9)
         parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "

@@ -67,6 +67,11 @@ class ProcessPeer:
         return self.hello.supports(feature)
 
     @property
+    def server_names(self) -> tuple[str, ...]:
+        """The servers in the order its owners number them (an added one goes last)."""
+        return tuple(self._servers)
+
+    @property
     def nbytes(self) -> int:
         """What the peer says its structure holds (MEMORY); 0 if it does not say."""
         if not self.supports(protocol.FEATURE_MEMORY):
