@@ -568,3 +568,18 @@ def test_a_sparse_dx_is_refused_by_the_time_budget(
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              "dx's lookups probe 1e+05 slots a key")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_field_name_with_a_line_break_stays_on_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A result whose ring holds a key named "\\x1e" (a record separator, which
+    str.splitlines breaks at; found by the 10,000-example fuzz run) is refused in one line,
+    the character escaped."""
+    document = json.loads((Path(__file__).resolve().parents[1] / "results" / "tutorial.json")
+                          .read_text())
+    document["runs"][0]["ring"] = {"\x1e": 1, "\u2028": 2}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "\\x1e" in err, err

@@ -35,6 +35,7 @@ from harness.cli.common import (
     EXIT_BAD_INPUT,
     OneLineParser,
     escape_unshowable_output,
+    one_line,
     parse_arguments,
 )
 from harness.core.atomic import write_atomically, write_together
@@ -345,10 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except (ScenarioError, ResultFormatError, UnknownNameError, OutputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except HarnessError as exc:
-        print(f"failed: {exc}", file=sys.stderr)
+        print(f"failed: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:
         # The reader went away (`show big.json | head -1`): not an error of ours. Point

@@ -44,3 +44,14 @@ def escape_unshowable_output() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+#: characters `str.splitlines` breaks a line at, besides the newline: a field name or
+#: value echoed from a hostile file must not turn a one-line refusal into several
+_LINE_BREAKS = {ord(c): f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                for c in "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(message: object) -> str:
+    """The message on one line: newlines and every other line break escaped."""
+    return str(message).replace("\n", "\\n").translate(_LINE_BREAKS)

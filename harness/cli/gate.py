@@ -29,7 +29,7 @@ from pathlib import Path
 from harness.apps.benchgate.ab_gate import judge_against
 from harness.apps.benchgate.ab_session import SamplingPlan
 from harness.apps.benchgate.gate import judge_run
-from harness.cli.common import OneLineParser, escape_unshowable_output, parse_arguments
+from harness.cli.common import OneLineParser, escape_unshowable_output, one_line, parse_arguments
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
 from harness.core.outputs import check_outputs
@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         message = f"cannot write the baseline or the regressions file: {exc}"
     # Names taken from the file may hold newlines; the message stays one line.
-    print(f"ring-bench-gate: {message}".replace("\n", "\\n"), file=sys.stderr)
+    print(f"ring-bench-gate: {one_line(message)}", file=sys.stderr)
     return 2
 
 
