@@ -120,8 +120,8 @@ def planned_ring_bytes(servers: Sequence[Server], points_per_weight: int, bits: 
     layout at a time, built and looked up with the plan's keys."""
     points = sum(points_for(s.weight, points_per_weight) for s in servers)
     costs = [layout_cost(name) for name in layouts]
-    one_layout = max((cost.build_bytes(points) + cost.lookup_bytes(points, LOOKUP_KEYS)
-                      for cost in costs), default=0.0)
+    one_layout = max((cost.built_and_looked_up_bytes(points, LOOKUP_KEYS) for cost in costs),
+                     default=0.0)
     holding = (bits // 8 + 2 + 8) * points + one_layout + (bits // 8) * LOOKUP_KEYS
     return max(GENERATION_BYTES_PER_POINT * points, holding)
 

@@ -67,6 +67,12 @@ class RunShape:
     #: entry may depend on them: [replication]'s copies)
     options: Mapping[str, Any] = field(default_factory=dict)
 
+    def largest_build_and_lookup_bytes(self) -> float:
+        """The costliest measured layout built and then looking up every key (0 without
+        layouts): what a probe process holds of its form."""
+        return max((cost.built_and_looked_up_bytes(self.entries, self.keys)
+                    for cost in self.layouts), default=0.0)
+
     def largest_lookup_bytes(self) -> float:
         """What the most expensive batch lookup of every key adds."""
         return max((cost.lookup_bytes(self.entries, self.keys) for cost in self.layouts),

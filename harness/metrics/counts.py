@@ -87,9 +87,7 @@ class CountsMetric(MetricBase):
         the ring, keys and costliest layout the probe loads and builds, counted three
         times over for valgrind's own copies of what it runs."""
         keys = shape.key_hash_bytes * shape.keys
-        layout = max((cost.build_bytes(shape.entries) + cost.lookup_bytes(shape.entries,
-                                                                          shape.keys)
-                      for cost in shape.layouts), default=0.0)
+        layout = shape.largest_build_and_lookup_bytes()
         return CALLGRIND_PROCESS_BYTES + 3 * (shape.ring_array_bytes + keys + layout)
 
     def measure(self, context: RunContext) -> dict[str, Counts]:

@@ -266,10 +266,7 @@ class MemoryMetric(MetricBase):
         from every key's name."""
         keys = shape.key_hash_bytes * shape.keys
         if shape.layouts:
-            form = max(cost.build_bytes(shape.entries) + cost.lookup_bytes(shape.entries,
-                                                                           shape.keys)
-                       for cost in shape.layouts)
-            probe = shape.ring_array_bytes + keys + form
+            probe = shape.ring_array_bytes + keys + shape.largest_build_and_lookup_bytes()
         else:
             probe = NAME_BYTES * shape.keys + keys + 2 * shape.form_bytes
         if shape.peer_bytes:

@@ -61,6 +61,10 @@ class LayoutCost:
     def lookup_bytes(self, entries: int, keys: int) -> float:
         return self.lookup_by_entries.at(entries) + self.lookup_per_key * keys
 
+    def built_and_looked_up_bytes(self, entries: int, keys: int) -> float:
+        """The most a fresh process holds for it: the build, then one batch lookup."""
+        return self.build_bytes(entries) + self.lookup_bytes(entries, keys)
+
 
 def _ring(bits: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     dtype = np.dtype(np.uint32 if bits == 32 else np.uint64)
