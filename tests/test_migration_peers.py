@@ -7,6 +7,7 @@ recipes say it must."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -31,7 +32,9 @@ from harness.report.sections import result_report
 from harness.run.estimate import estimated_seconds
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
+from tests.browser import MISSING, browser, console_errors
 from tests.test_foreign_faults import alive
+from tests.toolchains import require_file, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
 KETAMA_PY = ROOT / "peers" / "python" / "ketama_peer.py"
@@ -340,3 +343,87 @@ def test_the_shipped_switch_scenario_loads_and_fits_its_budget() -> None:
     options = scenario.measure.options["migration"]
     assert options.to_peer is not None
     assert estimated_seconds(scenario)[0] < 600
+
+
+HOSTILE_PEER = "<script>alert(1)</script> | *x* `y`"
+
+
+def test_a_hostile_peer_name_is_text_in_every_rendering(tmp_path: Path) -> None:
+    """A peer's name from the scenario reaches the migration's title, rows and forms as
+    text: escaped in the HTML page (no live tag, none run in a browser where one is
+    installed) and whole in the Markdown (no stray column)."""
+    fake = (f'{{ command = ["{sys.executable}", "{FAKE}", "well-behaved"], '
+            f'name = "{HOSTILE_PEER}" }}')
+    path = tmp_path / "hostile.toml"
+    path.write_text(SWITCH.format(servers=5, construction="libketama", peers=fake,
+                                  sides=f'to = {{ peer = "{HOSTILE_PEER}" }}'))
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--no-progress"]) == 0
+    page = (out / "hostile.html").read_text()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    document = (out / "hostile.md").read_text()
+    row = next(line for line in document.splitlines() if line.startswith("| to "))
+    assert row.replace("\\|", "").count("|") == 3
+    if MISSING is not None:
+        return
+    with browser() as driver:
+        console_errors(driver)
+        driver.get((out / "hostile.html").as_uri())
+        assert driver.execute_script("return document.querySelectorAll('script').length") \
+            == page.count("<script")
+        shown = driver.execute_script("return document.body.innerText")
+        assert f"Migration (libketama to peer {HOSTILE_PEER})" in shown
+        assert console_errors(driver) == []
+
+
+GUAVA = """
+[servers]
+count = 7
+[algorithm]
+name = "jump"
+[keys]
+count = 500
+[measure]
+metrics = ["balance"]
+repeats = 1
+peers = [{{ command = ["java", "-cp", "{classpath}", "GuavaJumpPeer"], name = "guava", \
+routes_like = {{ algorithm = "jump" }}, input = "hashes" }}]
+[migration]
+{sides}
+stages = [0.5, 1.0]
+cache_objects = 100
+universe = 100_000
+requests_per_stage = 20_000
+warmup_requests = 20_000
+"""
+
+
+@pytest.fixture(scope="module")
+def guava_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The shipped Guava adapter, built offline by peers/build.sh, and its jar."""
+    jar = require_file("/usr/share/java/guava.jar", "libguava-java")
+    require_program("javac")
+    out = tmp_path_factory.mktemp("peers")
+    subprocess.run(["bash", str(ROOT / "peers" / "build.sh"), str(out)], check=True)
+    return f"{out / 'java'}:{jar}"
+
+
+def test_a_lookup_only_client_switches_by_its_recipes_hashes(
+        guava_classpath: str, write_scenario: Callable[[str], Path]) -> None:
+    """Guava 31.1's consistentHash takes key hashes, not keys: the migration gives it our
+    jump's hashes of each batch of 100,000 objects (LOOKUP). Our jump to Guava moves
+    nothing; Guava to our Maglev moves what our jump to Maglev does."""
+    require_program("java")
+    classpath = guava_classpath
+
+    def migrated(sides: str) -> Any:
+        text = GUAVA.format(classpath=classpath, sides=sides)
+        (run,) = run_scenario(load_scenario(write_scenario(text)), show_progress=False).runs
+        return run.figure("migration")
+
+    assert migrated('to = { peer = "guava" }').moved_fraction == 0.0
+    from_guava = migrated('from = { peer = "guava" }\nto = { algorithm = "maglev" }')
+    ours = migrated('to = { algorithm = "maglev" }')
+    assert from_guava.moved_fraction == ours.moved_fraction > 0.3
+    assert from_guava.to_label == ours.to_label
