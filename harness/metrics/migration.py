@@ -130,8 +130,9 @@ class Migration:
     moved_requests_fraction: float
     #: (1 - k'/k)(1 - 1/N) when the new ring's points are a subset of the old's
     formula_moved_fraction: float | None
-    bytes_before: int
-    bytes_after: int
+    #: None: a peer that does not say (then bytes_during is the sum of those known)
+    bytes_before: int | None
+    bytes_after: int | None
     bytes_during: int
     cache_objects: int
     window: int
@@ -157,9 +158,6 @@ class Migration:
     #: the side it starts from, where that is not the run's recipe: "peer NAME" (None: the
     #: run's recipe, and in results written before peers could be a side)
     from_label: str | None = None
-    #: whether the bytes before and after are unknown: a peer that does not say
-    bytes_before_unknown: bool = False
-    bytes_after_unknown: bool = False
 
 
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
@@ -332,7 +330,6 @@ class MigrationMetric(MetricBase):
         cv_before, peak_before = exact_balance(old_side.algorithm)
         cv_after, peak_after = exact_balance(new_side.algorithm)
         context.advance(1)
-        bytes_before, bytes_after = old_side.nbytes or 0, new_side.nbytes or 0
         return Migration(
             to=public_params(dict(options.to)), to_label=new_side.label,
             servers=n, objects=options.universe,
@@ -341,8 +338,9 @@ class MigrationMetric(MetricBase):
             formula_moved_fraction=(
                 _subset_formula(old_side.algorithm.params, new_side.algorithm.params, n)
                 if old_side.algorithm is not None and new_side.algorithm is not None else None),
-            bytes_before=bytes_before, bytes_after=bytes_after,
-            bytes_during=bytes_before + bytes_after, cache_objects=options.cache_objects,
+            bytes_before=old_side.nbytes, bytes_after=new_side.nbytes,
+            bytes_during=(old_side.nbytes or 0) + (new_side.nbytes or 0),
+            cache_objects=options.cache_objects,
             window=window, steady_miss_rate=float(steady_miss[after].mean()),
             all_at_once_peak_rate=float(rates["all at once"].max()),
             staged_peak_rate=float(rates["staged"].max()), stages=records,
@@ -352,8 +350,6 @@ class MigrationMetric(MetricBase):
             cv_arcs_before=cv_before, cv_arcs_after=cv_after,
             peak_to_mean_before=peak_before, peak_to_mean_after=peak_after,
             from_label=old_side.label if old_side.peer is not None else None,
-            bytes_before_unknown=old_side.nbytes is None,
-            bytes_after_unknown=new_side.nbytes is None,
         )
 
     @staticmethod
@@ -440,11 +436,10 @@ class MigrationMetric(MetricBase):
                            else "n/a (the recipes are not nested)")],
                 *self._balance_rows(m),
                 [text(f"memory before / after{self._forms(m)}"),
-                 text(f"{_bytes(m.bytes_before, m.bytes_before_unknown)} / "
-                      f"{_bytes(m.bytes_after, m.bytes_after_unknown)}")],
+                 text(f"{_bytes(m.bytes_before)} / {_bytes(m.bytes_after)}")],
                 [text(f"memory during (both resident{self._forms(m, ', ')})"),
                  text(f"at least {kib(m.bytes_during).text}")
-                 if m.bytes_before_unknown or m.bytes_after_unknown else kib(m.bytes_during)],
+                 if m.bytes_before is None or m.bytes_after is None else kib(m.bytes_during)],
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
@@ -487,6 +482,6 @@ class MigrationMetric(MetricBase):
         return sections
 
 
-def _bytes(value: int, unknown: bool) -> str:
+def _bytes(value: int | None) -> str:
     """A side's bytes, or that a peer does not say them (it answers no MEMORY)."""
-    return "unknown (the peer does not say)" if unknown else kib(value).text
+    return "unknown (the peer does not say)" if value is None else kib(value).text
