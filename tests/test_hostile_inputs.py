@@ -426,6 +426,21 @@ def test_every_shipped_scenario_fits_the_default_time_budget() -> None:
     assert max(estimate.estimated_seconds(s)[0] for s in scenarios) > 0
 
 
+def test_a_table_metric_is_priced_once_per_sweep_point(tmp_path: Path) -> None:
+    """A table metric measures every sweep point, so a sweep of three points costs three
+    times its work (a removals walk of rendezvous over 1,000 servers at each k): a sweep of
+    enough points is refused by the budget that passes one point."""
+    one, three = tmp_path / "one.toml", tmp_path / "three.toml"
+    table = ("[removals]\nservers = 1_000\nalgorithms = [\"rendezvous\"]\nstep = 0.01\n")
+    one.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = 10\n" + table)
+    three.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = [10, 20, 40]\n"
+                     + table)
+    single, _ = estimate.estimated_seconds(load_scenario(one))
+    tripled, why = estimate.estimated_seconds(load_scenario(three))
+    assert single > 0 and tripled == pytest.approx(3 * single)
+    assert why.startswith("[removals]")
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
 def test_max_minutes_must_be_a_positive_number(value: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
