@@ -127,3 +127,39 @@ def test_refusals_are_one_line(name: str, servers: list[Server], message: str) -
     assert str(refused.value) == f"algorithm {name!r}: {message}"
     with pytest.raises(HarnessError, match=r"takes no|unknown|not a"):
         get_algorithm(name).build([Server("a")], points=3)
+
+
+@given(servers=st.integers(1, 120), keys=st.lists(KEY, max_size=30))
+@settings(max_examples=40, deadline=None)
+def test_twemproxy_md5_by_address_is_libmemcached(servers: int, keys: list[bytes]) -> None:
+    """At key_hash = md5 and names = address, twemproxy's ring is libmemcached's (the same
+    float32 shares, port 11211 left out), key for key, empty keys (hash 0) aside."""
+    from harness.recipes.constructions import get_construction
+
+    fleet = [Server(f"10.0.0.{i}:{11211 + i % 2}", 1 + i % 3) for i in range(servers)]
+    ours = get_construction("twemproxy")
+    libmemcached = get_construction("libmemcached")
+    assert np.array_equal(ours.build_ring(fleet).positions,
+                          libmemcached.build_ring(fleet).positions)
+    named = [k for k in keys if k]
+    assert ours.key_hashes(named).tolist() == libmemcached.key_hashes(named).tolist()
+    assert ours.key_hashes([b""]).tolist() == [0]
+
+
+def test_twemproxy_names_and_hashes() -> None:
+    """names = given keeps ":11211" in the point names (another ring); fnv1a_64 and murmur
+    are twemproxy's own 32-bit hashes; the label names what differs from the default."""
+    from harness.recipes.constructions import get_construction
+
+    fleet = [Server(f"10.0.0.{i}:11211") for i in range(5)]
+    by_address = get_construction("twemproxy").build_ring(fleet)
+    given = get_construction("twemproxy", names="given")
+    assert not np.array_equal(by_address.positions, given.build_ring(fleet).positions)
+    assert np.array_equal(given.build_ring(fleet).positions,
+                          get_construction("libketama").build_ring(fleet).positions)
+    fnv = get_construction("twemproxy", key_hash="fnv1a_64")
+    assert fnv.key_hashes([b"a", b"\xff"]).tolist() == [plain.twemproxy_fnv1a_64(b"a"),
+                                                         plain.twemproxy_fnv1a_64(b"\xff")]
+    assert fnv.label == "twemproxy fnv1a_64" and given.label == "twemproxy names=given"
+    with pytest.raises(HarnessError, match="key_hash"):
+        get_construction("twemproxy", key_hash="crc16")
