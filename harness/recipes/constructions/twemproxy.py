@@ -14,8 +14,8 @@ version Debian packages as `nutcracker` (checked live in tests/test_clients_twem
   Without one it is the address, and, like libmemcached, twemproxy leaves the port out on
   11211: `names = "address"` (the default), "host-<i>" for "host:11211", "host:port-<i>"
   otherwise.
-- Keys are hashed with the pool's `hash` (our `key_hash`), while points are always MD5: `md5` (the first
-  four bytes of the key's MD5, little-endian, as libketama), `fnv1a_64` (twemproxy's own
+- Keys are hashed with the pool's `hash` (our `key_hash`), while points are always MD5:
+  `md5` (the first four bytes of the key's MD5, little-endian, as libketama), `fnv1a_64` (twemproxy's own
   32-bit variant: harness.core.client_hashes) or `murmur` (MurmurHash2 seeded with
   0xdeadbeef times the key's length). An empty key hashes to 0 (`server_pool_hash`).
 - The owner is the first point >= the key's hash, wrapping. Of equal points, qsort leaves
