@@ -137,7 +137,7 @@ def test_twemproxy_md5_by_address_is_libmemcached(servers: int, keys: list[bytes
     from harness.recipes.constructions import get_construction
 
     fleet = [Server(f"10.0.0.{i}:{11211 + i % 2}", 1 + i % 3) for i in range(servers)]
-    ours = get_construction("twemproxy")
+    ours = get_construction("twemproxy", key_hash="md5")
     libmemcached = get_construction("libmemcached")
     assert np.array_equal(ours.build_ring(fleet).positions,
                           libmemcached.build_ring(fleet).positions)
@@ -157,9 +157,10 @@ def test_twemproxy_names_and_hashes() -> None:
     assert not np.array_equal(by_address.positions, given.build_ring(fleet).positions)
     assert np.array_equal(given.build_ring(fleet).positions,
                           get_construction("libketama").build_ring(fleet).positions)
-    fnv = get_construction("twemproxy", key_hash="fnv1a_64")
+    fnv = get_construction("twemproxy")
     assert fnv.key_hashes([b"a", b"\xff"]).tolist() == [plain.twemproxy_fnv1a_64(b"a"),
                                                          plain.twemproxy_fnv1a_64(b"\xff")]
-    assert fnv.label == "twemproxy fnv1a_64" and given.label == "twemproxy names=given"
+    assert fnv.label == "twemproxy" and given.label == "twemproxy names=given"
+    assert get_construction("twemproxy", key_hash="md5").label == "twemproxy md5"
     with pytest.raises(HarnessError, match="key_hash"):
         get_construction("twemproxy", key_hash="crc16")

@@ -14,10 +14,11 @@ version Debian packages as `nutcracker` (checked live in tests/test_clients_twem
   Without one it is the address, and, like libmemcached, twemproxy leaves the port out on
   11211: `names = "address"` (the default), "host-<i>" for "host:11211", "host:port-<i>"
   otherwise.
-- Keys are hashed with the pool's `hash` (our `key_hash`), while points are always MD5:
-  `md5` (the first four bytes of the key's MD5, little-endian, as libketama), `fnv1a_64` (twemproxy's own
-  32-bit variant: harness.core.client_hashes) or `murmur` (MurmurHash2 seeded with
-  0xdeadbeef times the key's length). An empty key hashes to 0 (`server_pool_hash`).
+- Keys are hashed with the pool's `hash` (our `key_hash`, default `fnv1a_64` as
+  twemproxy's), while points are always MD5:
+  `md5` (the first four bytes of the key's MD5, little-endian, as libketama), `fnv1a_64`
+  (twemproxy's own 32-bit variant: harness.core.client_hashes) or `murmur` (MurmurHash2
+  seeded with 0xdeadbeef times the key's length). An empty key hashes to 0 (`server_pool_hash`).
 - The owner is the first point >= the key's hash, wrapping. Of equal points, qsort leaves
   the order undefined; this keeps the later server's, as `libmemcached` does.
 
@@ -42,7 +43,8 @@ from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
 
 #: the key hashes of twemproxy measured here (its others: crc16, crc32, crc32a, fnv1_32,
 #: fnv1_64, fnv1a_32, hsieh, jenkins, one_at_a_time)
-KEY_HASHES = ("md5", "fnv1a_64", "murmur")
+#: fnv1a_64 first: twemproxy's default (CONF_DEFAULT_HASH in src/nc_conf.h)
+KEY_HASHES = ("fnv1a_64", "md5", "murmur")
 #: how its points are named: the address (port 11211 left out) or the configured name
 NAMES = ("address", "given")
 
