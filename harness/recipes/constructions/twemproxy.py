@@ -19,8 +19,9 @@ version Debian packages as `nutcracker` (checked live in tests/test_clients_twem
   `md5` (the first four bytes of the key's MD5, little-endian, as libketama), `fnv1a_64`
   (twemproxy's own 32-bit variant: harness.core.client_hashes) or `murmur` (MurmurHash2
   seeded with 0xdeadbeef times the key's length). An empty key hashes to 0 (`server_pool_hash`).
-- The owner is the first point >= the key's hash, wrapping. Of equal points, qsort leaves
-  the order undefined; this keeps the later server's, as `libmemcached` does.
+- The owner is the first point >= the key's hash, wrapping. Of equal points the server
+  listed first wins, as in `libmemcached`: both sort with glibc's qsort, a stable merge
+  sort, and take the first of equal points.
 
 So at `key_hash = "md5"` and `names = "address"` it is libmemcached's ring to the key; with
 another hash the continuum is the same and the keys land elsewhere (a client hashing keys
@@ -67,6 +68,8 @@ class TwemproxyConstruction(LibmemcachedConstruction):
         values = parse_keywords(f"construction {self.name!r}", self.params, params)
         self.key_hash: str = values["key_hash"]
         self.names: str = values["names"]
+        #: libmemcached's weighted ketama, the continuum twemproxy builds
+        self.mode = "weighted"
 
     @property
     def label(self) -> str:
