@@ -3,20 +3,25 @@ instances on loopback: 100,000 keys are set through the proxy, then each backend
 which of them it holds (pipelined meta gets), and every key's backend is the owner our
 `twemproxy` construction gives, for fleets of 10 "host:port" servers of equal weight and
 100 of weights 1:2:4, with the md5, fnv1a_64 and murmur key hashes and both point-name
-rules. Installed by .ci/install-peers.sh (Debian nutcracker, memcached); skipped locally
+rules; and the same through the process peer peers/python/twemproxy_peer.py, which starts
+its own. Installed by .ci/install-peers.sh (Debian nutcracker, memcached); skipped locally
 where missing, failed in CI."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from harness.core.errors import HarnessError
 from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
+from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from harness.recipes.peers.foreign.process_peer import ProcessPeer
 from tests.live_servers import Processes, free_port, memcached, processes
 from tests.toolchains import require_program
 
@@ -114,3 +119,56 @@ def test_nutcracker_routes_like_our_twemproxy(tmp_path: Path, count: int,
     assert len(owner) == len(KEYS)
     live = np.array([owner[key] for key in KEYS], dtype=np.uint16)
     assert np.array_equal(live, _ours(servers, hash_name, names))
+
+
+TWEMPROXY_PEER = ("python3", str(Path(__file__).resolve().parents[1] / "peers" / "python" /
+                                 "twemproxy_peer.py"))
+
+
+@pytest.mark.parametrize(("count", "weights", "hash_name"), [
+    (10, (1,), "fnv1a_64"), (100, (1, 2, 4), "md5"), (100, (1, 2, 4), "murmur")])
+def test_twemproxy_peer_routes_like_our_twemproxy(count: int, weights: tuple[int, ...],
+                                                  hash_name: str) -> None:
+    """The process peer (nutcracker and a memcached per server, started by the peer) routes
+    every key as our twemproxy construction with names = given, then again after one server
+    is added and one removed; it leaves no memcached or nutcracker behind."""
+    require_program("nutcracker")
+    require_program("memcached")
+    servers = [Server(f"10.0.{i // 250}.{i % 250 + 1}:11211", weights[i % len(weights)])
+               for i in range(count)]
+    peer = open_foreign_peer(ForeignPeerSpec("twemproxy", command=TWEMPROXY_PEER,
+                                             params=f"hash={hash_name}"), servers)
+    assert isinstance(peer, ProcessPeer)
+    try:
+        assert np.array_equal(peer.route_many(KEYS), _ours(servers, hash_name, "given"))
+        added = Server("10.9.9.9:11211", weights[-1])
+        peer.add(added.name, added.weight)
+        assert np.array_equal(peer.route_many(KEYS),
+                              _ours([*servers, added], hash_name, "given"))
+        peer.remove(servers[3].name)
+        rest = [s for s in (*servers, added) if s.name != servers[3].name]
+        assert np.array_equal(peer.route_many(KEYS), _ours(rest, hash_name, "given"))
+    finally:
+        peer.close()
+    assert subprocess.run(["pgrep", "-f", "twemproxy-peer-"], capture_output=True,
+                          check=False).stdout == b""
+
+
+def test_twemproxy_peer_refusals_are_one_line() -> None:
+    """A bad hash, a fractional weight and a key memcached cannot hold are refused in one
+    line naming the peer."""
+    require_program("nutcracker")
+    require_program("memcached")
+    spec = ForeignPeerSpec("twemproxy", command=TWEMPROXY_PEER, params="hash=crc16")
+    with pytest.raises(HarnessError, match="peer 'twemproxy': refused BUILD: params must be "
+                                           "hash=fnv1a_64, hash=md5 or hash=murmur"):
+        open_foreign_peer(spec, [Server("a:1")])
+    spec = ForeignPeerSpec("twemproxy", command=TWEMPROXY_PEER)
+    with pytest.raises(HarnessError, match="integer weights from 1"):
+        open_foreign_peer(spec, [Server("a:1", 1.5)])
+    peer = open_foreign_peer(spec, [Server("a:1"), Server("b:1")])
+    try:
+        with pytest.raises(HarnessError, match="is not a memcached key"):
+            peer.route_many([b"has space"])
+    finally:
+        peer.close()
