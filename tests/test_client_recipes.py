@@ -164,3 +164,21 @@ def test_twemproxy_names_and_hashes() -> None:
     assert get_construction("twemproxy", key_hash="md5").label == "twemproxy md5"
     with pytest.raises(HarnessError, match="key_hash"):
         get_construction("twemproxy", key_hash="crc16")
+
+
+def test_a_peers_declared_ns_per_key_is_its_time_share() -> None:
+    """A peer that routes through live servers declares its cost (`ns_per_key`): the time
+    estimate charges each of its batches that many ns per key, the default 5,000 else."""
+    from harness.run.estimate import estimated_seconds
+    from harness.run.scenario import parse_scenario
+
+    def seconds(peer: str) -> float:
+        document = {"servers": {"count": 10}, "keys": {"count": 100_000},
+                    "measure": {"metrics": [], "repeats": 3, "peers": [
+                        {"command": ["python3", "peers/python/twemproxy_peer.py"],
+                         **({"ns_per_key": float(peer)} if peer else {})}]}}
+        return estimated_seconds(parse_scenario(document, "s.toml"))[0]
+
+    batches = 2 + 2 * 4 + 3 + 2
+    assert seconds("20000") - seconds("") == pytest.approx(
+        batches * 100_000 * 15_000e-9, rel=1e-9)
