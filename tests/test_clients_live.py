@@ -10,7 +10,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -45,10 +44,9 @@ def _peer_routes(spec: ForeignPeerSpec, servers: list[Server]) -> np.ndarray:
 # ---- Redis Cluster ----
 
 @pytest.fixture(scope="module")
-def redis() -> Iterator[Path]:
+def redis() -> None:
     require_program("redis-server")
     require_program("redis-cli")
-    yield Path("/dev/null")
 
 
 def _keyslots(port: int, keys: list[bytes]) -> list[int]:
@@ -67,7 +65,7 @@ def _keyslots(port: int, keys: list[bytes]) -> list[int]:
     return [int(line[1:]) for line in lines]
 
 
-def test_cluster_keyslot_is_our_slot_of_every_key(redis: Path, tmp_path: Path) -> None:
+def test_cluster_keyslot_is_our_slot_of_every_key(redis: None, tmp_path: Path) -> None:
     """redis-server 7.0's CLUSTER KEYSLOT gives every one of the 100,000 keys (hash tags,
     empty tags, nested braces and non-ASCII bytes among them) the slot our C and
     plain-Python forms compute."""
@@ -104,7 +102,7 @@ def _created_cluster(started: Processes, directory: Path,
 
 
 @pytest.mark.parametrize("nodes", [3, 10])
-def test_redis_cli_shares_the_slots_as_our_recipe(redis: Path, tmp_path: Path,
+def test_redis_cli_shares_the_slots_as_our_recipe(redis: None, tmp_path: Path,
                                                   nodes: int) -> None:
     """`redis-cli --cluster create` of live nodes (3, its least, and 10) gives each master
     the contiguous slot range our redis-slots gives its server. (Nodes on one host: the
@@ -121,7 +119,7 @@ REDIS_PEER = ("python3", str(ROOT / "peers" / "python" / "redis_slots_peer.py"))
 
 
 @pytest.mark.parametrize("servers", [TEN, HUNDRED], ids=["10", "100"])
-def test_redis_peer_routes_like_redis_slots(redis: Path, servers: list[Server]) -> None:
+def test_redis_peer_routes_like_redis_slots(redis: None, servers: list[Server]) -> None:
     """The process peer (a live redis-server's CLUSTER KEYSLOT, slots shared as redis-cli
     does) routes every key as our redis-slots algorithm; no redis-server is left behind."""
     spec = ForeignPeerSpec("redis-cluster", command=REDIS_PEER)
@@ -131,7 +129,7 @@ def test_redis_peer_routes_like_redis_slots(redis: Path, servers: list[Server]) 
                           check=False).stdout == b""
 
 
-def test_redis_peer_and_recipe_refuse_weights(redis: Path) -> None:
+def test_redis_peer_and_recipe_refuse_weights(redis: None) -> None:
     """Redis has no weights: the 1:2:4 fleet is refused by the peer at BUILD and by the
     recipe, each in one line."""
     with pytest.raises(HarnessError, match="peer 'redis-cluster': refused BUILD: Redis "
