@@ -55,9 +55,6 @@ FOREIGN_BYTES_PER_KEY = 200
 #: what we assume of a foreign peer's own structure per point of its recipe (ours is 6 to
 #: 100): a library's mallocs are in our process
 FOREIGN_BYTES_PER_POINT = 128
-#: ns per key we allow a foreign peer's route (libmemcached's: about 700) and our
-#: reference's route beside it, per batch
-FOREIGN_NS_PER_KEY = 5_000
 #: seconds to start a foreign peer's process or load its library, and build it
 FOREIGN_START_S = 2.0
 
@@ -246,8 +243,11 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
         # operation a route before and after it with the claim checked on the new fleet.
         batches = (2 + 2 * (scenario.measure.repeats + 1) + scenario.measure.repeats + 2
                    + 3 * len(scenario.operations))
-        seconds = len(scenario.recipes()) * len(peers) * (
-            FOREIGN_START_S + batches * scenario.keys.count * FOREIGN_NS_PER_KEY * 1e-9)
+        # Each batch costs the peer's declared ns per key (its route, and our reference's
+        # beside it in the timing rounds).
+        seconds = len(scenario.recipes()) * sum(
+            FOREIGN_START_S + batches * scenario.keys.count * peer.ns_per_key * 1e-9
+            for peer in peers)
         parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "
                                "keys.count in several batches"))
     total = sum(seconds for seconds, _ in parts)
