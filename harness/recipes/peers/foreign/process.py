@@ -183,3 +183,17 @@ def pss_bytes(pid: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+def cpu_ns(pid: int) -> int | None:
+    """CPU time the process's threads have run, ns (/proc/PID/task/*/schedstat: the
+    scheduler's own count, exact to the ns where /proc/PID/stat counts 10 ms ticks); None
+    if unreadable."""
+    total = 0
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"{task.path}/schedstat") as schedstat:
+                total += int(schedstat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
