@@ -99,9 +99,9 @@ def _ring_bits(scenario: Scenario, recipe: Recipe) -> int:
 
 
 def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]]) -> tuple[
-        float, float]:
-    """(generation, holding): the most a sweep point holds while its ring is generated,
-    and while it is held and measured."""
+        float, float, RunShape]:
+    """(generation, holding, shape): the most a sweep point holds while its ring is
+    generated, and while it is held and measured; and its shape, which the metrics read."""
     algorithm = get_algorithm(recipe.algorithm)
     entries = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
     measure, keys = scenario.measure, scenario.keys.count
@@ -135,8 +135,8 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
                      options=measure.options)
     # Parity looks every key up in every form; each metric then works on what is held.
     working = max([shape.largest_lookup_bytes(),
-                   *(metric.working_bytes(shape) for metric in selected(measure.metrics))])
-    return generation, reference + forms + peer * len(measure.peers) + working
+                   *(metric.working(shape).bytes for metric in selected(measure.metrics))])
+    return generation, reference + forms + peer * len(measure.peers) + working, shape
 
 
 def estimate(scenario: Scenario) -> Estimate:
@@ -145,15 +145,19 @@ def estimate(scenario: Scenario) -> Estimate:
     fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
     keys = key_bytes(scenario.keys)
     ring = 0.0
+    shapes = []
     for recipe in scenario.recipes():
-        ring = max(ring, *_point_bytes(scenario, recipe, fleets))
+        generation, holding, shape = _point_bytes(scenario, recipe, fleets)
+        ring = max(ring, generation, holding)
+        shapes.append(shape)
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights, measure.layouts)" if scenario.algorithm is None else
                "the algorithm's size (servers, [algorithm]'s parameters)")
-    # A table metric runs with the ring and the keys resident; the largest one sets the peak.
+    # A table metric runs with the ring and the keys resident, and the rings it builds
+    # beside it (`Metric.working`); the largest one sets the peak.
     tables = [(get_metric(name).estimated_bytes(options, servers)
-               + get_metric(name).extra_rings(options) * ring, name)
+               + max(get_metric(name).working(shape).rings for shape in shapes) * ring, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):
