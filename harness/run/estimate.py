@@ -193,17 +193,34 @@ def _gib(value: float) -> str:
     return f"{value / 2**30:,.1f} GiB" if value < 2**60 else f"{value / 2**30:.3g} GiB"
 
 
-def check_memory(scenarios: Sequence[Scenario]) -> None:
-    """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
+@dataclass(frozen=True)
+class Afterwards:
+    """Work a command does after each run, with the run's result still held: `run`'s
+    rewrite of the history's index (`harness.report.history_figures.index_cost`)."""
+
+    bytes: float
+    seconds: float
+    #: what sets it, as an error names it
+    what: str
+
+
+def check_memory(scenarios: Sequence[Scenario], afterwards: Afterwards | None = None) -> None:
+    """Refuse, before any work starts, a scenario whose estimate exceeds available memory
+    (with what the command does after the run, `afterwards`, on top)."""
     available = available_memory_bytes()
     for scenario in scenarios:
         # What this process holds already is not available memory's to give again.
         found = estimate(scenario)
-        if available is not None and found.added_bytes > available:
+        added, culprit = float(found.added_bytes), found.culprit
+        if afterwards is not None:
+            added += afterwards.bytes
+            if afterwards.bytes > found.added_bytes:
+                culprit = afterwards.what
+        if available is not None and added > available:
             raise ScenarioError(
-                f"{scenario.path}: {found.culprit} must keep the run within this machine's "
+                f"{scenario.path}: {culprit} must keep the run within this machine's "
                 f"available memory of {_gib(available)} (got an estimated peak of "
-                f"{_gib(found.added_bytes)} beyond what this process holds)"
+                f"{_gib(added)} beyond what this process holds)"
             )
 
 
@@ -256,10 +273,16 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
     return total, culprit
 
 
-def check_time(scenarios: Sequence[Scenario], max_minutes: float) -> None:
-    """Refuse, before any work starts, a scenario whose own work would outlast the budget."""
+def check_time(scenarios: Sequence[Scenario], max_minutes: float,
+               afterwards: Afterwards | None = None) -> None:
+    """Refuse, before any work starts, a scenario whose own work (and what the command does
+    after it, `afterwards`) would outlast the budget."""
     for scenario in scenarios:
         seconds, culprit = estimated_seconds(scenario)
+        if afterwards is not None:
+            if afterwards.seconds > seconds:
+                culprit = afterwards.what
+            seconds += afterwards.seconds
         if seconds > 60 * max_minutes:
             raise ScenarioError(
                 f"{scenario.path}: the run must fit the time budget of --max-minutes "
