@@ -36,7 +36,8 @@ from harness.recipes.constructions.generator import (
 )
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.layouts.costs import layout_cost
-from harness.recipes.peers.sizing import estimated_peer_bytes
+from harness.recipes.peers import get_peer
+from harness.recipes.peers.foreign import sizing as foreign_sizing
 from harness.run.scenario import Recipe, Scenario
 
 #: bytes per key beyond its name's characters: the name as a str (49 bytes of header)
@@ -49,12 +50,6 @@ BYTES_PER_KEY = 256
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured, with margin
 RUN_IMPORT_BYTES = 40 * 2**20
-#: a foreign peer's batch, per key: the encoded name and its list entry, the packed bytes
-#: and offsets, the encoded request, the owners of each round and of the claim check
-FOREIGN_BYTES_PER_KEY = 200
-#: what we assume of a foreign peer's own structure per point of its recipe (ours is 6 to
-#: 100): a library's mallocs are in our process
-FOREIGN_BYTES_PER_POINT = 128
 #: ns per key we allow a foreign peer's route (libmemcached's: about 700) and our
 #: reference's route beside it, per batch
 FOREIGN_NS_PER_KEY = 5_000
@@ -127,7 +122,10 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
         form_bytes = max(algorithm.estimated_bytes(fleet, recipe.params) for fleet in fleets)
         reference = form_bytes
         forms = form_bytes * len(measure.forms)
-    peer = max(estimated_peer_bytes(fleet) for fleet in fleets) if measure.peers else 0.0
+    # Each peer's own bound, at the fleet where it is largest; all are held at once.
+    peers = [max(get_peer(name).estimated_bytes(fleet) for fleet in fleets)
+             for name in measure.peers]
+    peer = max(peers, default=0.0)
     shape = RunShape(entries=entries, keys=keys, key_hash_bytes=bits // 8,
                      ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
@@ -136,7 +134,7 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
     # Parity looks every key up in every form; each metric then works on what is held.
     working = max([shape.largest_lookup_bytes(),
                    *(metric.working(shape).bytes for metric in selected(measure.metrics))])
-    return generation, reference + forms + peer * len(measure.peers) + working, shape
+    return generation, reference + forms + sum(peers) + working, shape
 
 
 def estimate(scenario: Scenario) -> Estimate:
@@ -170,18 +168,18 @@ def estimate(scenario: Scenario) -> Estimate:
 
 
 def foreign_bytes(scenario: Scenario) -> float:
-    """The foreign peers' share: the batch of every key (all peers hold theirs at once)
-    and, for a library in our process, a structure as large as its recipe's ring."""
+    """The foreign peers' share, each peer's own (`recipes.peers.foreign.sizing`): its
+    batch of every key (all peers hold theirs at once) and, for a library in our process,
+    a structure as large as its recipe's ring; and what is held once for them all."""
     peers = scenario.measure.foreign_peers
     if not peers:
         return 0.0
-    longest = len(scenario.keys.name.format(i=scenario.keys.count - 1))
-    per_key = FOREIGN_BYTES_PER_KEY + 3 * longest
+    keys = scenario.keys.count
+    longest = len(scenario.keys.name.format(i=keys - 1))
     points = max(get_algorithm(recipe.algorithm).estimated_entries(
         scenario.ring_servers(), recipe.params) for recipe in scenario.recipes())
-    libraries = sum(peer.kind == "library" for peer in peers)
-    return float(len(peers) * per_key * scenario.keys.count
-                 + libraries * FOREIGN_BYTES_PER_POINT * points)
+    return (foreign_sizing.shared_bytes(keys, longest)
+            + sum(foreign_sizing.held_bytes(peer, keys, longest, points) for peer in peers))
 
 
 def estimate_peak_bytes(scenario: Scenario) -> int:
