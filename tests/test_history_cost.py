@@ -91,6 +91,13 @@ def test_a_changed_or_damaged_sidecar_is_rebuilt(tmp_path: Path) -> None:
     page = write_index(history).read_text()
     assert "fffffff" in page and "2 runs of" in page
     assert history_figures.kept_figures(second).figures  # rebuilt from the entry
+    size = second.path.stat().st_size
+    huge = (f'{{"sidecar": 1, "entry_bytes": {size}, "scenario": "s", "commit": "c", '
+            f'"figures": [["a", "(ring)", "entries", "run", {"9" * 400}]]}}')
+    for hostile in ("[" * 100_000, huge, huge.replace("entries", "nothing"), '"figures"',
+                    "\x00\xff"):
+        sidecar_path(second.path).write_text(hostile)
+        assert history_figures.kept_figures(second).figures  # each refused, then rebuilt
     sidecar_path(first.path).unlink()
     first.path.write_text("not json")
     with pytest.raises(ResultFormatError):

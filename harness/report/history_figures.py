@@ -140,7 +140,8 @@ def _from_sidecar(entry: Entry) -> Kept | None:
         scenario, commit = document["scenario"], document["commit"]
         if not isinstance(scenario, str) or not isinstance(commit, str):
             return None
-    except (OSError, ResultFormatError, ValueError, KeyError, TypeError, RecursionError):
+    except (OSError, ResultFormatError, ValueError, KeyError, TypeError, RecursionError,
+            OverflowError):
         return None
     return Kept(entry.run_id, scenario, commit, figures)
 
