@@ -9,22 +9,25 @@ peers/build.sh built.
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.core.servers import Server
 from harness.metrics.foreign_overhead import (
     TARGET_NS,
     library_pairs,
     per_round_difference,
     signed_cell,
 )
-from harness.recipes.peers.foreign import ForeignPeerSpec
+from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer, process
 from tests.toolchains import ROOT, shipped_adapters
 
 SCENARIO = ROOT / "scenarios" / "foreign-overhead.toml"
+PYTHON_PEER = ROOT / "peers" / "python" / "ketama_peer.py"
 
 
 def test_a_bridge_is_paired_with_the_library_it_serves(tmp_path: Path) -> None:
@@ -91,3 +94,38 @@ def test_the_shipped_scenario_states_the_pipes_cost(tmp_path: Path,
     assert any(line.startswith("| libmemcached-abi ") and "| libmemcached-pipe " in line
                for line in report.splitlines())
     assert f"at most {TARGET_NS:g} ns" in report
+
+
+def test_requests_go_into_the_pipe_uncopied_or_copied_alike(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request is spliced into the pipe (vmsplice: the pipe references our pages) where
+    the kernel allows it, else written (copied); a refusal of vmsplice falls back to
+    write mid-request. Each way, a batch of 30,000 keys (several pipe-fulls) is routed
+    alike."""
+    servers = [Server(f"10.0.{i}.1:11211") for i in range(7)]
+    keys = [f"key-{i}".encode() for i in range(30_000)]
+    spec = ForeignPeerSpec("ketama", command=(sys.executable, str(PYTHON_PEER)))
+    routed = []
+    calls: list[int] = []
+    real = process._vmsplice
+
+    def refuse_after_one(fd: int, address: int, size: int) -> int:
+        calls.append(size)
+        if len(calls) > 1:
+            raise OSError(22, "Invalid argument")
+        return real(fd, address, min(size, 4096))
+
+    for way in ("vmsplice", "write", "refused midway"):
+        if way == "write":
+            monkeypatch.setattr(process, "_VMSPLICE", None)
+        if way == "refused midway":
+            monkeypatch.undo()
+            monkeypatch.setattr(process, "_vmsplice", refuse_after_one)
+        peer = open_foreign_peer(spec, servers)
+        try:
+            routed.append(peer.route_many(keys).tolist())
+        finally:
+            peer.close()
+    assert routed[0] == routed[1] == routed[2]
+    assert len(calls) >= 2  # the refusal came after part of a request went in
+    assert process._VMSPLICE is not None  # this kernel has it: the first way spliced
