@@ -26,7 +26,7 @@ KEYS = [f"key-{i}".encode() for i in range(20_000)]
 
 def test_frames_are_laid_out_as_documented() -> None:
     """HELLO, BUILD and ROUTE byte for byte: length (opcode included), opcode, payload."""
-    assert protocol.hello() == b"\x05\x00\x00\x00H\x01\x00\x00\x00"
+    assert protocol.hello() == b"\x05\x00\x00\x00H\x02\x00\x00\x00"
     assert protocol.build(["a"], [2.0], "") == (
         struct.pack("<I", 1 + 4 + 4 + 1 + 8 + 4) + b"B" + struct.pack("<I", 1)
         + struct.pack("<I", 1) + b"a" + struct.pack("<d", 2.0) + struct.pack("<I", 0))
@@ -69,6 +69,7 @@ def test_python_adapter_routes_like_libketama(weights: tuple[int, ...]) -> None:
                        servers)
     try:
         assert peer.hello.name == "ketama_peer.py"
+        assert not peer.shares_batches  # a version-1 peer: every batch through the pipe
         assert peer.entries == 160 * 12 if weights == (1,) else peer.entries > 0
         assert np.array_equal(peer.route_many(KEYS), _libketama(servers))
         ring = get_algorithm("ring")
