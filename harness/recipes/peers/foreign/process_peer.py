@@ -85,6 +85,11 @@ class ProcessPeer:
         """Whether batches go through the shared region (protocol 2), not the pipe."""
         return self._region is not None
 
+    @property
+    def region_bytes(self) -> int:
+        """The shared region's size now (mapped, so no allocator counts it); 0 without."""
+        return 0 if self._region is None else self._region.size
+
     def _parse(self, parse: Callable[[bytes], T], payload: bytes) -> T:
         try:
             return parse(payload)
