@@ -27,6 +27,7 @@ from harness.recipes.peers.foreign.shared_region import SharedRegion
 from tests.toolchains import shipped_adapters
 
 FAKE = Path(__file__).with_name("fake_peer.py")
+PYTHON_PEER = Path(__file__).resolve().parents[1] / "peers" / "python" / "ketama_peer.py"
 SERVERS = [Server(f"10.0.{i}.1:11211", 1 + i % 3) for i in range(9)]
 
 
@@ -143,49 +144,54 @@ def test_held_batches_and_a_growing_region_route_right(
     assert np.array_equal(shared.route_prepared(second), in_process.route_many(large))
 
 
-def _bridge(region: SharedRegion) -> PeerProcess:
-    """abi_pipe over libmemcached's ketama, given the region, past HELLO and BUILD."""
-    built = shipped_adapters()
-    peer = PeerProcess("bridge", [str(built / "abi_pipe"),
-                                  str(built / "libmemcached_ketama.so")], 10.0, region.fd)
+def _bridge(region: SharedRegion, door: str) -> PeerProcess:
+    """abi_pipe over libmemcached's ketama, or the Python example, given the region, past
+    HELLO and BUILD."""
+    if door == "abi_pipe":
+        built = shipped_adapters()
+        command = [str(built / "abi_pipe"), str(built / "libmemcached_ketama.so")]
+    else:
+        command = [sys.executable, str(PYTHON_PEER)]
+    peer = PeerProcess("bridge", command, 10.0, region.fd)
     peer.request(protocol.hello(), "HELLO")
     peer.request(protocol.build([s.name for s in SERVERS], [1.0] * len(SERVERS), ""),
                  "BUILD")
     return peer
 
 
+@pytest.mark.parametrize("door", ["abi_pipe", "ketama_peer.py"])
 @pytest.mark.parametrize(("payload", "offsets", "said"), [
     (struct.pack("<IQQQ", 10, 0, 0, 1 << 40), [0], "a shared batch outside the region"),
     (struct.pack("<IQQQ", 10, 4, 200, 100), [0], "a shared batch outside the region"),
     (struct.pack("<IQQQ", 1 << 30, 0, 0, 0), [0], "a shared batch outside the region"),
     (struct.pack("<IQQQ", 2, 0, 64, 32), [0, 9, 3], "shared offsets that go backwards"),
     (struct.pack("<IQQQ", 1, 0, 64, 32), [0, 1 << 20], "shared keys outside the region"),
-])
+], ids=["owners past the end", "unaligned", "too many keys", "backwards", "keys past the end"])
 def test_the_bridge_checks_every_bound_of_a_shared_batch(
-        payload: bytes, offsets: list[int], said: str) -> None:
+        payload: bytes, offsets: list[int], said: str, door: str) -> None:
     """Garbage where a batch lies (past the end, unaligned, too many keys, offsets that go
     backwards or past the end) is refused by the bridge in an error reply, not read or
     written outside its mapping; so is a batch before SHARE, and a SHARE larger than the
-    file."""
+    file. The Python example checks the same, in the same words."""
     region = SharedRegion()
     region.fit(4096)
     region.view(np.uint64, 0, len(offsets))[:] = offsets
     try:
-        peer = _bridge(region)
+        peer = _bridge(region, door)
         try:
             with pytest.raises(HarnessError, match="refused ROUTE_SHARED: a shared batch "
                                                    "before SHARE"):
                 peer.request(protocol.frame(protocol.ROUTE_SHARED, payload), "ROUTE_SHARED")
         finally:
             peer.stop()
-        peer = _bridge(region)
+        peer = _bridge(region, door)
         try:
             with pytest.raises(HarnessError, match="refused SHARE: SHARE of a size the "
                                                    "region does not have"):
                 peer.request(protocol.share(region.size + 1), "SHARE")
         finally:
             peer.stop()
-        peer = _bridge(region)
+        peer = _bridge(region, door)
         try:
             peer.request(protocol.share(region.size), "SHARE")
             with pytest.raises(HarnessError,
