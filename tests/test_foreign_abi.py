@@ -22,6 +22,7 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.libmemcached import float32_digest_counts
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
+from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from tests.toolchains import require_file, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,8 @@ def test_header_declares_what_the_loader_declares() -> None:
 def test_abi_command_prints_the_header_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m harness abi` gives the header's path and the version; --path the path."""
     assert main(["abi"]) == 0
-    assert capsys.readouterr().out == f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+    assert capsys.readouterr().out == (f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+                                       f"process protocol version {PROTOCOL_VERSION}\n")
     assert main(["abi", "--path"]) == 0
     assert Path(capsys.readouterr().out.strip()).read_text() == HEADER.read_text()
 

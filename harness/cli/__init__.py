@@ -49,6 +49,7 @@ from harness.core.errors import (
 from harness.core.hashing import HASHES
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
+from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
@@ -169,13 +170,15 @@ def _parser() -> argparse.ArgumentParser:
                       help="comma-separated layouts to cost (default: four of the 32-bit ones)")
     plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
     abi = commands.add_parser(
-        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, and its version")
+        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, its version "
+        "and the process protocol's")
     abi.add_argument("--path", action="store_true", help="print the header's path only")
     return parser
 
 
 def _abi(args: argparse.Namespace) -> int:
-    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}")
+    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+          f"process protocol version {PROTOCOL_VERSION}")
     return 0
 
 

@@ -76,14 +76,21 @@ def _die_with_parent() -> None:
 class PeerProcess:
     """A started peer, spoken to one request at a time."""
 
-    def __init__(self, name: str, command: Sequence[str], timeout_s: float) -> None:
+    def __init__(self, name: str, command: Sequence[str], timeout_s: float,
+                 shared_fd: int | None = None) -> None:
+        """`shared_fd`: a descriptor the peer inherits, its number in the environment
+        (protocol.SHARED_FD_VARIABLE), for shared batches."""
         self.name, self.timeout_s = name, timeout_s
+        env = None
+        if shared_fd is not None:
+            env = {**os.environ, protocol.SHARED_FD_VARIABLE: str(shared_fd)}
         # Kept open for the peer's life (closed by close()): its last line explains a failure.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._process = subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._stderr, start_new_session=True,
+                stderr=self._stderr, start_new_session=True, env=env,
+                pass_fds=() if shared_fd is None else (shared_fd,),
                 preexec_fn=_die_with_parent)  # safe: the harness starts no threads
         except OSError as exc:
             self._stderr.close()
