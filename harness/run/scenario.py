@@ -47,6 +47,7 @@ from harness.metrics.registry import (
 from harness.metrics.replication import ReplicationOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
+from harness.recipes.changes import changed_params
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
@@ -591,12 +592,9 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                                 f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
         for recipe in scenario.recipes():
             other = target is not None and target != recipe.algorithm
-            merged = ({k: v for k, v in migration.to.items() if k != "algorithm"} if other
-                      else {**recipe.params, **{k: v for k, v in migration.to.items()
-                                                 if k != "algorithm"}})
+            name, merged = changed_params(recipe.algorithm, recipe.params, migration.to)
             fields = Fields(top.file, "migration.to", merged)
-            algorithm = get_algorithm(target if other and target is not None
-                                      else recipe.algorithm)
+            algorithm = get_algorithm(name)
             if other:
                 _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
             checked = algorithm.parse_params(fields)
