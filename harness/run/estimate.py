@@ -25,6 +25,8 @@ from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
 from harness.metrics.base import RunShape
+from harness.metrics.clients import CLIENT_NS_PER_KEY, CLIENT_START_S
+from harness.metrics.clients_options import ClientsOptions
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric, selected
 from harness.recipes.algorithms import get_algorithm
@@ -247,9 +249,24 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
             FOREIGN_START_S + batches * scenario.keys.count * FOREIGN_NS_PER_KEY * 1e-9)
         parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "
                                "keys.count in several batches"))
+    parts.append(clients_seconds(scenario))
     total = sum(seconds for seconds, _ in parts)
     culprit = max(parts)[1]
     return total, culprit
+
+
+def clients_seconds(scenario: Scenario) -> tuple[float, str]:
+    """[clients]' share: every client started, built and routing every key in each state of
+    each fleet, its own recipe beside it, then the speed rounds on the first fleet."""
+    options = scenario.measure.options.get("clients")
+    if not isinstance(options, ClientsOptions):
+        return 0.0, ""
+    every = len(scenario.measure.peers) + len(scenario.measure.foreign_peers) + len(
+        options.recipes)
+    routes = sum(len(fleet.states()) * (len(fleet.clients) if fleet.clients else every)
+                 for fleet in options.fleets) * 2 + every * 2 * (scenario.measure.repeats + 1)
+    seconds = routes * (CLIENT_START_S / 2 + scenario.keys.count * CLIENT_NS_PER_KEY * 1e-9)
+    return seconds, "[clients]: every client routing every key in each state of each fleet"
 
 
 def check_time(scenarios: Sequence[Scenario], max_minutes: float) -> None:
