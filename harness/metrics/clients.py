@@ -158,16 +158,20 @@ def _speed(client: Client, servers: list[Server], keys: list[bytes], key_names: 
     if client.peer is not None:
         built = client.peer.build(servers)
         some, some_keys = key_names[:scalar_keys], keys[:scalar_keys]
-        own, mine = timed_rounds(repeats, [lambda: [built.lookup_key(k) for k in some],
-                                           lambda: ours.route(some_keys)], len(some))
+        hashes = ours.hash_keys(some_keys)
+        own, mine, lookups = timed_rounds(repeats, [
+            lambda: [built.lookup_key(k) for k in some], lambda: ours.route(some_keys),
+            lambda: ours.lookup_many(hashes)], len(some))
         return ClientSpeed(client.name, client.runtime, recipe, Timing.of(own), None,
-                           Timing.of(mine), built.nbytes)
+                           Timing.of(mine), built.nbytes, ours_lookup_ns=Timing.of(lookups))
     assert client.spec is not None
     peer = open_foreign_peer(client.spec, servers)
     try:
         batch = batch_for(peer, servers, keys)
-        piped, mine = timed_rounds(repeats, [lambda: peer.route_prepared(batch),
-                                             lambda: ours.route(keys)], len(keys))
+        hashes = ours.hash_keys(keys)
+        piped, mine, lookups = timed_rounds(repeats, [
+            lambda: peer.route_prepared(batch), lambda: ours.route(keys),
+            lambda: ours.lookup_many(hashes)], len(keys))
         process = isinstance(peer, ProcessPeer)
         clock: list[float] | None = None
         if client.spec.input == "keys":
@@ -176,7 +180,8 @@ def _speed(client: Client, servers: list[Server], keys: list[bytes], key_names: 
             client.name, client.runtime, recipe,
             Timing.of(clock) if clock else (None if process else Timing.of(piped)),
             Timing.of(piped) if process else None, Timing.of(mine), peer.nbytes,
-            peer.pss if isinstance(peer, ProcessPeer) else None)
+            peer.pss if isinstance(peer, ProcessPeer) else None,
+            ours_lookup_ns=Timing.of(lookups), given_hashes=client.spec.input == "hashes")
     finally:
         peer.close()
 

@@ -73,6 +73,11 @@ class ClientSpeed:
     reported_bytes: int = 0
     #: a process peer's PSS after BUILD
     pss_bytes: int | None = None
+    #: ns per key of our recipe's lookup of the same keys' precomputed hashes (no hashing)
+    ours_lookup_ns: Timing | None = None
+    #: whether the client was given our recipe's key hashes (input = "hashes"): it is then
+    #: compared with our lookup, not our route
+    given_hashes: bool = False
 
 
 @dataclass

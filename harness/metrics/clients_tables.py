@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from harness.core import charts
 from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
 from harness.metrics.clients_records import ClientsAgreement, ClientSpeed, FleetState
-from harness.metrics.throughput import timing_cell
+from harness.metrics.throughput import Timing, timing_cell
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -57,28 +57,40 @@ def _heat_map(fleet: str, state: FleetState) -> Chart:
                            value="agreement", label="label", value_title="keys alike")
 
 
+def _ratio(own: Timing | None, ours: Timing | None) -> Cell:
+    if own is None or ours is None:
+        return text("")
+    return Cell(f"{own.median / ours.median:.2f}x", own.median / ours.median)
+
+
 def _speeds(speeds: list[ClientSpeed]) -> Table:
     rows = []
     for s in speeds:
         own = s.own_ns or s.protocol_ns
         rows.append([
-            text(s.client), text(s.runtime), text(s.recipe),
+            text(s.client), text(s.runtime + (", given key hashes" if s.given_hashes else "")),
+            text(s.recipe),
             timing_cell(s.own_ns) if s.own_ns else text(""),
             timing_cell(s.protocol_ns) if s.protocol_ns else text(""),
             timing_cell(s.ours_ns),
-            Cell(f"{own.median / s.ours_ns.median:.2f}x", own.median / s.ours_ns.median)
-            if own else text(""),
+            timing_cell(s.ours_lookup_ns) if s.ours_lookup_ns else text(""),
+            _ratio(own, s.ours_lookup_ns if s.given_hashes else s.ours_ns),
+            _ratio(own, s.ours_lookup_ns),
             count(s.reported_bytes) if s.reported_bytes else text("unknown"),
             Cell(f"{s.pss_bytes / 1024:,.0f} KiB", s.pss_bytes) if s.pss_bytes else text("")])
     return Table.of(["client", "runtime", "our recipe, fastest form",
                      "ns/key, its own clock (min-max)", "ns/key through the pipe",
-                     "ns/key, ours", "its own / ours", "bytes it reports", "PSS after BUILD"],
+                     "ns/key, our route", "ns/key, our lookup of hashes", "its own / ours",
+                     "its own / our lookup", "bytes it reports", "PSS after BUILD"],
                     rows, notes=[
         "On the first fleet as it is, in interleaved rounds. Its own clock: a Python peer's "
         "loop over its lookup, a process peer's TIME answer (its route alone), a library's "
-        "C call; through the pipe: one request of every key, timed by us. Ours: the same "
-        "keys routed by our recipe (hashing included) in its fastest form. A ratio above 1 "
-        "means ours is faster; for a peer without its own clock it is taken through the pipe."])
+        "C call; through the pipe: one request of every key, timed by us. Our route: the "
+        "same keys routed by our recipe in its fastest form, hashing included; our lookup: "
+        "the same form given the keys' hashes, computed beforehand. Its own / ours compares "
+        "like with like (route with route; lookup with lookup for a client given key "
+        "hashes); above 1, ours is faster. For a peer without its own clock the pipe's "
+        "figure is used."])
 
 
 def clients_sections(result: Result, name: str) -> list[Section]:
