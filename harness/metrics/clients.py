@@ -116,9 +116,12 @@ def _state(label: str, servers: list[Server], clients: list[Client], keys: list[
     recipes: dict[str, tuple[Algorithm, npt.NDArray[np.uint16]]] = {}
     with_recipe = []
     for client in clients:
-        owners[client.name] = client.route(servers, keys, key_names)
         ours = client.our_recipe(servers) if client.exact else None
         expected = ours.route(keys) if ours is not None else None
+        # A recipe of ours listed as a client is that recipe: routed once.
+        is_recipe = client.peer is None and client.spec is None
+        owners[client.name] = (expected if is_recipe and expected is not None
+                               else client.route(servers, keys, key_names))
         with_recipe.append(check_recipe(client, f"{fleet}, {label}", servers, keys,
                                         owners[client.name], expected))
         if ours is not None and expected is not None:

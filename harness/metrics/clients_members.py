@@ -23,7 +23,7 @@ from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.peers.base import Peer
 from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, open_foreign_peer, protocol
-from harness.recipes.peers.foreign.claims import batch_for, recipe_name
+from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
 #: the fastest form of a ring of each width (the C batch search over 6-byte entries)
@@ -50,10 +50,9 @@ class Client:
         if self.recipe is None:
             return "(none)"
         algorithm, params = self.recipe
-        shown = {"algorithm": algorithm, **{k: v for k, v in params.items()
-                                            if k not in ("layout", "hash_key")}}
-        spec = ForeignPeerSpec(self.name, routes_like=shown)
-        return recipe_name(spec) or algorithm
+        # As the foreign peers' tables name a recipe; the form and a secret key are not it.
+        shown = " ".join(f"{k}={v}" for k, v in params.items() if k not in ("layout", "hash_key"))
+        return f"{algorithm} {shown}".strip()
 
     def our_recipe(self, servers: Sequence[Server]) -> Algorithm | None:
         """Its recipe built for the servers (in its reference form)."""
