@@ -2,13 +2,17 @@
 that join the matrix as clients of their own (nginx, HAProxy).
 
     [clients]
-    fleets = [
-      { label = "10 equal", servers = 10, name = "10.0.0.{i}:11211",
-        remove = "10.0.0.3:11211", add = "10.0.0.10:11211" },
-      { label = "100 at 1:2:4", servers = 100, weights = [1, 2, 4],
-        clients = ["spymemcached", "hashring-js"] },
-    ]
     recipes = [{ name = "nginx", construction = "nginx" }]
+    [[clients.fleets]]
+    label = "10 equal"
+    servers = 10
+    remove = "10.0.3.1:11211"
+    add = "10.0.10.1:11211"
+    [[clients.fleets]]
+    label = "100 at 1:2:4"
+    servers = 100
+    weights = [1, 2, 4]
+    clients = ["spymemcached", "hashring-js"]
 
 Each fleet is measured as it is, then (`remove`) without one of its servers, then
 (`add`) with a new server added to that: three states, each its own agreement matrix, and
