@@ -111,23 +111,20 @@ def predict(a: Algorithm, b: Algorithm, servers: Sequence[Server], keys: Sequenc
 
 
 def _state(label: str, servers: list[Server], clients: list[Client], keys: list[bytes],
-           key_names: list[str], fleet: str) -> tuple[FleetState, dict[str, Any]]:
-    owners: dict[str, npt.NDArray[np.uint16]] = {}
+           routed: dict[str, npt.NDArray[np.uint16]], fleet: str) -> FleetState:
+    """One state's matrix from every client's owners, each checked against its recipe,
+    and every pair's causes and prediction."""
     recipes: dict[str, tuple[Algorithm, npt.NDArray[np.uint16]]] = {}
     with_recipe = []
     for client in clients:
         ours = client.our_recipe(servers) if client.exact else None
         expected = ours.route(keys) if ours is not None else None
-        # A recipe of ours listed as a client is that recipe: routed once.
-        is_recipe = client.peer is None and client.spec is None
-        owners[client.name] = (expected if is_recipe and expected is not None
-                               else client.route(servers, keys, key_names))
         with_recipe.append(check_recipe(client, f"{fleet}, {label}", servers, keys,
-                                        owners[client.name], expected))
+                                        routed[client.name], expected))
         if ours is not None and expected is not None:
             recipes[client.name] = (ours, expected)
     names = [c.name for c in clients]
-    matrix = [[float(np.mean(owners[x] == owners[y])) for y in names] for x in names]
+    matrix = [[float(np.mean(routed[x] == routed[y])) for y in names] for x in names]
     pairs = []
     for i, a in enumerate(clients):
         for j in range(i + 1, len(clients)):
@@ -141,8 +138,7 @@ def _state(label: str, servers: list[Server], clients: list[Client], keys: list[
                 found = causes(recipe_traits(*a.recipe, servers),
                                recipe_traits(*b.recipe, servers))
             pairs.append(PairAgreement(a.name, b.name, matrix[i][j], predicted, basis, found))
-    return (FleetState(label, len(servers), names, matrix, pairs, with_recipe),
-            {name: (servers, owner) for name, owner in owners.items()})
+    return FleetState(label, len(servers), names, matrix, pairs, with_recipe)
 
 
 def _moved(before: tuple[list[Server], npt.NDArray[np.uint16]],
@@ -192,19 +188,30 @@ def _speed(client: Client, servers: list[Server], keys: list[bytes], key_names: 
 def _fleet(fleet: ClientFleet, clients: list[Client], context: RunContext,
            keys: list[bytes]) -> FleetAgreement:
     chosen = [c for c in clients if fleet.clients is None or c.name in fleet.clients]
-    states, routed = [], []
-    for label, servers in fleet.states():
+    labelled = fleet.states()
+    servers_of = [servers for _, servers in labelled]
+    # Each client through every state at once: one that changes itself keeps its process.
+    routed: dict[str, list[npt.NDArray[np.uint16]]] = {}
+    itself: dict[str, bool] = {}
+    for client in chosen:
+        context.stage(f"{context.label}: clients on {fleet.label}, {client.name}")
+        routed[client.name], itself[client.name] = client.route_states(
+            servers_of, fleet.changes(), keys, context.key_names)
+    states = []
+    for at, (label, servers) in enumerate(labelled):
         context.stage(f"{context.label}: clients on {fleet.label}, {label}")
-        state, owners = _state(label, servers, chosen, keys, context.key_names, fleet.label)
-        states.append(state)
-        routed.append(owners)
+        states.append(_state(label, servers, chosen, keys,
+                             {name: owners[at] for name, owners in routed.items()},
+                             fleet.label))
         context.advance(1)
     moves = []
     for client in chosen:
-        steps = [r[client.name] for r in routed]
+        steps = list(zip(servers_of, routed[client.name], strict=True))
         on_remove = _moved(steps[0], steps[1]) if fleet.remove is not None else None
         on_add = _moved(steps[-2], steps[-1]) if fleet.add is not None else None
-        moves.append(ClientMoves(client.name, on_remove, on_add))
+        moves.append(ClientMoves(client.name, on_remove, on_add,
+                                 "its own ADD and REMOVE" if itself[client.name]
+                                 else "built again for each state"))
     return FleetAgreement(fleet.label, fleet.servers, list(fleet.weights), states, moves)
 
 

@@ -89,6 +89,39 @@ class Client:
         return ours.route(keys)
 
 
+    def changes_itself(self) -> bool:
+        """Whether it takes a fleet's changes through its own ADD and REMOVE (a process
+        peer that supports them) rather than being built again for each state."""
+        return (self.spec is not None and self.spec.kind == "command"
+                and self.spec.input == "keys")
+
+    def route_states(self, states: Sequence[Sequence[Server]],
+                     changes: Sequence[tuple[str, str, float]], keys: Sequence[bytes],
+                     key_names: Sequence[str]) -> tuple[list[npt.NDArray[np.uint16]], bool]:
+        """Owners of every key in each state, and whether the changes went through the
+        client's own ADD and REMOVE (else it was built for each state's servers)."""
+        if not (self.changes_itself() and changes):
+            return [self.route(servers, keys, key_names) for servers in states], False
+        assert self.spec is not None
+        peer = open_foreign_peer(self.spec, states[0])
+        try:
+            found = [peer.route_prepared(batch_for(peer, states[0], keys))]
+            if not (isinstance(peer, ProcessPeer) and peer.supports(protocol.FEATURE_CHANGE)):
+                return found + [self.route(servers, keys, key_names)
+                                for servers in states[1:]], False
+            for (kind, server, weight), servers in zip(changes, states[1:], strict=True):
+                if kind == "remove":
+                    peer.remove(server)
+                else:
+                    peer.add(server, weight)
+                # ADD appends, REMOVE closes the gap: the state's own order.
+                assert peer.server_names == tuple(s.name for s in servers)
+                found.append(peer.route_prepared(batch_for(peer, servers, keys)))
+            return found, True
+        finally:
+            peer.close()
+
+
 def checked_parameters(algorithm: str, params: dict[str, Any], where: str) -> dict[str, Any]:
     """A peer's stated recipe with its defaults filled in, as a scenario's would be."""
     fields = Fields(where, "agrees_with", dict(params), declares=False)

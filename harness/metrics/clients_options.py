@@ -57,6 +57,15 @@ class ClientFleet:
     def server_list(self) -> list[Server]:
         return fleet_servers(self.servers, self.weights, self.name)
 
+    def changes(self) -> list[tuple[str, str, float]]:
+        """(kind, server, weight) of the change that leads to each state after the first."""
+        found = []
+        if self.remove is not None:
+            found.append(("remove", self.remove, 0.0))
+        if self.add is not None:
+            found.append(("add", self.add, self.add_weight))
+        return found
+
     def states(self) -> list[tuple[str, list[Server]]]:
         """(label, servers) of each state: as it is, after the removal, after the addition."""
         servers = self.server_list()

@@ -42,6 +42,9 @@ class ClientMoves:
     #: share of keys whose server (by name) changed on the removal, on the addition
     on_remove: float | None
     on_add: float | None
+    #: how the changes reached it: "its own ADD and REMOVE" (a process peer that supports
+    #: them) or "built again for each state"
+    through: str = "built again for each state"
 
 
 @dataclass

@@ -110,11 +110,15 @@ def clients_sections(result: Result, name: str) -> list[Section]:
                 chart_list.append(_heat_map(fleet.label, state))
             moves = [[text(m.client),
                       pct(m.on_remove) if m.on_remove is not None else text(""),
-                      pct(m.on_add) if m.on_add is not None else text("")]
+                      pct(m.on_add) if m.on_add is not None else text(""),
+                      text(m.through)]
                      for m in fleet.moves]
             tables.append(Table.of(["client", "keys moved on the removal",
-                                    "keys moved on the addition"], moves, notes=[
-                "Compared by server name; the changes are those the states above name."]))
+                                    "keys moved on the addition", "changed by"], moves,
+                                   notes=[
+                "Compared by server name; the changes are those the states above name. A "
+                "process peer that supports ADD and REMOVE is changed through them, and its "
+                "claimed recipe checked on every state as for every client."]))
             sections.append(Section(
                 f"Will the clients agree? {literal(fleet.label)}",
                 paragraphs=[f"{fleet.servers:,} servers, weights cycling {weights}; "
