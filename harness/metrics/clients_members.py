@@ -26,8 +26,11 @@ from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, open_foreign
 from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
-#: the fastest form of a ring of each width (the C batch search over 6-byte entries)
-FASTEST_LAYOUT = {32: "cffi-packed", 64: "cffi-packed-64"}
+#: the fastest form of a ring of each width: for 32 bits the bucket index on the top bits of
+#: the hash (5.4 ns a key against cffi-packed's 105 for 100,000 keys on 1,600 libketama
+#: points, 7.7 against 167 on 16,000, measured here interleaved); 64-bit rings have no
+#: bucketed form, and their C batch search over packed entries is the fastest
+FASTEST_LAYOUT = {32: "bucketed", 64: "cffi-packed-64"}
 
 
 @dataclass(frozen=True)
