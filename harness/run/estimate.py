@@ -235,9 +235,12 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
                     plain_keys=0)
                 parts.append((seconds, f"[{name}]: {lookups:,} objects routed, {why}"
                               if why else ""))
+    # A table metric measures every sweep point (its figures are per point), so its own
+    # work repeats once per recipe of the sweep.
+    points = len(scenario.recipes())
     for name, options in scenario.measure.options.items():
         seconds, why = get_metric(name).estimated_seconds(options, servers)
-        parts.append((seconds, f"[{name}]: {why}" if why else ""))
+        parts.append((points * seconds, f"[{name}]: {why}" if why else ""))
     peers = scenario.measure.foreign_peers
     if peers:
         # Per peer and sweep point: the claim check, the timing rounds with our route beside
@@ -257,7 +260,8 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
 
 def clients_seconds(scenario: Scenario) -> tuple[float, str]:
     """[clients]' share: every client started, built and routing every key in each state of
-    each fleet, its own recipe beside it, then the speed rounds on the first fleet."""
+    each fleet, its own recipe beside it, then the speed rounds on the first fleet, at each
+    sweep point."""
     options = scenario.measure.options.get("clients")
     if not isinstance(options, ClientsOptions):
         return 0.0, ""
@@ -265,7 +269,9 @@ def clients_seconds(scenario: Scenario) -> tuple[float, str]:
         options.recipes)
     routes = sum(len(fleet.states()) * (len(fleet.clients) if fleet.clients else every)
                  for fleet in options.fleets) * 2 + every * 2 * (scenario.measure.repeats + 1)
-    seconds = routes * (CLIENT_START_S / 2 + scenario.keys.count * CLIENT_NS_PER_KEY * 1e-9)
+    # Like every table metric, measured again at each sweep point.
+    seconds = len(scenario.recipes()) * routes * (
+        CLIENT_START_S / 2 + scenario.keys.count * CLIENT_NS_PER_KEY * 1e-9)
     return seconds, "[clients]: every client routing every key in each state of each fleet"
 
 
