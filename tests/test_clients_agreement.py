@@ -101,8 +101,10 @@ def test_libmemcached_against_libketama_named_and_predicted(port: int, servers: 
     fleet = [Server(f"10.0.{i}.1:{port}") for i in range(servers)]
     ketama = _ring_recipe(fleet, construction="libketama")
     memcached = _ring_recipe(fleet, construction="libmemcached")
-    named = causes(recipe_traits("ring", {"construction": "libketama"}, fleet),
-                   recipe_traits("ring", {"construction": "libmemcached"}, fleet))
+    named = causes(recipe_traits("ring", {"construction": "libketama"}, fleet,
+                                 ketama.ring),  # type: ignore[attr-defined]
+                   recipe_traits("ring", {"construction": "libmemcached"}, fleet,
+                                 memcached.ring))  # type: ignore[attr-defined]
     named_traits = [c.split(":")[0] for c in named]
     assert cause in named_traits
     if port == 11212:
@@ -114,11 +116,40 @@ def test_libmemcached_against_libketama_named_and_predicted(port: int, servers: 
 
 
 def test_no_cause_is_named_where_none_bites() -> None:
-    """Off port 11211 and at a fleet whose single-precision counts floor exactly, the two
-    recipes state the same traits, and route every key alike."""
+    """Off port 11211, at a fleet whose single-precision counts floor exactly and whose
+    ring has no equal points, the two recipes state the same traits and route every key
+    alike; without the ring, their collision rules (last against first listed) differ."""
     fleet = [Server(f"10.0.{i}.1:11212") for i in range(10)]
+    ketama = _ring_recipe(fleet, construction="libketama")
+    memcached = _ring_recipe(fleet, construction="libmemcached")
+    assert causes(
+        recipe_traits("ring", {"construction": "libketama"}, fleet,
+                      ketama.ring),  # type: ignore[attr-defined]
+        recipe_traits("ring", {"construction": "libmemcached"}, fleet,
+                      memcached.ring)) == []  # type: ignore[attr-defined]
+    assert (ketama.route(KEYS) == memcached.route(KEYS)).all()  # type: ignore[attr-defined]
     assert causes(recipe_traits("ring", {"construction": "libketama"}, fleet),
-                  recipe_traits("ring", {"construction": "libmemcached"}, fleet)) == []
+                  recipe_traits("ring", {"construction": "libmemcached"}, fleet)) == [
+        "collision winner: last-listed server vs first-listed server"]
+
+
+def test_new_recipes_name_their_causes() -> None:
+    """libmemcached's spymemcached mode names its points "/host:port-i"; twemproxy hashes
+    keys with fnv1a_64 by default on libmemcached's points; slots and Kafka differ in
+    algorithm and key hash."""
+    fleet = [Server(f"10.0.{i}.1:11211") for i in range(10)]
+    spy = causes(recipe_traits("ring", {"construction": "libketama"}, fleet),
+                 recipe_traits("ring", {"construction": "libmemcached", "mode": "spy"}, fleet))
+    assert spy[0] == "server name format: {server}-{j} vs /{server}-{j}"
+    twemproxy = causes(
+        recipe_traits("ring", {"construction": "libmemcached"}, fleet),
+        recipe_traits("ring", {"construction": "twemproxy", "key_hash": "fnv1a_64",
+                               "names": "address"}, fleet))
+    assert twemproxy == ["key hash: MD5, bytes 0-3 little-endian vs twemproxy's fnv1a_64 "
+                         "(32 bits kept)"]
+    assert causes(recipe_traits("redis-slots", {}, fleet),
+                  recipe_traits("kafka-murmur2", {}, fleet))[0] == (
+        "algorithm: redis-slots vs kafka-murmur2")
 
 
 def test_different_key_hashes_are_predicted_as_independent() -> None:

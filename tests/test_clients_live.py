@@ -1,201 +1,184 @@
-"""The clients metric run live: a small scenario of Python peers, the Python example adapter
-and recipes of ours (one with a hostile name) end to end, its heat maps in a real browser;
-and a reduced copy of scenarios/clients.toml with every shipped adapter (toolchains from
-.ci/install-peers.sh; skipped locally where one is missing, a failure in CI)."""
+"""Real clients that route by a fixed table, run live: Redis Cluster (redis-server and
+redis-cli 7.0) and Kafka's default partitioner (kafka-python 3.0). Each routes 100,000 keys
+of 10 "host:port" servers (and of 100) exactly like its recipe of ours; neither takes
+weights, so the 1:2:4 fleet is refused. Installed by .ci/install-peers.sh (Debian
+redis-server) and the `test` extra (kafka-python); skipped locally where missing, failed
+in CI."""
 
 from __future__ import annotations
 
-import json
-import re
-import tomllib
-from collections.abc import Iterator
+import socket
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
+import numpy as np
 import pytest
 
-from harness.cli import main
-from tests.browser import MISSING, browser, console_errors
-from tests.toolchains import require_file, require_program
+from harness.core.errors import HarnessError
+from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
+from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from tests.live_servers import Processes, processes, redis_node
+from tests.toolchains import require, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
-HOSTILE = "<img src=x onerror=alert(1)>"
-KETAMA_PY = ROOT / "peers" / "python" / "ketama_peer.py"
-PEERS = ('peers = ["uhashring-ketama", "jump-consistent-hash", "hashring", '
-         '{ command = ["python3", '
-         f'"{KETAMA_PY}"], name = "ketama-python", routes_like = {{ construction = '
-         '"libketama" } }]')
-SMALL = f"""
-[servers]
-count = 6
-name = "10.0.{{i}}.1:11211"
-[generator]
-construction = "libketama"
-[keys]
-count = 20_000
-[measure]
-layouts = ["numpy-packed"]
-metrics = ["balance"]
-repeats = 1
-scalar_keys = 500
-{PEERS}
-[[clients.recipes]]
-name = "nginx"
-construction = "nginx"
-[[clients.recipes]]
-name = "{HOSTILE}"
-construction = "libmemcached"
-[[clients.fleets]]
-label = "six"
-servers = 6
-remove = "10.0.2.1:11211"
-add = "10.0.6.1:11211"
-[[clients.fleets]]
-label = "weighted"
-servers = 12
-weights = [1, 2, 4]
-clients = ["uhashring-ketama", "ketama-python", "nginx", "{HOSTILE}"]
-"""
+#: 100,000 keys, some with hash tags (Redis hashes only the tag), one empty
+KEYS = [f"key-{i}".encode() for i in range(99_990)] + [
+    b"", b"{user1000}.following", b"{user1000}.followers", b"foo{}{bar}", b"foo{{bar}}zap",
+    b"foo{bar}{zap}", b"{", b"}{", b"id:{key}", b"\xff\x80{\xfe}"]
+TEN = [Server(f"10.0.{i}.1:6379") for i in range(10)]
+HUNDRED = [Server(f"10.0.{i // 250}.{i % 250 + 1}:6379") for i in range(100)]
+WEIGHTED = [Server(f"10.0.0.{i + 1}:6379", (1, 2, 4)[i % 3]) for i in range(100)]
 
 
-def _figures(path: Path) -> dict[str, Any]:
-    result = json.loads(path.read_text())
-    figures: dict[str, Any] = result["runs"][0]["figures"]["clients"]
-    return figures
+def _peer_routes(spec: ForeignPeerSpec, servers: list[Server]) -> np.ndarray:
+    peer = open_foreign_peer(spec, servers)
+    try:
+        return peer.route_many(KEYS)
+    finally:
+        peer.close()
 
+
+# ---- Redis Cluster ----
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    require_program("python3")
-    folder = tmp_path_factory.mktemp("clients")
-    scenario = folder / "small-clients.toml"
-    scenario.write_text(SMALL)
-    assert main(["run", str(scenario), "--out", str(folder)]) == 0
-    return folder
+def redis() -> None:
+    require_program("redis-server")
+    require_program("redis-cli")
 
 
-def test_every_state_is_measured_with_claims_held(small_run: Path) -> None:
-    """Three states of the first fleet, one of the second; each client routes like its
-    recipe on every key (hashring, which has no exact recipe, aside); the matrix is
-    symmetric with ones on its diagonal; every other pair is predicted within a point of
-    20,000 keys (five standard errors)."""
-    figures = _figures(small_run / "small-clients.json")
-    first, second = figures["fleets"]
-    assert [s["label"] for s in first["states"]] == [
-        "as it is", "without 10.0.2.1:11211", "without 10.0.2.1:11211, with 10.0.6.1:11211"]
-    assert [s["servers"] for s in first["states"]] == [6, 5, 6]
-    assert len(second["states"]) == 1 and second["states"][0]["clients"][-1] == HOSTILE
-    for fleet in figures["fleets"]:
-        for state in fleet["states"]:
-            assert all(value == 1.0 for name, value in zip(
-                state["clients"], state["with_recipe"], strict=True) if name != "hashring")
-            matrix = state["matrix"]
-            size = len(state["clients"])
-            assert all(matrix[i][i] == 1.0 for i in range(size))
-            assert all(matrix[i][j] == matrix[j][i] for i in range(size) for j in range(size))
-            for pair in state["pairs"]:
-                if "hashring" in (pair["a"], pair["b"]):
-                    # No recipe of ours routes exactly like it: nothing to predict from.
-                    assert pair["predicted"] is None, pair
-                    assert pair["causes"][0].startswith("no exact recipe of ours: hashring")
-                    continue
-                assert abs(pair["predicted"] - pair["measured"]) < 0.01, pair
-                assert (pair["measured"] == 1.0) == (not pair["causes"]), pair
+def _keyslots(port: int, keys: list[bytes]) -> list[int]:
+    """CLUSTER KEYSLOT of each key from a live node, pipelined."""
+    request = b"".join(b"*3\r\n$7\r\nCLUSTER\r\n$7\r\nKEYSLOT\r\n$%d\r\n%s\r\n" % (len(k), k)
+                       for k in keys)
+    with socket.create_connection(("127.0.0.1", port)) as connection:
+        connection.sendall(request)
+        data = b""
+        while data.count(b"\r\n") < len(keys):
+            chunk = connection.recv(1 << 20)
+            assert chunk, "redis-server closed the connection"
+            data += chunk
+    lines = data.split(b"\r\n")[:len(keys)]
+    assert all(line.startswith(b":") for line in lines)
+    return [int(line[1:]) for line in lines]
 
 
-def test_movement_is_the_changed_servers_share(small_run: Path) -> None:
-    """The libketama clients move the same keys on each change, whether rebuilt for the
-    changed fleet (uhashring) or changed through its own REMOVE and ADD (the Python example
-    adapter), and no more than a ring's share of them (a sixth, with margin)."""
-    moves = {m["client"]: m for m in _figures(small_run / "small-clients.json")["fleets"][0][
-        "moves"]}
-    assert moves["ketama-python"]["through"] == "its own ADD and REMOVE"
-    assert moves["uhashring-ketama"]["through"] == "built again for each state"
-    for change in ("on_remove", "on_add"):
-        assert moves["uhashring-ketama"][change] == moves["ketama-python"][change]
-    assert 0 < moves["ketama-python"]["on_remove"] < 0.35
-    assert 0 < moves["ketama-python"]["on_add"] < 0.35
+def test_cluster_keyslot_is_our_slot_of_every_key(redis: None, tmp_path: Path) -> None:
+    """redis-server 7.0's CLUSTER KEYSLOT gives every one of the 100,000 keys (hash tags,
+    empty tags, nested braces and non-ASCII bytes among them) the slot our C and
+    plain-Python forms compute."""
+    from harness.core.client_hashes import redis_keyslot
+
+    ours = get_algorithm("redis-slots").build(TEN).hash_keys(KEYS)
+    with processes() as started:
+        port = redis_node(started, tmp_path)
+        live = _keyslots(port, KEYS)
+    assert live == ours.tolist()
+    assert [redis_keyslot(k) for k in KEYS[-10:]] == live[-10:]
+    assert live[-9:-7] == [live[-9]] * 2  # the two {user1000} keys share a slot
 
 
-def test_speeds_are_timed_beside_our_recipe(small_run: Path) -> None:
-    """Python peers by their loop, the process peer by its TIME answer and the pipe."""
-    speeds = {s["client"]: s for s in _figures(small_run / "small-clients.json")["speeds"]}
-    # hashring has no recipe of ours to be timed against
-    assert set(speeds) == {"uhashring-ketama", "jump-consistent-hash", "ketama-python"}
-    assert speeds["ketama-python"]["protocol_ns"]["median"] > 0
-    assert speeds["ketama-python"]["own_ns"]["median"] > 0
-    assert speeds["uhashring-ketama"]["recipe"].endswith("bucketed")
+def _created_cluster(started: Processes, directory: Path,
+                     hosts: list[str]) -> tuple[list[str], list[tuple[int, int, str]]]:
+    """Nodes on `hosts` (one each), made a cluster by redis-cli --cluster create in that
+    order; returns their "host:port" names and CLUSTER SLOTS as (first, last, name)."""
+    names = [f"{host}:{redis_node(started, directory, host)}" for host in hosts]
+    subprocess.run(["redis-cli", "--cluster", "create", *names, "--cluster-replicas", "0",
+                    "--cluster-yes"], check=True, capture_output=True, timeout=60)
+    ranges = []
+    for name in names:
+        host, port = name.rsplit(":", 1)
+        reply = subprocess.run(["redis-cli", "-h", host, "-p", port, "cluster", "nodes"],
+                               check=True, capture_output=True, text=True, timeout=30).stdout
+        # Each node's own line: "<id> <ip:port@bus> myself,master - 0 0 <epoch> connected
+        # <first>-<last>".
+        mine = next(line.split() for line in reply.splitlines() if "myself" in line)
+        for held in mine[8:]:
+            first, _, last = held.partition("-")
+            ranges.append((int(first), int(last or first), name))
+    return names, sorted(ranges)
 
 
-def test_hostile_client_name_is_text_in_every_rendering(small_run: Path) -> None:
-    """The recipe named like an HTML element is escaped in the page and the Markdown."""
-    page = (small_run / "small-clients.html").read_text()
-    assert HOSTILE not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page
-    assert "\\<img src=x onerror=alert(1)>" in (small_run / "small-clients.md").read_text()
+@pytest.mark.parametrize("nodes", [3, 10])
+def test_redis_cli_shares_the_slots_as_our_recipe(redis: None, tmp_path: Path,
+                                                  nodes: int) -> None:
+    """`redis-cli --cluster create` of live nodes (3, its least, and 10) gives each master
+    the contiguous slot range our redis-slots gives its server. (Nodes on one host: the
+    interleaving of hosts is checked against redis-cli's rule in
+    tests/test_client_recipes.py.)"""
+    with processes() as started:
+        names, live = _created_cluster(started, tmp_path, ["127.0.0.1"] * nodes)
+    recipe = RedisSlotsAlgorithm.build([Server(n) for n in names])
+    assert live == sorted((first, last, names[owner])
+                          for first, last, owner in recipe.slot_ranges())
 
+
+REDIS_PEER = ("python3", str(ROOT / "peers" / "python" / "redis_slots_peer.py"))
+
+
+@pytest.mark.parametrize("servers", [TEN, HUNDRED], ids=["10", "100"])
+def test_redis_peer_routes_like_redis_slots(redis: None, servers: list[Server]) -> None:
+    """The process peer (a live redis-server's CLUSTER KEYSLOT, slots shared as redis-cli
+    does) routes every key as our redis-slots algorithm; no redis-server is left behind."""
+    spec = ForeignPeerSpec("redis-cluster", command=REDIS_PEER)
+    routed = _peer_routes(spec, servers)
+    assert np.array_equal(routed, get_algorithm("redis-slots").build(servers).route(KEYS))
+    assert subprocess.run(["pgrep", "-f", "redis-slots-peer-"], capture_output=True,
+                          check=False).stdout == b""
+
+
+def test_redis_peer_and_recipe_refuse_weights(redis: None) -> None:
+    """Redis has no weights: the 1:2:4 fleet is refused by the peer at BUILD and by the
+    recipe, each in one line."""
+    with pytest.raises(HarnessError, match="peer 'redis-cluster': refused BUILD: Redis "
+                                           "Cluster has no weights"):
+        open_foreign_peer(ForeignPeerSpec("redis-cluster", command=REDIS_PEER), WEIGHTED)
+    with pytest.raises(HarnessError, match="all of weight 1, since Redis Cluster has no "
+                                           "weights"):
+        get_algorithm("redis-slots").build(WEIGHTED)
+
+
+# ---- Kafka ----
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    if MISSING:
-        pytest.skip(MISSING)
-    with browser() as session:
-        yield session
+def kafka_python() -> None:
+    try:
+        import kafka  # noqa: F401
+    except ImportError:
+        require(False, "kafka-python (the test extra)")
 
 
-def test_heat_maps_draw_in_a_browser(small_run: Path, driver: Any) -> None:
-    """Every state's heat map is drawn as SVG with the clients' names as text (the hostile
-    one among them, as text), no console error and no element injected."""
-    driver.get((small_run / "small-clients.html").as_uri())
-    driver.set_script_timeout(60)
-    drawn = driver.execute_async_script(
-        "const done = arguments[0];"
-        "window.chartsReady.then(() => done(window.chartsDrawn), e => done(-1));")
-    page = (small_run / "small-clients.html").read_text()
-    assert page.count('aria-label="Agreement, ') == 4
-    charts = driver.find_elements("css selector", "div.chart")
-    assert drawn == len(charts) >= 4
-    assert len(driver.find_elements("css selector", "div.chart svg")) == drawn
-    svg_text = " ".join(e.text for e in driver.find_elements("css selector", "div.chart svg"))
-    assert "nginx" in svg_text and HOSTILE in svg_text
-    assert driver.find_elements("css selector", "img") == []
-    assert console_errors(driver) == []
+def test_kafka_python_murmur2_is_our_key_hash(kafka_python: None) -> None:
+    """kafka-python 3.0's own murmur2 gives every key the hash our C and plain-Python forms
+    give, and its published vectors' partitions."""
+    from kafka.partitioner.default import murmur2
+
+    from harness.core.client_hashes import kafka_partition
+
+    ours = get_algorithm("kafka-murmur2").build(TEN).hash_keys(KEYS)
+    assert ours.tolist() == [murmur2(key) for key in KEYS]
+    assert kafka_partition(b"wu", 10) == 0
+    assert kafka_partition(b"100:48069", 12) == 9
 
 
-def _shipped_toolchains() -> None:
-    for program in ("go", "java", "node", "cc"):
-        require_program(program)
-    require_file("/usr/include/libmemcached/memcached.h", "libmemcached-dev")
-    require_file("/usr/share/java/spymemcached.jar", "libspymemcached-java")
-    require_file("/usr/share/java/guava.jar", "libguava-java")
-    require_file("/usr/share/gocode/src/github.com/golang/groupcache",
-                 "golang-github-golang-groupcache-dev")
-    require_file(str(ROOT / "peers" / "js" / "node_modules" / "hashring"),
-                 "npm hashring 3.2.0 in peers/js/node_modules")
+KAFKA_PEER = (sys.executable, str(ROOT / "peers" / "python" / "kafka_peer.py"))
 
 
-def test_shipped_clients_scenario_runs_live(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """scenarios/clients.toml with fewer keys and rounds, every adapter started through
-    peers/run.sh (built on first use): exit 0, every client routes like its recipe in
-    every state, and each prediction is within a point and a half of 10,000 keys."""
-    _shipped_toolchains()
-    text = (ROOT / "scenarios" / "clients.toml").read_text()
-    document = tomllib.loads(text)
-    assert document["keys"]["count"] >= 100_000  # the committed run's size
-    reduced = re.sub(r"(?m)^count = 100_000$", "count = 10_000", text)
-    reduced = re.sub(r"(?m)^repeats = \d+$", "repeats = 1", reduced)
-    reduced = re.sub(r"(?m)^scalar_keys = [\d_]+$", "scalar_keys = 500", reduced)
-    assert reduced != text
-    monkeypatch.chdir(ROOT)  # the scenario's commands are relative to the checkout
-    scenario = tmp_path / "clients.toml"
-    scenario.write_text(reduced)
-    assert main(["run", str(scenario), "--out", str(tmp_path)]) == 0
-    figures = _figures(tmp_path / "clients.json")
-    assert len(figures["fleets"]) == 2
-    for fleet in figures["fleets"]:
-        assert len(fleet["states"]) == 3
-        for state in fleet["states"]:
-            assert all(value == 1.0 for value in state["with_recipe"])
-            for pair in state["pairs"]:
-                assert abs(pair["predicted"] - pair["measured"]) < 0.015, pair
+@pytest.mark.parametrize("servers", [TEN, HUNDRED], ids=["10", "100"])
+def test_kafka_peer_routes_like_kafka_murmur2(kafka_python: None,
+                                              servers: list[Server]) -> None:
+    """kafka-python's DefaultPartitioner, behind the process protocol, puts every key in
+    the partition our kafka-murmur2 algorithm does."""
+    spec = ForeignPeerSpec("kafka-python", command=KAFKA_PEER)
+    routed = _peer_routes(spec, servers)
+    assert np.array_equal(routed, get_algorithm("kafka-murmur2").build(servers).route(KEYS))
+
+
+def test_kafka_peer_and_recipe_refuse_weights(kafka_python: None) -> None:
+    """Partitions have no weights: the 1:2:4 fleet is refused by both, in one line."""
+    with pytest.raises(HarnessError, match="refused BUILD: Kafka's partitions have no weights"):
+        open_foreign_peer(ForeignPeerSpec("kafka-python", command=KAFKA_PEER), WEIGHTED)
+    with pytest.raises(HarnessError, match="all of weight 1, since Kafka's partitioner"):
+        get_algorithm("kafka-murmur2").build(WEIGHTED)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from harness.core.agreement import independent_agreement, key_shares, ring_agreement
 from harness.core.servers import Server
 from harness.core.stats import arc_shares
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
 from harness.metrics.clients_members import (
     Client,
     check_recipe,
@@ -135,8 +135,8 @@ def _state(label: str, servers: list[Server], clients: list[Client], keys: list[
                 (ra, oa), (rb, ob) = recipes[a.name], recipes[b.name]
                 predicted, basis = predict(ra, rb, servers, keys, oa, ob)
                 assert a.recipe is not None and b.recipe is not None
-                found = causes(recipe_traits(*a.recipe, servers),
-                               recipe_traits(*b.recipe, servers))
+                found = causes(recipe_traits(*a.recipe, servers, ra.ring),
+                               recipe_traits(*b.recipe, servers, rb.ring))
             pairs.append(PairAgreement(a.name, b.name, matrix[i][j], predicted, basis, found))
     return FleetState(label, len(servers), names, matrix, pairs, with_recipe)
 
@@ -241,11 +241,14 @@ class ClientsMetric(MetricBase):
                      + fleet.add_weight for fleet in options.fleets)
         return float(2 * CLIENT_BYTES_PER_POINT * 160 * weight)
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
+        """Every client's owners of every state of a fleet at once, its batch, and our
+        recipe's beside it."""
         options = shape.options.get(self.name)
         if not isinstance(options, ClientsOptions):
-            return 0.0
-        return float(CLIENT_BYTES_PER_KEY * shape.keys * (1 + len(options.recipes)))
+            return NOTHING_MORE
+        return Working(bytes=float(CLIENT_BYTES_PER_KEY * shape.keys
+                                   * (1 + len(options.recipes))))
 
     def measure(self, context: RunContext) -> ClientsAgreement | None:
         options = context.options.get(self.name)

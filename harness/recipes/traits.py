@@ -10,7 +10,8 @@ that differ in no trait route alike; each differing trait is a cause.
 Traits are given for the servers of a fleet, so that a difference that does not bite
 there is not named: libmemcached leaves ':11211' out of point names, which matters only
 when a server is on that port; its single-precision digest counts matter only where
-they floor differently from the exact fraction.
+they floor differently from the exact fraction; which server keeps a shared position
+matters only where two points share one (given the ring built there).
 
 A construction or algorithm without an entry here is described by its name and its
 parameters, each its own trait (a parameter that differs is then the named cause).
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from harness.core.ring import Ring
 from harness.core.servers import Server
 from harness.recipes.constructions.libketama import digest_counts
 from harness.recipes.constructions.libmemcached import DEFAULT_PORT, float32_digest_counts
@@ -50,7 +52,9 @@ _HASH_TEXT = {
 }
 #: the key hash of algorithms other than the ring (their modules say why)
 _ALGORITHM_KEY_HASH = {"jump": "xxHash64, seed 0", "maglev": "xxHash64, seed 0",
-                       "rendezvous": "MurmurHash3 of '<server>-<key>', per server"}
+                       "rendezvous": "MurmurHash3 of '<server>-<key>', per server",
+                       "redis-slots": "CRC-16/XMODEM of the key or its hash tag",
+                       "kafka-murmur2": "murmur2, seed 0x9747b28c"}
 
 Traits = dict[str, str]
 
@@ -67,7 +71,8 @@ def _points(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
             WRAP: CLOCKWISE}
 
 
-def _ketama(servers: Sequence[Server], counts: list[int], names: str) -> Traits:
+def _ketama(servers: Sequence[Server], counts: list[int], names: str,
+            winner: str = "last-listed server") -> Traits:
     exact = counts == digest_counts(servers)
     return {ALGORITHM: "ring", KEY_HASH: "MD5, bytes 0-3 little-endian",
             POINT_HASH: "MD5", POINTS_PER_DIGEST: "4",
@@ -75,17 +80,38 @@ def _ketama(servers: Sequence[Server], counts: list[int], names: str) -> Traits:
             POINTS_PER_SERVER: "4 x floor(40 x N x weight / total)",
             WEIGHT_ROUNDING: "exact fraction, floored" if exact
             else "single-precision share, floored",
-            NAME_FORMAT: names, COLLISION_WINNER: "last-listed server", WRAP: CLOCKWISE}
+            NAME_FORMAT: names, COLLISION_WINNER: winner, WRAP: CLOCKWISE}
 
 
 def _libketama(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
     return _ketama(servers, digest_counts(servers), "{server}-{j}")
 
 
-def _libmemcached(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+def _address_names(servers: Sequence[Server]) -> str:
+    """libmemcached's and twemproxy's point names from addresses: port 11211 left out."""
     on_default = any(s.name.endswith(DEFAULT_PORT) for s in servers)
-    names = f"{{server}}-{{j}}, {DEFAULT_PORT} left out" if on_default else "{server}-{j}"
-    return _ketama(servers, float32_digest_counts(servers), names)
+    return f"{{server}}-{{j}}, {DEFAULT_PORT} left out" if on_default else "{server}-{j}"
+
+
+def _libmemcached(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    mode = params.get("mode", "weighted")
+    names = "/{server}-{j}" if mode == "spy" else _address_names(servers)
+    traits = _ketama(servers, float32_digest_counts(servers), names, "first-listed server")
+    if mode == "ketama":
+        # Unweighted: 100 names a server, one point each, the digest's first word.
+        traits.update({POINTS_PER_DIGEST: "1", DIGEST_BYTES: "4 of 16 (little-endian)",
+                       POINTS_PER_SERVER: "100", WEIGHT_ROUNDING: "none (no weights)"})
+    return traits
+
+
+def _twemproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    names = "{server}-{j}" if params.get("names") == "given" else _address_names(servers)
+    traits = _ketama(servers, float32_digest_counts(servers), names, "first-listed server")
+    key_hash = str(params.get("key_hash", "fnv1a_64"))
+    traits[KEY_HASH] = {"md5": "MD5, bytes 0-3 little-endian",
+                        "fnv1a_64": "twemproxy's fnv1a_64 (32 bits kept)",
+                        "murmur": "MurmurHash2, seed 0xdeadbeef x length"}.get(key_hash, key_hash)
+    return traits
 
 
 def _nginx(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
@@ -108,17 +134,21 @@ def _haproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
 #: traits of each ring construction that has an entry
 CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
     "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
-    "nginx": _nginx, "haproxy": _haproxy,
+    "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
 }
 #: parameters that choose a form, not a routing (a ring's layout)
 _NOT_ROUTING = frozenset({"layout"})
 
 
-def recipe_traits(algorithm: str, params: Mapping[str, Any],
-                  servers: Sequence[Server]) -> Traits:
-    """The recipe's traits on these servers (see the module doc)."""
+def recipe_traits(algorithm: str, params: Mapping[str, Any], servers: Sequence[Server],
+                  ring: Ring | None = None) -> Traits:
+    """The recipe's traits on these servers (see the module doc); given the ring it builds
+    there, a collision rule is stated only if two of its points do collide."""
     if algorithm == "ring" and params.get("construction") in CONSTRUCTION_TRAITS:
-        return CONSTRUCTION_TRAITS[str(params["construction"])](params, servers)
+        traits = CONSTRUCTION_TRAITS[str(params["construction"])](params, servers)
+        if ring is not None and ring.collisions == 0 and COLLISION_WINNER in traits:
+            traits[COLLISION_WINNER] = "no equal points on this fleet"
+        return traits
     traits = {ALGORITHM: algorithm if algorithm != "ring"
               else f"ring, construction {params.get('construction')}"}
     if algorithm in _ALGORITHM_KEY_HASH:
