@@ -163,7 +163,7 @@ def test_heat_maps_draw_in_a_browser(small_run: Path, driver: Any) -> None:
 
 
 def _shipped_toolchains() -> None:
-    for program in ("go", "java", "node", "cc"):
+    for program in ("go", "java", "node", "cc", "nutcracker", "memcached"):
         require_program(program)
     require_file("/usr/include/libmemcached/memcached.h", "libmemcached-dev")
     require_file("/usr/share/java/spymemcached.jar", "libspymemcached-java")
