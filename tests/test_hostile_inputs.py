@@ -346,6 +346,9 @@ def test_a_form_answering_the_wrong_number_of_owners_fails_parity() -> None:
      "[comparison]"),
     ("[removals]\nservers = 65_535\nkeys = 100_000_000\n", "[removals]"),
     ("[replication]\ncopies = 2\nobjects = 100_000_000\n", "[replication]"),
+    ('[clients]\nrecipes = [{ name = "a", construction = "libketama" }, { name = "b", '
+     'construction = "libmemcached" }]\nfleets = [{ servers = 10_000, weights = [1000] }]\n',
+     "[clients]"),
 ])
 def test_a_table_metric_too_large_for_memory_is_refused_before_work(
         table: str, culprit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -406,6 +409,10 @@ def test_a_result_too_large_to_read_back_is_not_written(
      ["--max-minutes", "2"], "maglev's reference fills all 100,000,007 slots in Python"),
     ("[servers]\ncount = 3\n[removals]\nservers = 10_000\nalgorithms = [\"rendezvous\"]\n"
      "step = 0.001\n", [], "rendezvous scores all 10,000 servers for each key"),
+    ("[servers]\ncount = 3\n[keys]\ncount = 1_000_000\n[clients]\nrecipes = ["
+     + ", ".join(f'{{ name = "r{i}", construction = "libketama" }}' for i in range(8))
+     + "]\nfleets = [" + ", ".join(["{ servers = 3 }"] * 8) + "]\n", [],
+     "[clients]: every client routing every key in each state of each fleet"),
 ])
 def test_a_run_longer_than_its_time_budget_is_refused(
         text: str, argv: list[str], needle: str, tmp_path: Path,

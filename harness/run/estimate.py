@@ -25,6 +25,8 @@ from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
 from harness.metrics.base import RunShape
+from harness.metrics.clients import CLIENT_NS_PER_KEY, CLIENT_START_S
+from harness.metrics.clients_options import ClientsOptions
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric, selected
 from harness.recipes.algorithms import get_algorithm
@@ -269,9 +271,35 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
             for peer in peers)
         parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "
                                "keys.count in several batches"))
+    parts.append(clients_seconds(scenario))
     total = sum(seconds for seconds, _ in parts)
     culprit = max(parts)[1]
     return total, culprit
+
+
+def clients_seconds(scenario: Scenario) -> tuple[float, str]:
+    """[clients]' share: in each state of each fleet, every client started, built and
+    routing every key (a foreign peer at the ns per key it declares) with our recipe's
+    route beside it; then each peer's speed rounds on the first fleet; at each sweep point."""
+    options = scenario.measure.options.get("clients")
+    if not isinstance(options, ClientsOptions):
+        return 0.0, ""
+    own = {name: float(CLIENT_NS_PER_KEY) for name in scenario.measure.peers}
+    own |= {spec.name: spec.ns_per_key for spec in scenario.measure.foreign_peers}
+    recipes = {recipe.name: 0.0 for recipe in options.recipes}
+    keys = scenario.keys.count
+
+    def route(name: str) -> float:
+        # The client's route, and our recipe's beside it (priced as a Python peer's, at most).
+        return CLIENT_START_S + keys * ((own | recipes)[name] + CLIENT_NS_PER_KEY) * 1e-9
+
+    seconds = sum(len(fleet.states()) * route(name) for fleet in options.fleets
+                  for name in (fleet.clients or [*own, *recipes]))
+    # The speed rounds: the client, our route and our lookup, after one warm-up round.
+    seconds += sum((scenario.measure.repeats + 1) * route(name) for name in own)
+    # Like every table metric, measured again at each sweep point.
+    return (len(scenario.recipes()) * seconds,
+            "[clients]: every client routing every key in each state of each fleet")
 
 
 def check_time(scenarios: Sequence[Scenario], max_minutes: float,
