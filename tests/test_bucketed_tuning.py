@@ -144,15 +144,27 @@ def test_the_default_tuning_follows_the_ring_size() -> None:
     assert default_tuning(10**7) == BucketedTuning(32, 16, 32)
 
 
-def _trial(stage: int, window: int, ns: float) -> Trial:
-    return Trial(stage, window, 16, 32, ns, ns, ns)
+def _trial(stage: int, window: int, paired: float, ns: float = 10.0) -> Trial:
+    return Trial(stage, window, 16, 32, ns, ns, ns, paired)
 
 
 def test_a_stage_keeps_its_first_candidate_unless_another_is_clearly_faster() -> None:
-    """2% faster is noise on a shared machine: the first stays; 10% faster wins."""
-    assert _winner([_trial(1, 32, 100.0), _trial(1, 16, 98.0)], 0) == 0
-    assert _winner([_trial(1, 32, 100.0), _trial(1, 16, 90.0), _trial(1, 8, 95.0)], 0) == 1
-    assert _winner([_trial(1, 32, 100.0), _trial(2, 16, 50.0), _trial(2, 16, 49.9)], 1) == 1
+    """2% faster (paired) is noise on a shared machine: the first stays; 10% faster wins;
+    the paired ratio decides, not the medians (which a burst of load skews)."""
+    assert _winner([_trial(1, 32, 1.0), _trial(1, 16, 0.98)], 0) == 0
+    assert _winner([_trial(1, 32, 1.0), _trial(1, 16, 0.90), _trial(1, 8, 0.95)], 0) == 1
+    assert _winner([_trial(1, 32, 1.0), _trial(2, 16, 1.0), _trial(2, 8, 0.999)], 1) == 1
+    assert _winner([_trial(1, 32, 1.0, ns=5.0), _trial(1, 16, 0.9, ns=50.0)], 0) == 1
+
+
+def test_the_speedup_over_the_default_chains_the_paired_ratios() -> None:
+    """Stage one's winner at 0.8 of the default, the choice at 0.5 of that winner: 2.5x."""
+    trials = [Trial(1, 32, 16, 32, 10, 10, 10, 1.0), Trial(1, 16, 16, 32, 8, 8, 8, 0.8),
+              Trial(2, 16, 16, 32, 8, 8, 8, 1.0), Trial(2, 16, 8, 8, 4, 4, 4, 0.5)]
+    calibration = Calibration("cpu", 10**7, 24, "digest", "now", "measured", 1, 1,
+                              trials, chosen=3, default=0)
+    assert calibration.speedup_over_default == pytest.approx(2.5)
+    assert calibration.chosen_tuning == BucketedTuning(16, 8, 8)
 
 
 def _ring(entries: int) -> CBucketedRing:
@@ -176,6 +188,8 @@ def test_measure_times_both_stages_and_chooses_from_the_last() -> None:
         winner = calibration.trials[len(WINDOWS)].tuning
         assert {t.tuning for t in calibration.trials if t.stage == 2} == set(stage_two(winner))
     assert all(0 < t.min_ns <= t.median_ns <= t.max_ns for t in calibration.trials)
+    assert calibration.trials[0].paired_ratio == 1.0
+    assert calibration.trials[calibration.chosen].paired_ratio <= 1.0
     assert calibration.source == "measured" and calibration.size_class == 19
     assert calibration.keys == 4096 and calibration.rounds == 2
 
@@ -220,9 +234,9 @@ def test_calibrate_caches_per_size_class_and_reads_it_back(
 
 
 @pytest.mark.parametrize("content", [
-    "", "not json", "[]", '{"format": 99, "entries": {}}', '{"format": 1, "entries": 3}',
-    '{"format": 1, "entries": {"KEY": {"cpu": 1}}}',
-    '{"format": 1, "entries": {"KEY": {"trials": [{"stage": 1}]}}}',
+    "", "not json", "[]", '{"format": 99, "entries": {}}', '{"format": 2, "entries": 3}',
+    '{"format": 2, "entries": {"KEY": {"cpu": 1}}}',
+    '{"format": 2, "entries": {"KEY": {"trials": [{"stage": 1}]}}}',
 ])
 def test_a_broken_cache_means_measuring_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str

@@ -13,13 +13,19 @@ itself and keeps the fastest:
    the depth ahead, beside the winner of stage 1.
 
 Each stage runs `ROUNDS` interleaved rounds (every candidate once a round, the order
-rotated from round to round, so a burst of noise from a neighbour hits all of them),
-after one warm-up round, on `CALIBRATION_KEYS` uniform keys; a candidate's figure is
-its median. A stage's first candidate (the default tuning, then stage one's winner)
-stays chosen unless another's median is `MARGIN` faster: on a shared machine
-candidates within a few percent swap places from run to run, and the choice should
-not. Every candidate's routes are checked against the default tuning's on the same
-keys before any is chosen.
+rotated from round to round), after one warm-up round, on `CALIBRATION_KEYS` uniform
+keys. A candidate is judged by the median over the rounds of its time divided by the
+stage's first candidate's in the same round (the default tuning, then stage one's
+winner): paired, so a neighbour's load that comes and goes between rounds cancels
+out, as it does not in a ratio of two medians. Calls are timed by this thread's CPU
+time, not the wall clock: on a machine with more runnable processes than cores a
+call of two milliseconds is often preempted for a whole time slice, which made wall
+times bimodal (30 or 215 ns a key for the same candidate under a load average of 8
+on two cores); a stall on memory is still CPU time. The first candidate stays chosen
+unless another's paired median is `MARGIN` below 1: on a shared machine candidates
+within a few percent swap places from run to run, and the choice should not. Every
+candidate's routes are checked against the default tuning's on the same keys before
+any is chosen.
 
 The choice is cached per CPU model, ring size class (entries from 2**(k-1) to 2**k)
 and build of the C core (the digest of the compiled module, so a rebuilt C core
@@ -52,11 +58,12 @@ from harness.core.machine import cpu_model
 from harness.core.native import bucketed as c_bucketed
 from harness.core.native.bucketed import BucketedTuning
 
-#: keys each candidate routes per round: 512 KiB of keys, a few milliseconds a call on
-#: a ring that does not fit in the caches, so a round takes well under a second
-CALIBRATION_KEYS = 2**17
-#: timed rounds per stage (after one warm-up round)
-ROUNDS = 9
+#: keys each candidate routes per round: 256 KiB of keys, about two milliseconds a call
+#: on a ring that does not fit in the caches, so a round takes a few tens of them
+CALIBRATION_KEYS = 2**16
+#: timed rounds per stage (after one warm-up round): many short rounds, so that a burst
+#: of a neighbour's load spoils a few pairs, not a candidate
+ROUNDS = 15
 #: how much faster than a stage's first candidate another must be to replace it
 MARGIN = 0.03
 #: the depth and distance the window widths are compared at (bucketed.c's defaults)
@@ -68,7 +75,7 @@ STAGE_TWO_AHEAD_FACTORS = (1, 2, 4)
 CACHE_VARIABLE = "RING_HARNESS_TUNING_CACHE"
 CACHE_FILE = "bucketed-tuning.json"
 #: bumped when the cache file's shape changes (older files are then measured again)
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 #: the seed of the calibration keys: the same keys on every machine
 KEYS_SEED = 28
 
@@ -84,6 +91,9 @@ class Trial:
     median_ns: float
     min_ns: float
     max_ns: float
+    #: median over the rounds of its time over the stage's first candidate's in the same
+    #: round (1 for the first itself): what the choice compares
+    paired_ratio: float = 1.0
 
     @property
     def tuning(self) -> BucketedTuning:
@@ -117,10 +127,16 @@ class Calibration:
 
     @property
     def speedup_over_default(self) -> float:
-        """The default's median over the chosen trial's (the same keys; stage two's rounds
-        come after stage one's)."""
-        default, chosen = self.trials[self.default], self.trials[self.chosen]
-        return default.median_ns / chosen.median_ns if chosen.median_ns > 0 else 1.0
+        """How many times as fast as the default the choice measured: the product of the
+        paired ratios that chose it (stage one's winner against the default, then the
+        choice against that winner), inverted."""
+        chosen = self.trials[self.chosen]
+        ratio = chosen.paired_ratio
+        if chosen.stage == 2:
+            winner = next(t.tuning for t in self.trials if t.stage == 2)
+            ratio *= next(t.paired_ratio for t in self.trials
+                          if t.stage == 1 and t.tuning == winner)
+        return 1 / ratio if ratio > 0 else 1.0
 
     @property
     def size_class_label(self) -> str:
@@ -222,9 +238,9 @@ def _time_stage(lookup_many: LookupMany, keys: npt.NDArray[np.uint32],
     for round_number in range(rounds + 1):
         shift = round_number % len(candidates)
         for index in [*range(shift, len(candidates)), *range(shift)]:
-            start = time.perf_counter_ns()
+            start = time.thread_time_ns()
             routes = lookup_many(keys, candidates[index])
-            elapsed = (time.perf_counter_ns() - start) / len(keys)
+            elapsed = (time.thread_time_ns() - start) / len(keys)
             if round_number == 0:
                 if not np.array_equal(routes, expected):
                     raise HarnessError(
@@ -238,8 +254,11 @@ def _time_stage(lookup_many: LookupMany, keys: npt.NDArray[np.uint32],
 
 def _trials(stage: int, candidates: Sequence[BucketedTuning],
             samples: list[list[float]]) -> list[Trial]:
+    first = samples[0]
     return [Trial(stage, tuning.window, tuning.depth, tuning.offsets_ahead,
-                  statistics.median(times), min(times), max(times))
+                  statistics.median(times), min(times), max(times),
+                  statistics.median(time / base for time, base in
+                                    zip(times, first, strict=True)))
             for tuning, times in zip(candidates, samples, strict=True)]
 
 
@@ -261,11 +280,10 @@ def stage_two(best: BucketedTuning) -> list[BucketedTuning]:
 
 
 def _winner(trials: Sequence[Trial], first: int) -> int:
-    """The index of a stage's winner (its trials start at `first`): the fastest median,
-    if it beats the stage's first trial by MARGIN, else that first trial."""
-    fastest = min(range(first, len(trials)), key=lambda i: trials[i].median_ns)
-    incumbent = trials[first].median_ns
-    return fastest if trials[fastest].median_ns < (1 - MARGIN) * incumbent else first
+    """The index of a stage's winner (its trials start at `first`): the lowest paired
+    ratio to the stage's first trial, if it is MARGIN below 1, else that first trial."""
+    fastest = min(range(first, len(trials)), key=lambda i: trials[i].paired_ratio)
+    return fastest if trials[fastest].paired_ratio < 1 - MARGIN else first
 
 
 def measure(lookup_many: LookupMany, entries: int, *, keys: int | None = None,
