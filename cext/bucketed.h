@@ -35,7 +35,7 @@ uint16_t ring_bucketed_lookup(const uint32_t *offsets, const struct ring_bucket_
                               uint32_t key);
 /* How the batch lookup runs (bucketed.c says what each trades):
  * window: 0 (search each bucket from the interpolated guess, no window), or the
- *   entries counted around the guess, 8, 16, 32 or 64;
+ *   entries counted around the guess, 8, 16, 24, 32, 48 or 64;
  * depth: keys between reading a key's offsets (prefetching its window) and counting
  *   its window, a power of two, 1 to RING_BUCKETED_MAX_DEPTH;
  * offsets_ahead: keys between prefetching a key's offsets and reading them, 1 to

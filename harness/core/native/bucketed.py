@@ -37,7 +37,7 @@ BUCKETS = 2**16
 check_struct("struct ring_bucket_entry", "ring_bucket_entry", BUCKET_ENTRY)
 
 #: the window widths the C lookup has a loop for; 0 is the search, with no window
-WINDOWS = (0, 8, 16, 32, 64)
+WINDOWS = (0, 8, 16, 24, 32, 48, 64)
 #: bounds of the pipeline's depth (a power of two) and of the offsets' prefetch distance
 MAX_DEPTH = int(lib.RING_BUCKETED_MAX_DEPTH)
 MAX_OFFSETS_AHEAD = int(lib.RING_BUCKETED_MAX_AHEAD)
