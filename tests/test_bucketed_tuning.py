@@ -6,6 +6,7 @@ rule, caches per CPU, size class and C build, and ignores a broken cache."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,13 @@ def test_measure_times_both_stages_and_chooses_from_the_last() -> None:
     assert calibration.keys == 4096 and calibration.rounds == 2
 
 
+def test_the_time_estimate_covers_every_candidate_of_the_grid() -> None:
+    """CANDIDATES bounds what both stages time: every width, then the 3 x 3 grid."""
+    assert len(stage_one(default_tuning(10**7))) + len(stage_two(
+        BucketedTuning(16, 16, 32))) == bucketed_tuning.CANDIDATES
+    assert 0 < bucketed_tuning.CALIBRATION_SECONDS < 5
+
+
 def test_a_misrouting_candidate_stops_the_calibration() -> None:
     """A tuning that routed unlike the default would be refused, not chosen."""
     ring = _ring(100_000)
@@ -250,6 +258,24 @@ def test_a_broken_cache_means_measuring_again(
     key = bucketed_tuning._cache_key(cpu_model(), size_class(ring.entries),
                                      bucketed_tuning.c_core_digest())
     (tmp_path / bucketed_tuning.CACHE_FILE).write_text(content.replace("KEY", key))
+    assert calibrate(ring.lookup_many, ring.entries).source == "measured"
+    assert calibrate(ring.lookup_many, ring.entries).source == "cached"
+
+
+def test_a_cache_that_is_a_fifo_or_too_large_is_measured_past(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO with no writer does not block the calibration, an oversized file is not
+    read; either way the calibration measures, and its file then replaces the bad one."""
+    monkeypatch.setenv(bucketed_tuning.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 1024)
+    monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
+    ring = _ring(70_000)
+    os.mkfifo(tmp_path / bucketed_tuning.CACHE_FILE)
+    assert calibrate(ring.lookup_many, ring.entries).source == "measured"
+    (tmp_path / bucketed_tuning.CACHE_FILE).unlink()
+    (tmp_path / bucketed_tuning.CACHE_FILE).write_text(
+        " " * (bucketed_tuning.CACHE_LIMIT_BYTES + 1))
     assert calibrate(ring.lookup_many, ring.entries).source == "measured"
     assert calibrate(ring.lookup_many, ring.entries).source == "cached"
 

@@ -57,6 +57,7 @@ from harness.core.errors import HarnessError
 from harness.core.machine import cpu_model
 from harness.core.native import bucketed as c_bucketed
 from harness.core.native.bucketed import BucketedTuning
+from harness.core.safe_read import read_regular_file
 
 #: keys each candidate routes per round: 256 KiB of keys, about two milliseconds a call
 #: on a ring that does not fit in the caches, so a round takes a few tens of them
@@ -74,6 +75,8 @@ STAGE_TWO_AHEAD_FACTORS = (1, 2, 4)
 #: where the cache lives when the environment does not say
 CACHE_VARIABLE = "RING_HARNESS_TUNING_CACHE"
 CACHE_FILE = "bucketed-tuning.json"
+#: the largest cache file read: a few KiB an entry, one entry per CPU and size class
+CACHE_LIMIT_BYTES = 4 * 2**20
 #: bumped when the cache file's shape changes (older files are then measured again)
 CACHE_FORMAT = 2
 #: the seed of the calibration keys: the same keys on every machine
@@ -176,11 +179,16 @@ def _cache_key(cpu: str, size: int, digest: str) -> str:
 
 
 def _read_cache(path: Path) -> dict[str, Any]:
-    """The cache's entries, or none when the file is missing, unreadable or of another
-    format: the cache only saves time, so anything wrong with it means measuring again."""
+    """The cache's entries, or none when the file is missing, unreadable, not a regular
+    file of at most CACHE_LIMIT_BYTES (a FIFO would block a plain read, /dev/zero fill
+    memory), not JSON or of another format: the cache only saves time, so anything
+    wrong with it means measuring again."""
+    if not path.exists():
+        return {}
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = json.loads(read_regular_file(path, CACHE_LIMIT_BYTES, "tuning cache",
+                                                HarnessError))
+    except (HarnessError, ValueError, RecursionError):
         return {}
     if not isinstance(document, dict) or document.get("format") != CACHE_FORMAT:
         return {}
@@ -322,9 +330,11 @@ def calibrate(lookup_many: LookupMany, entries: int) -> Calibration:
     return calibration
 
 
+#: candidates one calibration times at most: every width, then the depth-distance grid
+CANDIDATES = len(c_bucketed.WINDOWS) + len(STAGE_TWO_DEPTHS) * len(STAGE_TWO_AHEAD_FACTORS)
 #: seconds one calibration takes at most on a ring that does not fit in the caches
-#: (stage one's 5 candidates and stage two's 9, each over ROUNDS + 1 rounds at about
-#: 60 ns a key on a loaded machine), what the time estimate charges a bucketed form
-CALIBRATION_SECONDS = 14 * (ROUNDS + 1) * CALIBRATION_KEYS * 60e-9
+#: (every candidate over ROUNDS + 1 rounds at about 60 ns a key, a loaded machine's
+#: figure), what the time estimate charges a bucketed form
+CALIBRATION_SECONDS = CANDIDATES * (ROUNDS + 1) * CALIBRATION_KEYS * 60e-9
 #: bytes a calibration holds: its keys (uint32) and one candidate's routes (uint16)
 CALIBRATION_BYTES = CALIBRATION_KEYS * (4 + 2 + 2)
