@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, literal, ratio, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import MetricBase, RunShape, Working
 from harness.metrics.calibration_tables import calibration_table
 from harness.metrics.random_access import RandomAccess
 from harness.recipes.layouts.bucketed_tuning import (
@@ -241,13 +241,13 @@ class ThroughputMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.settings.repeats + 1
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The floor's array (4 bytes an entry), a batch lookup's temporaries, each
         form's scalar keys as a list of Python ints (about 40 bytes a key), and a tuned
         form's calibration keys and routes."""
-        return (4.0 * shape.entries + shape.largest_lookup_bytes()
-                + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2)
-                + CALIBRATION_BYTES)
+        return Working(4.0 * shape.entries + shape.largest_lookup_bytes()
+                       + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2)
+                       + CALIBRATION_BYTES)
 
     def measure(self, context: RunContext) -> dict[str, Throughput]:
         calibrations: dict[str, Calibration] = {}
