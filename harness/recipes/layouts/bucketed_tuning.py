@@ -98,6 +98,13 @@ class Trial:
     #: round (1 for the first itself): what the choice compares
     paired_ratio: float = 1.0
 
+    def __post_init__(self) -> None:
+        # A trial read back (a cache file, a result) must name a tuning the C core runs.
+        try:
+            self.tuning  # noqa: B018 - BucketedTuning checks itself
+        except HarnessError as exc:
+            raise ValueError(str(exc)) from None
+
     @property
     def tuning(self) -> BucketedTuning:
         return BucketedTuning(self.window, self.depth, self.offsets_ahead)
@@ -123,6 +130,13 @@ class Calibration:
     chosen: int = 0
     #: the trial of the C core's default tuning for this size, in stage one
     default: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.trials or not (0 <= self.chosen < len(self.trials)
+                                   and 0 <= self.default < len(self.trials)):
+            raise ValueError(
+                f"a bucketed calibration's chosen and default trials must be among its "
+                f"{len(self.trials)} trials (got chosen={self.chosen}, default={self.default})")
 
     @property
     def chosen_tuning(self) -> BucketedTuning:
@@ -201,8 +215,6 @@ def _from_record(record: Any) -> Calibration | None:
         fields = dict(record)
         trials = [Trial(**trial) for trial in fields.pop("trials")]
         calibration = Calibration(**fields, trials=trials)
-        calibration.chosen_tuning  # noqa: B018 - checks the index and the tuning
-        calibration.trials[calibration.default].tuning  # noqa: B018
     except (TypeError, ValueError, KeyError, IndexError, HarnessError):
         return None
     return calibration
