@@ -2,6 +2,8 @@
 
 Every `run` the tests make keeps its history entry in a temporary folder, not in the
 checkout's runs/history: RING_HARNESS_HISTORY is set before the harness is imported.
+Likewise the bucketed layout's tuning cache (RING_HARNESS_TUNING_CACHE), so the tests
+neither read a tuning measured outside them nor leave one in the user's cache.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pytest
 
 os.environ.setdefault("RING_HARNESS_HISTORY",
                       tempfile.mkdtemp(prefix="ring-harness-test-history-"))
+os.environ.setdefault("RING_HARNESS_TUNING_CACHE",
+                      tempfile.mkdtemp(prefix="ring-harness-test-tuning-"))
 
 SMALL_SCENARIO = """
 name = "small"

@@ -101,6 +101,38 @@ def test_a_huge_integer_in_a_result_is_refused(tmp_path: Path,
     _refused(["show", str(result)], capsys, "beyond 64 bits")
 
 
+def _bucketed_timing(document: dict[str, Any]) -> dict[str, Any]:
+    run = document["runs"][-1]
+    subject = next(s for s in run["subjects"] if s["name"] == "bucketed")
+    timing: dict[str, Any] = subject["figures"]["throughput"]
+    return timing
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda t: t["calibration"].__setitem__("chosen", 99), "$.calibration"),
+    (lambda t: t["calibration"].__setitem__("default", -1), "$.calibration"),
+    (lambda t: t["calibration"]["trials"][0].__setitem__("window", 12),
+     "$.calibration.trials[0]"),
+    (lambda t: t["calibration"]["trials"][2].__setitem__("depth", 3),
+     "$.calibration.trials[2]"),
+    (lambda t: t["calibration"].__setitem__("trials", []), "$.calibration"),
+    (lambda t: t.__setitem__("floor_ratio", "2x"), "$.floor_ratio"),
+])
+def test_a_hostile_bucketed_calibration_in_a_result_is_refused(
+    change: Any, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A result whose calibration names a trial it does not hold, a tuning the C core
+    has no loop for, or a floor ratio that is not a timing is refused in one line naming
+    the file and the field, before anything is shown."""
+    document = json.loads(Path("results/beyond-6-bytes.json").read_text())
+    change(_bucketed_timing(document))
+    result = tmp_path / "r.json"
+    result.write_text(json.dumps(document))
+    assert main(["show", str(result)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(result) in err[0] and needle in err[0], err
+
+
 @pytest.mark.parametrize("table", [
     '[migration]\nto = { algorithm = [] }', '[migration]\nto = { algorithm = 3 }'])
 def test_a_migration_target_that_is_not_a_name(table: str, tmp_path: Path,
