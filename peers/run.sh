@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts one shipped adapter by name, for scenarios that name it (scenarios/clients.toml):
 #   command = ["bash", "peers/run.sh", "groupcache"]
+# or, with `build`, only brings build/peers up to date (scenarios/foreign-overhead.toml names
+# its library there, and a library peer is checked when the scenario is read).
 # The adapters are built into build/peers (ignored by git) by peers/build.sh the first time,
 # and again whenever a file under peers/ or the ABI header is newer than the last build, so a
 # fresh clone runs the scenario after .ci/install-peers.sh with no separate build step. The
@@ -28,14 +30,15 @@ fi
 # results keep, and results carry no absolute paths.
 cd "$root"
 case "${1:-}" in
+    build) exit 0 ;;  # only the build above: scenarios naming build/peers/ files need it
     groupcache) exec build/peers/groupcache_peer ;;
     spymemcached) exec java -cp build/peers/java:/usr/share/java/spymemcached.jar SpymemcachedPeer ;;
     guava) exec java -cp build/peers/java:/usr/share/java/guava.jar GuavaJumpPeer ;;
     libmemcached) exec build/peers/abi_pipe build/peers/libmemcached_ketama.so ;;
     hashring-js) exec node peers/js/hashring_peer.js ;;
     *)
-        echo "peers/run.sh: expected one of groupcache, spymemcached, guava, libmemcached," \
-            "hashring-js (got '${1:-}')" >&2
+        echo "peers/run.sh: expected one of build, groupcache, spymemcached, guava," \
+            "libmemcached, hashring-js (got '${1:-}')" >&2
         exit 2
         ;;
 esac
