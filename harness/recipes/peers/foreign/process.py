@@ -21,6 +21,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -81,9 +82,11 @@ class PeerProcess:
         """`shared_fd`: a descriptor the peer inherits, its number in the environment
         (protocol.SHARED_FD_VARIABLE), for shared batches."""
         self.name, self.timeout_s = name, timeout_s
-        env = None
+        # The harness's own interpreter, for a Python peer that needs the packages it is
+        # installed with (peers/run.sh kafka: kafka-python is in the harness's environment).
+        env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable}
         if shared_fd is not None:
-            env = {**os.environ, protocol.SHARED_FD_VARIABLE: str(shared_fd)}
+            env[protocol.SHARED_FD_VARIABLE] = str(shared_fd)
         # Kept open for the peer's life (closed by close()): its last line explains a failure.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:

@@ -55,6 +55,9 @@ HELLO, BUILD, ROUTE, LOOKUP, TIME, MEMORY, ADD, REMOVE, QUIT = (
 SHARE, ROUTE_SHARED, LOOKUP_SHARED, TIME_SHARED = b"S", b"r", b"l", b"t"
 #: the environment variable that names the region's file descriptor in the peer
 SHARED_FD_VARIABLE = "RING_PEER_SHARED_FD"
+#: the environment variable holding the path of the harness's Python interpreter, set for
+#: every process peer (a Python peer may need the packages the harness runs with)
+PYTHON_VARIABLE = "RING_PEER_PYTHON"
 OK, ERROR = b"K", b"E"
 #: feature bits of the HELLO reply: which optional requests the peer answers
 FEATURE_LOOKUP, FEATURE_TIME, FEATURE_MEMORY, FEATURE_CHANGE = 1, 2, 4, 8
