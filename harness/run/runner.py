@@ -40,6 +40,7 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, require_servers_for
+from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
@@ -134,6 +135,12 @@ def _run_recipe(
         return algorithm_class.from_params(require_servers_for(algorithm_class, after,
                                                                recipe.params), recipe.params)
 
+    def parts(params: dict[str, Any] | None) -> Callable[[Sequence[Server]], Algorithm]:
+        if params is None:
+            return parts_builder(recipe.algorithm, servers, recipe.params, checked=True)
+        return parts_builder(params.get("algorithm", recipe.algorithm), servers,
+                             {k: v for k, v in params.items() if k != "algorithm"})
+
     with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
@@ -141,6 +148,7 @@ def _run_recipe(
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
             settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
             build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
+            parts=parts,
             estimated_entries=lambda fleet: algorithm_class.estimated_entries(
                 fleet, recipe.params),
             capabilities=scenario.ring_capabilities(), zones=scenario.ring_zones(),
