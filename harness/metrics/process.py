@@ -32,9 +32,11 @@ from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, RunShape
 from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
 from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.costs import layout_cost
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 RESIDENT_BYTES_PER_ENTRY = 14
 #: rings built when the whole process would not fit
 SAMPLE_WHEN_TOO_BIG = 8
+#: the fleet's points while its rings are filtered from them: one packed word each
+FLEET_BYTES_PER_POINT = 8
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class ProcessTiming:
     checked_rings: int = 0
     #: the whole process metric, checks included
     wall_s: float = 0.0
+    #: its CPU time on every thread (far below wall time x threads: the machine is shared)
+    cpu_s: float = 0.0
 
     def process_s(self, layout: str) -> float:
         """The process in one layout, built and measured: points, rings, balance, layout."""
@@ -146,6 +152,17 @@ class ProcessMetric(MetricBase):
         table.finish()
         return options
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """The fleet's points as packed words, the ring being filtered (positions and owners
+        for every point of its servers), and the most of either its costliest layout being
+        built or, for the ring compared with a fresh build, that build's generation."""
+        options = shape.options.get(self.name)
+        if not isinstance(options, ProcessOptions):
+            return 0.0
+        layouts = max(layout_cost(name).build_bytes(shape.entries) for name in options.layouts)
+        return float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes
+                     + max(layouts, GENERATION_BYTES_PER_POINT * shape.entries))
+
     name: ClassVar[str] = "process"
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset({"ring"})
@@ -158,7 +175,7 @@ class ProcessMetric(MetricBase):
         options = context.options.get(self.name)
         if not isinstance(options, ProcessOptions):
             return None
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         sets = eligibility_sets(context.capabilities, options.eligibility)
         fleets = [(s, servers_with(context.servers, context.capabilities, s)) for s in sets]
         fleets = [(s, f) for s, f in fleets if f]
@@ -222,6 +239,7 @@ class ProcessMetric(MetricBase):
         timing.layouts_s = {name: round(s, 3) for name, s in layout_s.items()}
         timing.checked_rings = checked
         timing.wall_s = round(time.perf_counter() - started, 3)
+        timing.cpu_s = round(time.process_time() - cpu_started, 3)
         context.advance(1)
         return ProcessCost(rings, list(options.layouts), totals, shared,
                            round(timing.points_s + rings_s, 3), len(built), per_entry, timing)
@@ -312,7 +330,10 @@ class ProcessMetric(MetricBase):
             *([text(f"the process in {literal(name)}, built and measured"),
                number(timing.process_s(name), 2)] for name in layouts),
             [text("the process metric in all, checks included"), number(timing.wall_s, 2)],
+            [text("its CPU time, over every thread"), number(timing.cpu_s, 2)],
         ], notes=[
+            "Seconds of wall time as this run saw them; a CPU time well below them means "
+            "the machine's cores were busy with other work.",
             "A server's points depend on it alone here, so each ring is the fleet's points "
             "of its servers, filtered in one pass (harness.core.fleet_points) rather than "
             f"hashed and sorted again; {timing.checked_rings} ring(s) were compared on this "

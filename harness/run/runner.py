@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
 from harness.core.model import (
     FORMAT_NAME,
@@ -135,11 +136,17 @@ def _run_recipe(
         return algorithm_class.from_params(require_servers_for(algorithm_class, after,
                                                                recipe.params), recipe.params)
 
+    # A ring recipe's points for the whole fleet, hashed once for this sweep point's metrics
+    # (a process and its migration); dropped with the context.
+    fleet_points: dict[str, FleetPoints | None] = {}
+
     def parts(params: dict[str, Any] | None) -> Callable[[Sequence[Server]], Algorithm]:
         if params is None:
-            return parts_builder(recipe.algorithm, servers, recipe.params, checked=True)
+            return parts_builder(recipe.algorithm, servers, recipe.params, checked=True,
+                                 cache=fleet_points)
         return parts_builder(params.get("algorithm", recipe.algorithm), servers,
-                             {k: v for k, v in params.items() if k != "algorithm"})
+                             {k: v for k, v in params.items() if k != "algorithm"},
+                             cache=fleet_points)
 
     with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
@@ -164,6 +171,7 @@ def _run_recipe(
             else:
                 for name, subject_record in record.items():
                     by_name[name].figures[metric.name] = subject_record
+    fleet_points.clear()
     run.wall_s = round(time.perf_counter() - started, 3)
     run.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return run

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from harness.core.fleet_points import FleetPoints
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, checked_keywords, require_servers_for
@@ -26,14 +27,16 @@ PartBuilder = Callable[[Sequence[Server]], Algorithm]
 
 
 def parts_builder(name: str, servers: Sequence[Server], params: dict[str, Any],
-                  checked: bool = False) -> PartBuilder:
+                  checked: bool = False,
+                  cache: dict[str, FleetPoints | None] | None = None) -> PartBuilder:
     """A builder of algorithm `name` with `params` for parts of `servers`: the parameters
     checked once for the whole fleet (unless `checked` says a scenario's load did), each
-    part's servers as `build` checks them."""
+    part's servers as `build` checks them; `cache` shares a ring recipe's fleet points
+    between the builders of one fleet (`RingAlgorithm.parts_of`)."""
     algorithm = get_algorithm(name)
     settled = params if checked else checked_keywords(algorithm, servers, params)
     if algorithm is RingAlgorithm:
-        filtered = RingAlgorithm.parts_of(servers, settled)
+        filtered = RingAlgorithm.parts_of(servers, settled, cache)
         if filtered is not None:
             return filtered
 

@@ -13,6 +13,7 @@ side by side and checked against one reference.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self
 
@@ -21,6 +22,7 @@ import numpy.typing as npt
 
 from harness.core.errors import HarnessError
 from harness.core.fields import Fields
+from harness.core.fleet_points import FleetPoints
 from harness.core.params import parse_params
 from harness.core.ring import Ring, reference_lookup_many, reference_owners
 from harness.core.servers import Server, server_list_problem
@@ -137,14 +139,25 @@ class RingAlgorithm(Routing):
         return cls(servers, dict(params), construction, ring, _layout_of(params, ring))
 
     @classmethod
-    def parts_of(cls, servers: Sequence[Server],
-                 params: dict[str, Any]) -> Callable[[Sequence[Server]], RingAlgorithm] | None:
+    def parts_of(cls, servers: Sequence[Server], params: dict[str, Any],
+                 cache: dict[str, FleetPoints | None] | None = None,
+                 ) -> Callable[[Sequence[Server]], RingAlgorithm] | None:
         """A builder of this recipe's ring for parts of `servers` (each listed in their
         order) that hashes and sorts every server's points once, then filters each part's
         ring from them (`FleetPoints`); None when the construction's points of a server
-        depend on the others, so that each part is built afresh."""
+        depend on the others, so that each part is built afresh. `cache` keeps the points
+        by construction parameters for the builders of the same fleet that follow (a
+        process and its migration, whatever layout each asks for)."""
         construction = cls.construction_of(params)
-        points = construction.fleet_points(servers)
+        own = {param.name for param in type(construction).params}
+        key = json.dumps({"construction": params["construction"],
+                          **{k: v for k, v in params.items() if k in own}}, sort_keys=True)
+        if cache is not None and key in cache:
+            points = cache[key]
+        else:
+            points = construction.fleet_points(servers)
+            if cache is not None:
+                cache[key] = points
         if points is None:
             return None
         index = {server.name: i for i, server in enumerate(servers)}
