@@ -279,7 +279,7 @@ class ProcessMetric(MetricBase):
         return {by_size[int(i)] for i in picks}
 
     def sections(self, result: Result) -> list[Section]:
-        sections = []
+        sections = self._sweep_summary(result)
         for run in result.runs:
             cost: ProcessCost | None = run.figure(self.name)
             if cost is None:
@@ -342,3 +342,38 @@ class ProcessMetric(MetricBase):
             if timing.points_s else
             f"Each ring built afresh; {timing.checked_rings} ring(s) compared with a "
             "fresh build."])
+
+    def _sweep_summary(self, result: Result) -> list[Section]:
+        """With a process at several sweep points (160 points per unit and the 90% cut): the
+        process in each layout at each of them, on one table."""
+        runs = [(run.label, cost) for run in result.runs
+                if isinstance(cost := run.figure(self.name), ProcessCost)]
+        if len(runs) < 2:
+            return []
+        first_label, first = runs[0]
+        layouts = [name for name in first.layouts if all(name in c.total_bytes for _, c in runs)]
+        labels = [literal(label) for label, _ in runs]
+        rows = []
+        for name in layouts:
+            per_entry = f" ({first.bytes_per_entry[name]:.2f} B an entry at {first_label})" \
+                if name in first.bytes_per_entry else ""
+            rows.append([text(f"{name}{per_entry}"),
+                         *(text(f"{kib(c.total_bytes[name]).text} "
+                                f"({c.total_bytes[name] / 1e9:,.2f} GB)") for _, c in runs),
+                         pct(runs[-1][1].total_bytes[name] / first.total_bytes[name] - 1)])
+        rows.append([text("entries, every ring"),
+                     *(count(sum(r.entries for r in c.rings)) for _, c in runs), text("")])
+        rows.append([text("worst ring's peak-to-mean (exact shares per unit weight)"),
+                     *(number(max((r.peak_to_mean for r in c.rings
+                                   if r.peak_to_mean is not None), default=0.0), 3)
+                       for _, c in runs), text("")])
+        if all(c.timing is not None for _, c in runs):
+            rows.append([text(f"built and measured in {layouts[0]}, s"),
+                         *(number(c.timing.process_s(layouts[0]), 1)
+                           for _, c in runs if c.timing is not None), text("")])
+        table = Table.of(["process", *labels, f"{literal(runs[-1][0])} against "
+                          f"{literal(first_label)}"], rows, notes=[
+            "Each process is the sum over its rings, with the server table once; sizes in "
+            "MiB and in GB of 10^9 bytes. The build times are this run's wall time, in the "
+            "section of each sweep point below with where they went."])
+        return [Section("The process in each layout, and after the cut", tables=[table])]
