@@ -371,9 +371,11 @@ class ProcessMetric(MetricBase):
             rows.append([text(f"built and measured in {layouts[0]}, s"),
                          *(number(c.timing.process_s(layouts[0]), 1)
                            for _, c in runs if c.timing is not None), text("")])
+        timed = (" The build times are this run's wall time; the section of each sweep point "
+                 "below says where they went." if all(c.timing is not None for _, c in runs)
+                 else "")
         table = Table.of(["process", *labels, f"{literal(runs[-1][0])} against "
                           f"{literal(first_label)}"], rows, notes=[
             "Each process is the sum over its rings, with the server table once; sizes in "
-            "MiB and in GB of 10^9 bytes. The build times are this run's wall time, in the "
-            "section of each sweep point below with where they went."])
+            f"MiB and in GB of 10^9 bytes.{timed}"])
         return [Section("The process in each layout, and after the cut", tables=[table])]
