@@ -111,6 +111,41 @@ def test_a_migration_target_that_is_not_a_name(table: str, tmp_path: Path,
              "migration.to.algorithm must be one of")
 
 
+PEERED = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
+          'repeats = 1\npeers = ["uhashring"]\n')
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ('[migration]\nto = { peer = "<script>alert(1)</script>" }',
+     "migration.to.peer must be the name of a peer listed in measure.peers ('uhashring') "
+     "(got '<script>alert(1)</script>', which names no peer of the run)"),
+    ('[migration]\nto = { peer = "a\\nb\\u2028c" }', "(got 'a\\nb\\u2028c', which names no peer"),
+    ('[migration]\nto = { peer = [] }', "migration.to.peer must be a non-empty string (got [], "
+     "an array)"),
+    ('[migration]\nto = { peer = { peer = "uhashring" } }', "migration.to.peer must be a "
+     "non-empty string"),
+    ('[migration]\nfrom = { peer = "uhashring" }\nto = { peer = "uhashring" }',
+     "migration.to must be another side than migration.from"),
+    ('[migration]\nfrom = []', "migration.from must be { peer = NAME }"),
+    ('[migration]\nfrom = {}', "migration.from must be { peer = NAME }"),
+    ('[migration]\nfrom = { peer = "uhashring" }\nto = {}', "migration.to must be a table of "
+     "the new recipe's parameters"),
+    ('[migration]\nto = { peer = "uhashring" }\nuniverse = 5_000_000\n'
+     'requests_per_stage = 100\nwarmup_requests = 0', "[migration]: the peer side routes "
+     "each of universe = 5,000,000 objects"),
+])
+def test_a_hostile_migration_side_is_refused_in_one_line(
+        table: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A side naming a peer that is no name, no peer, the other side, or a universe its
+    peer could not route in the time budget (--max-minutes 1): one line naming the field,
+    nothing run."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{PEERED}{table}\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out"), "--max-minutes", "1"],
+             capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
 def test_equivalence_against_without_a_construction_runs(tmp_path: Path) -> None:
     """[equivalence.against] takes the ring's defaults (construction = "points") like any
     ring table, instead of failing on the missing key after validation."""
@@ -389,6 +424,21 @@ def test_every_shipped_scenario_fits_the_default_time_budget() -> None:
     scenarios = [load_scenario(p) for p in sorted(root.rglob("*.toml"))]
     estimate.check_time(scenarios, estimate.DEFAULT_MAX_MINUTES)
     assert max(estimate.estimated_seconds(s)[0] for s in scenarios) > 0
+
+
+def test_a_table_metric_is_priced_once_per_sweep_point(tmp_path: Path) -> None:
+    """A table metric measures every sweep point, so a sweep of three points costs three
+    times its work (a removals walk of rendezvous over 1,000 servers at each k): a sweep of
+    enough points is refused by the budget that passes one point."""
+    one, three = tmp_path / "one.toml", tmp_path / "three.toml"
+    table = ("[removals]\nservers = 1_000\nalgorithms = [\"rendezvous\"]\nstep = 0.01\n")
+    one.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = 10\n" + table)
+    three.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = [10, 20, 40]\n"
+                     + table)
+    single, _ = estimate.estimated_seconds(load_scenario(one))
+    tripled, why = estimate.estimated_seconds(load_scenario(three))
+    assert single > 0 and tripled == pytest.approx(3 * single)
+    assert why.startswith("[removals]")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])

@@ -233,9 +233,12 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
                     plain_keys=0)
                 parts.append((seconds, f"[{name}]: {lookups:,} objects routed, {why}"
                               if why else ""))
+    # A table metric measures every sweep point (its figures are per point), so its own
+    # work repeats once per recipe of the sweep.
+    points = len(scenario.recipes())
     for name, options in scenario.measure.options.items():
         seconds, why = get_metric(name).estimated_seconds(options, servers)
-        parts.append((seconds, f"[{name}]: {why}" if why else ""))
+        parts.append((points * seconds, f"[{name}]: {why}" if why else ""))
     peers = scenario.measure.foreign_peers
     if peers:
         # Per peer and sweep point: the claim check, the timing rounds with our route beside
