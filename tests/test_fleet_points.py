@@ -22,6 +22,8 @@ from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions.generator import points_for
 from harness.recipes.constructions.points import PointsConstruction
+from harness.report import markdown
+from harness.report.sections import result_report
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -207,9 +209,18 @@ def test_a_small_copy_of_the_6gb_process_matches_rings_built_afresh(
 def test_a_sweep_point_at_the_new_recipe_has_no_migration(
         write_scenario: Callable[[str], Path]) -> None:
     """Sweeping 20 and 2 points with a migration to 2: the second point has nothing to
-    migrate and records no migration."""
+    migrate and records no migration; the page opens with both processes in each layout."""
     text = PROCESS.format(points="[20, 2]")
-    first, second = run_scenario(load_scenario(write_scenario(text)), show_progress=False).runs
+    result = run_scenario(load_scenario(write_scenario(text)), show_progress=False)
+    first, second = result.runs
     assert first.figure("migration") is not None
     assert second.figure("migration") is None
-    assert second.figure("process") is not None
+    before, after = first.figure("process"), second.figure("process")
+    assert isinstance(before, ProcessCost) and isinstance(after, ProcessCost)
+    page = markdown.report(result_report(result))
+    assert page.count("## Migration") == 1
+    summary = page[page.index("## The process in each layout, and after the cut"):]
+    row = next(line for line in summary.splitlines() if line.startswith("| numpy-packed"))
+    change = after.total_bytes["numpy-packed"] / before.total_bytes["numpy-packed"] - 1
+    assert f"{100 * change:.2f}%" in row
+    assert summary.index("The process in each") < summary.index("## Process (k=20)")
