@@ -32,6 +32,7 @@ own recipe.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -159,6 +160,10 @@ class Migration:
     #: the side it starts from, where that is not the run's recipe: "peer NAME" (None: the
     #: run's recipe, and in results written before peers could be a side)
     from_label: str | None = None
+    #: seconds the migration took, wall and CPU over every thread, its process's rings
+    #: included (None in results written before they were recorded)
+    wall_s: float | None = None
+    cpu_s: float | None = None
 
 
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
@@ -318,6 +323,7 @@ class MigrationMetric(MetricBase):
         options = context.options.get(self.name)
         if not isinstance(options, MigrationOptions):
             return None
+        started, cpu_started = time.perf_counter(), time.process_time()
         if (options.from_peer is None and options.to_peer is None and options.to
                 and target_params(context.algorithm, options.to) == context.algorithm.params):
             return None  # a sweep point already at the new recipe has nothing to migrate
@@ -380,6 +386,8 @@ class MigrationMetric(MetricBase):
             cv_arcs_before=cv_before, cv_arcs_after=cv_after,
             peak_to_mean_before=peak_before, peak_to_mean_after=peak_after,
             from_label=old_side.label if old_side.peer is not None else None,
+            wall_s=round(time.perf_counter() - started, 2),
+            cpu_s=round(time.process_time() - cpu_started, 2),
         )
 
     @staticmethod
@@ -480,6 +488,9 @@ class MigrationMetric(MetricBase):
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
+                *([[text("measured in, s of wall time / of CPU time"),
+                    text(f"{m.wall_s:,.1f} / {m.cpu_s:,.1f}")]]
+                  if m.wall_s is not None and m.cpu_s is not None else []),
             ])
             stages = Table.of(
                 ["stage", "new ring's share", "requests", "origin fetches", "steady state",
