@@ -154,14 +154,18 @@ class ProcessMetric(MetricBase):
 
     def working_bytes(self, shape: RunShape) -> float:
         """The fleet's points as packed words, the ring being filtered (positions and owners
-        for every point of its servers), and the most of either its costliest layout being
-        built or, for the ring compared with a fresh build, that build's generation."""
+        for every point of its servers), its costliest layout being built, and the ring
+        compared with a fresh build: that build's generation and the ring in the recipe's
+        own layout (at most the reference's size). Counted together, not as the most of
+        them: after a layout of Python objects (tuples) the allocator keeps arenas that the
+        next ring does not fill (a fuzzed process of 3M entries in tuples peaked above the
+        most of them)."""
         options = shape.options.get(self.name)
         if not isinstance(options, ProcessOptions):
             return 0.0
         layouts = max(layout_cost(name).build_bytes(shape.entries) for name in options.layouts)
-        return float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes
-                     + max(layouts, GENERATION_BYTES_PER_POINT * shape.entries))
+        return float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes + layouts
+                     + GENERATION_BYTES_PER_POINT * shape.entries + shape.reference_bytes)
 
     name: ClassVar[str] = "process"
     scope: ClassVar[Scope] = "run"
