@@ -8,29 +8,31 @@
  * Each block runs in three passes (prefetch the bucket offsets, prefetch the guessed
  * entry, search), so the cache misses of a whole block are in flight at once. */
 #define LOOKUP_BLOCK 32
-/* Keys between reading a key's bucket offsets (and prefetching its window) and
- * counting its window, in the windowed batch lookup: a rolling pipeline, so each
- * key's window arrives while the 16 keys before it are counted, with no block
- * boundary where the misses in flight drain. The offsets are prefetched as many
- * keys earlier still. Depths of 8, 32 and 64 measured no better. */
-#define PIPELINE_DEPTH 16
-/* Entries a batch lookup compares around its guess, counting those below the key
- * with no branch per entry: the branchy search from the guess mispredicts a few
- * times per key. At 10M entries (~150 a bucket) the answer is a median 3 and a 99th
- * percentile 14 entries from the guess: 16 entries hold the answer of about 86% of
- * keys, 32 entries (128 bytes, two or three cache lines) of about 99.5%; the others
- * fall back to the search. The wider window costs a third line to fetch, but the
- * batch lookup is bound by instructions and mispredictions, not by memory: two
- * independent lines a key, without the search, time at about one random access.
- * Rings of 2**22 entries and more count 32 entries, rings of 2**21 and more 16,
- * smaller rings search (their buckets are too short for a window). A 32-entry
- * window and SSE2 compares measured no better before, with blocks of 32 keys and a
- * count GCC left as a loop; with the rolling pipeline and the count written out
- * they are what brings 10M entries from about 3x one random access to 2.5x.
- * Tried and dropped before: GCC's 64-byte vectors (split badly without AVX-512:
- * 7x to 13x), a second window tried on a miss (5.4x), blocks of 64 keys. */
+/* The windowed batch lookup's parameters are chosen per machine by measurement
+ * (harness/recipes/layouts/bucketed_tuning.py): the window's width, the pipeline's
+ * depth and how far ahead the offsets are prefetched arrive in a
+ * `struct ring_bucketed_tuning`. What they trade, as first measured on an Intel Xeon
+ * at 10M entries (~150 entries a bucket): the answer is a median 3 and a 99th
+ * percentile 14 entries from the guess, so 16 entries hold the answer of about 86%
+ * of keys and 32 entries (128 bytes, two or three cache lines) of about 99.5%; the
+ * others fall back to the search, which mispredicts. A wider window fetches more
+ * lines and compares more; a deeper pipeline keeps more misses in flight but holds
+ * more keys. There a 32-entry window, 16 keys deep, offsets 32 keys ahead, measured
+ * 2.1x to 2.6x one random access; GCC's 64-byte vectors (split badly without
+ * AVX-512: 7x to 13x), a second window tried on a miss (5.4x) and blocks of 64 keys
+ * measured worse. On an AMD EPYC (Zen 2) at 10M entries, timed by CPU time against
+ * the same floor: 16 entries 2.2x to 2.4x, 32 entries 2.6x to 2.8x, 24 entries (two
+ * or three lines) 2.6x, and a window moved to start on a cache line (32 entries in
+ * exactly two lines, 16 in one) no better than centred (2.6x, 3.2x): there the
+ * compares, not the lines fetched, set the pace, and a pure two-access loop (the
+ * offsets, then one entry, prefetched alike) runs at 1.1x. Without a tuning (NULL),
+ * the choice by size made on the Xeon: rings of
+ * 2**22 entries and more count 32 entries, rings of 2**21 and more 16, smaller
+ * rings search (their buckets are too short for a window). */
 #define WINDOW 16
 #define WIDE_WINDOW 32
+#define DEFAULT_DEPTH 16
+#define DEFAULT_OFFSETS_AHEAD 32
 
 size_t ring_bucket_entry_size(void) { return sizeof(struct ring_bucket_entry); }
 size_t ring_bucket_entry_idx_offset(void) { return offsetof(struct ring_bucket_entry, idx); }
@@ -129,7 +131,8 @@ static inline size_t window_start(size_t lo, size_t hi, size_t guess, size_t win
 }
 
 /* How many of the `window` entries from `first` have a low below key_low, with no
- * branch per entry. With SSE2 (every x86-64), four entries per compare: an entry is
+ * branch per entry (`window` is 8, 16, 24, 32, 48 or 64, a constant where this is inlined).
+ * With SSE2 (every x86-64), four entries per compare: an entry is
  * one 32-bit lane, its low the lane's bottom half, so masking off idx leaves a
  * non-negative int32 that a signed compare orders correctly; each compare gives -1
  * per entry below, summed as a tree (no long chain of dependent adds). */
@@ -140,11 +143,19 @@ static inline size_t count_below(const struct ring_bucket_entry *first, uint16_t
     const __m128i low_mask = _mm_set1_epi32(0xFFFF), key = _mm_set1_epi32(key_low);
     const __m128i *lanes = (const __m128i *)(const void *)first;
 #define BELOW(j) _mm_cmpgt_epi32(key, _mm_and_si128(_mm_loadu_si128(lanes + (j)), low_mask))
-    __m128i sum = _mm_add_epi32(_mm_add_epi32(BELOW(0), BELOW(1)),
-                                _mm_add_epi32(BELOW(2), BELOW(3)));
-    if (window == WIDE_WINDOW)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_add_epi32(BELOW(4), BELOW(5)),
-                                               _mm_add_epi32(BELOW(6), BELOW(7))));
+    __m128i sum = _mm_add_epi32(BELOW(0), BELOW(1));
+    if (window >= 16)
+        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(2), BELOW(3)));
+    if (window >= 24)
+        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(4), BELOW(5)));
+    if (window >= 32)
+        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(6), BELOW(7)));
+    if (window >= 48)
+        sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_add_epi32(BELOW(8), BELOW(9)),
+                                               _mm_add_epi32(BELOW(10), BELOW(11))));
+    if (window >= 64)
+        sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_add_epi32(BELOW(12), BELOW(13)),
+                                               _mm_add_epi32(BELOW(14), BELOW(15))));
 #undef BELOW
     sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4E)); /* swap 64-bit halves */
     sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xB1)); /* swap 32-bit pairs */
@@ -202,32 +213,35 @@ static void lookup_many_search(const uint32_t *offsets, const struct ring_bucket
 }
 
 /* What the pipeline keeps of a key between reading its offsets and counting its
- * window: 12 bytes, so 16 keys in flight stay in registers and one cache line or two. */
+ * window: 12 bytes, so 16 keys in flight take three cache lines (192 bytes). */
 struct pending_key {
     uint32_t lo, hi, start;
 };
 
-/* The batch lookup with a window of `window` entries, for rings too large for the
- * caches. Step i counts the window of key i - PIPELINE_DEPTH, reads the offsets of
- * key i and prefetches its window, and prefetches the offsets of key
- * i + 2 * PIPELINE_DEPTH. Always inlined into a caller per width: with `window` a
- * run-time value (GCC neither inlined nor cloned it on its own) each key tested the
- * width, measured 2.5x to 3.9x one random access at 10M entries against 2.1x to 2.6x. */
-static inline __attribute__((always_inline)) void lookup_many_window(const uint32_t *offsets,
-                                      const struct ring_bucket_entry *entries,
-                                      const uint32_t *keys, size_t m, uint16_t *out,
-                                      size_t window)
+/* The batch lookup with a window of `window` entries. Step i counts the window of key
+ * i - depth, reads the offsets of key i and prefetches its window, and prefetches the
+ * offsets of key i + offsets_ahead: a rolling pipeline, so each key's window arrives
+ * while the keys before it are counted, with no block boundary where the misses in
+ * flight drain. `depth` is a power of two (a slot is i & (depth - 1), one AND, as with
+ * the constant 16 it replaced). Always inlined into a caller per width: with `window`
+ * a run-time value (GCC neither inlined nor cloned it on its own) each key tested the
+ * width, measured 2.5x to 3.9x one random access at 10M entries against 2.1x to 2.6x.
+ * The depth and the distance as run-time values cost little: the default tuning
+ * through this loop measured 2.22x to 2.78x where the loop with them as constants
+ * measured 2.16x to 2.69x (AMD EPYC, CPU-timed, interleaved in the same runs). */
+static inline __attribute__((always_inline)) void lookup_many_window(
+    const uint32_t *offsets, const struct ring_bucket_entry *entries, const uint32_t *keys,
+    size_t m, uint16_t *out, size_t window, size_t depth, size_t offsets_ahead)
 {
-    struct pending_key pending[PIPELINE_DEPTH];
-    size_t n = offsets[RING_BUCKETS];
-    for (size_t i = 0; i < m && i < 2 * PIPELINE_DEPTH; i++)
+    struct pending_key pending[RING_BUCKETED_MAX_DEPTH];
+    size_t n = offsets[RING_BUCKETS], slot_mask = depth - 1;
+    for (size_t i = 0; i < m && i < offsets_ahead; i++)
         __builtin_prefetch(&offsets[keys[i] >> RING_BUCKET_BITS]);
-    for (size_t i = 0; i < m + PIPELINE_DEPTH; i++) {
-        struct pending_key *slot = &pending[i % PIPELINE_DEPTH];
-        if (i >= PIPELINE_DEPTH)
-            out[i - PIPELINE_DEPTH] = entries[resolve_in_window(
-                entries, n, slot->lo, slot->hi, slot->start, keys[i - PIPELINE_DEPTH],
-                window)].idx;
+    for (size_t i = 0; i < m + depth; i++) {
+        struct pending_key *slot = &pending[i & slot_mask];
+        if (i >= depth)
+            out[i - depth] = entries[resolve_in_window(
+                entries, n, slot->lo, slot->hi, slot->start, keys[i - depth], window)].idx;
         if (i < m) {
             uint32_t b = keys[i] >> RING_BUCKET_BITS;
             size_t lo = offsets[b], hi = offsets[b + 1];
@@ -245,35 +259,80 @@ static inline __attribute__((always_inline)) void lookup_many_window(const uint3
                 __builtin_prefetch(&entries[guess]);
             }
         }
-        if (i + 2 * PIPELINE_DEPTH < m)
-            __builtin_prefetch(&offsets[keys[i + 2 * PIPELINE_DEPTH] >> RING_BUCKET_BITS]);
+        if (i + offsets_ahead < m)
+            __builtin_prefetch(&offsets[keys[i + offsets_ahead] >> RING_BUCKET_BITS]);
     }
 }
 
-static void lookup_many_window16(const uint32_t *offsets,
-                                 const struct ring_bucket_entry *entries,
-                                 const uint32_t *keys, size_t m, uint16_t *out)
+#define WINDOWED(width)                                                                      \
+    static void lookup_many_window##width(                                                   \
+        const uint32_t *offsets, const struct ring_bucket_entry *entries,                    \
+        const uint32_t *keys, size_t m, uint16_t *out, size_t depth, size_t offsets_ahead)   \
+    {                                                                                        \
+        lookup_many_window(offsets, entries, keys, m, out, width, depth, offsets_ahead);     \
+    }
+WINDOWED(8)
+WINDOWED(16)
+WINDOWED(24)
+WINDOWED(32)
+WINDOWED(48)
+WINDOWED(64)
+#undef WINDOWED
+
+static int is_power_of_two(uint32_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+int ring_bucketed_tuning_valid(const struct ring_bucketed_tuning *tuning)
 {
-    lookup_many_window(offsets, entries, keys, m, out, WINDOW);
+    if (tuning->window == 0)
+        return 1; /* the search: depth and distance unused */
+    return (tuning->window == 8 || tuning->window == 16 || tuning->window == 24
+            || tuning->window == 32 || tuning->window == 48 || tuning->window == 64)
+           && is_power_of_two(tuning->depth) && tuning->depth <= RING_BUCKETED_MAX_DEPTH
+           && tuning->offsets_ahead >= 1 && tuning->offsets_ahead <= RING_BUCKETED_MAX_AHEAD;
 }
 
-static void lookup_many_window32(const uint32_t *offsets,
-                                 const struct ring_bucket_entry *entries,
-                                 const uint32_t *keys, size_t m, uint16_t *out)
-{
-    lookup_many_window(offsets, entries, keys, m, out, WIDE_WINDOW);
-}
-
-void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
-                               const uint32_t *keys, size_t m, uint16_t *out)
+struct ring_bucketed_tuning ring_bucketed_default_tuning(size_t n)
 {
     /* a window pays once buckets average two windows (16 entries: rings of 2M entries
-     * and up, 32 entries: 4M and up) */
-    size_t n = offsets[RING_BUCKETS];
+     * and up, 32 entries: 4M and up), as measured on the Xeon */
+    struct ring_bucketed_tuning tuning = {0, DEFAULT_DEPTH, DEFAULT_OFFSETS_AHEAD};
     if (n >= (size_t)2 * WIDE_WINDOW * RING_BUCKETS)
-        lookup_many_window32(offsets, entries, keys, m, out);
+        tuning.window = WIDE_WINDOW;
     else if (n >= (size_t)2 * WINDOW * RING_BUCKETS)
-        lookup_many_window16(offsets, entries, keys, m, out);
-    else
+        tuning.window = WINDOW;
+    return tuning;
+}
+
+int ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
+                              const uint32_t *keys, size_t m, uint16_t *out,
+                              const struct ring_bucketed_tuning *tuning)
+{
+    struct ring_bucketed_tuning chosen =
+        tuning ? *tuning : ring_bucketed_default_tuning(offsets[RING_BUCKETS]);
+    if (!ring_bucketed_tuning_valid(&chosen))
+        return -1;
+    switch (chosen.window) {
+    case 0:
         lookup_many_search(offsets, entries, keys, m, out);
+        break;
+    case 8:
+        lookup_many_window8(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    case 16:
+        lookup_many_window16(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    case 24:
+        lookup_many_window24(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    case 32:
+        lookup_many_window32(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    case 48:
+        lookup_many_window48(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    default:
+        lookup_many_window64(offsets, entries, keys, m, out, chosen.depth, chosen.offsets_ahead);
+        break;
+    }
+    return 0;
 }

@@ -33,7 +33,31 @@ int ring_bucketed_build(uint32_t *offsets, struct ring_bucket_entry *entries,
 
 uint16_t ring_bucketed_lookup(const uint32_t *offsets, const struct ring_bucket_entry *entries,
                               uint32_t key);
-void ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
-                               const uint32_t *keys, size_t m, uint16_t *out);
+/* How the batch lookup runs (bucketed.c says what each trades):
+ * window: 0 (search each bucket from the interpolated guess, no window), or the
+ *   entries counted around the guess, 8, 16, 24, 32, 48 or 64;
+ * depth: keys between reading a key's offsets (prefetching its window) and counting
+ *   its window, a power of two, 1 to RING_BUCKETED_MAX_DEPTH;
+ * offsets_ahead: keys between prefetching a key's offsets and reading them, 1 to
+ *   RING_BUCKETED_MAX_AHEAD.
+ * Every valid tuning routes every key identically; only the time differs. */
+struct ring_bucketed_tuning {
+    uint32_t window;
+    uint32_t depth;
+    uint32_t offsets_ahead;
+};
+
+#define RING_BUCKETED_MAX_DEPTH 64
+#define RING_BUCKETED_MAX_AHEAD 256
+
+/* 1 if the lookup accepts this tuning, else 0. */
+int ring_bucketed_tuning_valid(const struct ring_bucketed_tuning *tuning);
+/* The tuning chosen by ring size alone when none is given (measured on one Intel Xeon). */
+struct ring_bucketed_tuning ring_bucketed_default_tuning(size_t n);
+/* out[i] = owner of keys[i], for i < m, run as `tuning` says (NULL: the default for the
+ * ring's size). Returns 0, or -1 (nothing written) for an invalid tuning. */
+int ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
+                              const uint32_t *keys, size_t m, uint16_t *out,
+                              const struct ring_bucketed_tuning *tuning);
 
 #endif

@@ -2,11 +2,19 @@
 
 Every `run` the tests make keeps its history entry in a temporary folder, not in the
 checkout's runs/history: RING_HARNESS_HISTORY is set before the harness is imported.
+Likewise the bucketed layout's tuning cache (RING_HARNESS_TUNING_CACHE), so the tests
+neither read a tuning measured outside them nor leave one in the user's cache.
+
+The shipped adapters are brought up to date in build/peers (ignored by git) before the
+first test, where a C compiler is found: a shipped scenario naming a library there
+(scenarios/foreign-overhead.toml) is read by every test that reads all scenarios.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +23,19 @@ import pytest
 
 os.environ.setdefault("RING_HARNESS_HISTORY",
                       tempfile.mkdtemp(prefix="ring-harness-test-history-"))
+os.environ.setdefault("RING_HARNESS_TUNING_CACHE",
+                      tempfile.mkdtemp(prefix="ring-harness-test-tuning-"))
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build the shipped adapters once (peers/run.sh skips what is up to date, and each
+    adapter whose toolchain is missing); the tests needing one say so if it is absent."""
+    if shutil.which("cc") and shutil.which("bash"):
+        subprocess.run(["bash", str(ROOT / "peers" / "run.sh"), "build"], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
 
 SMALL_SCENARIO = """
 name = "small"

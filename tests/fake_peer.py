@@ -4,10 +4,14 @@ Each mode breaks the protocol one way, at one request, so that tests/test_foreig
 can check the harness's one-line failure for it. Every mode answers HELLO and BUILD
 correctly (unless the mode is about them), and routes every key to server 0 otherwise.
 If FAKE_PEER_PIDS names a file, the peer (and any child it starts) appends its pid there.
+The `shared-*` modes speak protocol version 2 with shared batches (the region's descriptor
+in RING_PEER_SHARED_FD): `shared-ok` routes key i to server i mod n there, the others
+break it one way.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import signal
 import struct
@@ -36,6 +40,8 @@ def main(mode: str) -> int:
         return 3
     stdin = sys.stdin.buffer
     servers = routes = 0
+    shared = mode.startswith("shared-")
+    region: mmap.mmap | None = None
     while len(header := stdin.read(4)) == 4:
         length = struct.unpack("<I", header)[0]
         if mode == "kill-self-mid-batch" and length > 1000:  # a ROUTE, not HELLO or BUILD
@@ -44,11 +50,30 @@ def main(mode: str) -> int:
         body = stdin.read(length)
         opcode = body[:1]
         if opcode == b"H":
-            version = 99 if mode == "old-version" else 1
+            version = 99 if mode == "old-version" else 2 if shared else 1
             # A peer names itself: in a report that is a user string like any other.
             name = HOSTILE_NAME if mode == "hostile-name" else b"fake"
-            reply(struct.pack("<III", version, 0, len(name)) + name + struct.pack("<I", 1)
-                  + b"0")
+            reply(struct.pack("<III", version, 16 if shared else 0, len(name)) + name
+                  + struct.pack("<I", 1) + b"0")
+        elif opcode == b"S":
+            if mode == "shared-refuse-share":
+                message = b"cannot map"
+                reply(struct.pack("<I", len(message)) + message, b"E")
+                continue
+            size = struct.unpack("<Q", body[1:9])[0]
+            region = mmap.mmap(int(os.environ["RING_PEER_SHARED_FD"]), size)
+            reply(b"")
+        elif opcode in (b"r", b"l"):
+            assert region is not None
+            if mode == "shared-kill-mid-batch":
+                os.kill(os.getpid(), signal.SIGKILL)
+            n = struct.unpack("<I", body[1:5])[0]
+            owners_at = struct.unpack("<Q", body[-8:])[0]
+            owners = [i % servers for i in range(n)]
+            if mode == "shared-out-of-range" and n:
+                owners[-1] = servers
+            region[owners_at:owners_at + 2 * n] = struct.pack(f"<{n}H", *owners)
+            reply(struct.pack("<I", n - 1 if mode == "shared-wrong-count" else n))
         elif opcode == b"B":
             if mode == "crash-on-build":
                 raise RuntimeError("fake_peer: crashed while building")

@@ -3,11 +3,13 @@ tests' own browser: `python -m tests.screenshots`.
 
 Reads `results/default.html` (written by `python -m harness run`) and writes
 an explorer page of the simulator's ring to a temporary folder, then saves
-`docs/images/report.png` and `docs/images/explorer.png`.
+`docs/images/report.png` and `docs/images/explorer.png`; from `results/clients.html`, the
+first agreement heat map as `docs/images/clients-heat-map.png`.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -36,7 +38,23 @@ def main() -> None:
         driver.execute_script("window.ringExplorer.addServer();")
         time.sleep(1)  # the shares chart redraws after the change
         driver.save_screenshot(str(IMAGES / "explorer.png"))
-    print(f"wrote {IMAGES / 'report.png'} and {IMAGES / 'explorer.png'}")
+    clients_heat_map()
+    print(f"wrote {IMAGES / 'report.png'}, {IMAGES / 'explorer.png'} and "
+          f"{IMAGES / 'clients-heat-map.png'}")
+
+
+def clients_heat_map() -> None:
+    """The agreement heat map of the clients scenario's first fleet, as it is."""
+    with browser(1200, 1500) as driver:
+        driver.set_script_timeout(60)
+        driver.get((ROOT / "results" / "clients.html").as_uri())
+        driver.execute_async_script("window.chartsReady.then(arguments[0]);")
+        # vega-embed relabels the chart's element: find it by its spec's title.
+        specs = json.loads(driver.find_element("id", "chart-specs").get_attribute(
+            "textContent"))
+        first = next(i for i, spec in enumerate(specs) if spec["title"].startswith("Agreement"))
+        chart = driver.find_element("id", f"chart-{first}")
+        chart.screenshot(str(IMAGES / "clients-heat-map.png"))
 
 
 if __name__ == "__main__":

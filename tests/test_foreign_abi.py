@@ -22,6 +22,7 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.libmemcached import float32_digest_counts
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
+from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from tests.toolchains import require_file, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,8 @@ def test_header_declares_what_the_loader_declares() -> None:
 def test_abi_command_prints_the_header_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m harness abi` gives the header's path and the version; --path the path."""
     assert main(["abi"]) == 0
-    assert capsys.readouterr().out == f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+    assert capsys.readouterr().out == (f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+                                       f"process protocol version {PROTOCOL_VERSION}\n")
     assert main(["abi", "--path"]) == 0
     assert Path(capsys.readouterr().out.strip()).read_text() == HEADER.read_text()
 
@@ -151,6 +153,9 @@ def test_run_measures_the_library_like_a_layout(adapters: Path, tmp_path: Path,
     document = (tmp_path / "out" / "foreign.md").read_text()
     assert "## Foreign peers (libmemcached)" in document
     section = document.split("## Foreign peers (libmemcached)")[1].split("\n## ")[0]
+    # The peers' own table; the pair's overhead table after it names them too.
+    section, overhead = section.split("| library, in process")
+    assert overhead.splitlines()[2].startswith("| abi ")
     rows = {line.split("|")[1].strip(): line for line in section.splitlines()
             if line.startswith("| abi ") or line.startswith("| pipe ")}
     assert "C ABI, in process" in rows["abi"] and "1.000000" in rows["abi"]

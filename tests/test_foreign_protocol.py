@@ -26,7 +26,7 @@ KEYS = [f"key-{i}".encode() for i in range(20_000)]
 
 def test_frames_are_laid_out_as_documented() -> None:
     """HELLO, BUILD and ROUTE byte for byte: length (opcode included), opcode, payload."""
-    assert protocol.hello() == b"\x05\x00\x00\x00H\x01\x00\x00\x00"
+    assert protocol.hello() == b"\x05\x00\x00\x00H\x02\x00\x00\x00"
     assert protocol.build(["a"], [2.0], "") == (
         struct.pack("<I", 1 + 4 + 4 + 1 + 8 + 4) + b"B" + struct.pack("<I", 1)
         + struct.pack("<I", 1) + b"a" + struct.pack("<d", 2.0) + struct.pack("<I", 0))
@@ -59,16 +59,19 @@ def _libketama(servers: list[Server]) -> np.ndarray:
     return ring.from_params(servers, params).route(KEYS)
 
 
+@pytest.mark.parametrize("shared", [True, False])
 @pytest.mark.parametrize("weights", [(1,), (1, 2, 4)])
-def test_python_adapter_routes_like_libketama(weights: tuple[int, ...]) -> None:
+def test_python_adapter_routes_like_libketama(weights: tuple[int, ...], shared: bool) -> None:
     """The example adapter answers every request; its routes equal our libketama ring on
     20,000 keys at equal weights and at 1:2:4, also after ADD and REMOVE; LOOKUP of our
-    key hashes agrees; TIME and MEMORY give figures."""
+    key hashes agrees; TIME and MEMORY give figures; all of it through the shared region
+    (protocol 2) and, given no region, through the pipe alone (as a version-1 peer)."""
     servers = [Server(f"10.0.{i}.1:11211", weights[i % len(weights)]) for i in range(12)]
     peer = ProcessPeer(ForeignPeerSpec("ketama", command=(sys.executable, str(ADAPTER))),
-                       servers)
+                       servers, shared_batches=shared)
     try:
         assert peer.hello.name == "ketama_peer.py"
+        assert peer.shares_batches == shared
         assert peer.entries == 160 * 12 if weights == (1,) else peer.entries > 0
         assert np.array_equal(peer.route_many(KEYS), _libketama(servers))
         ring = get_algorithm("ring")

@@ -45,6 +45,12 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
     "removals": {"servers": [2, 5], "keys": [50, 300],
                  "algorithms": [["jump", "rendezvous"], ["ring"]], "step": [0.5],
                  "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
+    # two recipes of ours as clients, on fleets of a few servers (every state routes every key)
+    "clients": {"recipes": [[{"name": "a", "construction": "libketama"},
+                             {"name": "b", "construction": "nginx"}]],
+                "fleets": [[{"servers": 3}],
+                           [{"servers": 4, "weights": [1, 2], "remove": "10.0.1.1:11211",
+                             "add": "new:1", "label": "x|\n<y>"}]]},
     # a change of recipe or a switch of clients (a peer of measure.peers, or one it lacks)
     "migration": {"to": [{"points_per_weight": 2}, {"peer": "uhashring"}, {"peer": "nope"}],
                   "from": [{"peer": "uhashring"}, {"peer": "pymemcache"}],
@@ -54,6 +60,7 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
                                       "removals": tuple(OPTIONAL["removals"]),
+                                      "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
                                                     "warmup_requests")}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",

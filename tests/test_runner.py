@@ -12,9 +12,11 @@ import pytest
 
 from harness.cli import main
 from harness.core.model import Result
+from harness.core.native.bucketed import default_tuning
 from harness.core.servers import Server
 from harness.metrics.memory import Memory
 from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.bucketed_tuning import Calibration
 from harness.recipes.layouts.numpy_packed import NumpyPackedLayout
 from harness.report.results import load_result
 
@@ -68,6 +70,35 @@ def test_result_records_every_layout_with_metrics(
             assert timing.random_access_ns is not None and timing.random_access_ns.median > 0
         assert run.parity.ok and run.parity.keys == 5000
         assert run.wall_s is not None and run.peak_rss_bytes is not None
+
+
+def test_the_bucketed_calibration_and_the_floor_ratio_spread_are_in_the_result(
+    small_result: tuple[Path, dict[str, Any]], small: Result,
+) -> None:
+    """The bucketed form's calibration (what was tried, chosen, the timings) is a typed
+    figure beside its lookup times, read back from JSON and rendered in Markdown and
+    HTML; every form's batch/floor ratio carries its per-round spread."""
+    out, _ = small_result
+    markdown = (out / "small.md").read_text()
+    page = (out / "small.html").read_text()
+    for run in small.runs:
+        bucketed = run.subject("bucketed").figure("throughput")
+        calibration = bucketed.calibration
+        assert isinstance(calibration, Calibration)
+        assert calibration.entries == run.subject("bucketed").entries
+        assert calibration.trials[calibration.default].tuning == default_tuning(
+            calibration.entries)
+        assert calibration.chosen_tuning in {t.tuning for t in calibration.trials}
+        for subject in run.of_kind("layout"):
+            timing = subject.figure("throughput")
+            assert timing.floor_ratio is not None and timing.floor_ratio.rounds == 2
+            assert timing.floor_ratio.min <= timing.floor_ratio.median <= timing.floor_ratio.max
+            if subject.name != "bucketed":
+                assert timing.calibration is None
+        label = calibration.chosen_tuning.label
+        assert f"Chosen: {label}," in markdown
+    assert markdown.count("How `bucketed`'s batch lookup was tuned") == len(small.runs)
+    assert page.count("batch lookup was tuned before it was timed") == len(small.runs)
 
 
 def test_measured_bytes_per_entry(small: Result) -> None:

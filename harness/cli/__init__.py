@@ -49,10 +49,12 @@ from harness.core.errors import (
 from harness.core.hashing import HASHES
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
+from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.history import DEFAULT_HISTORY, find, is_history_name, machine_name, record
+from harness.report.history_figures import index_cost, write_sidecar
 from harness.report.history_page import write_index
 from harness.report.results import (
     load_result,
@@ -62,7 +64,7 @@ from harness.report.results import (
     write_result,
 )
 from harness.report.sections import result_report
-from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
+from harness.run.estimate import DEFAULT_MAX_MINUTES, Afterwards, check_memory, check_time
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -168,13 +170,15 @@ def _parser() -> argparse.ArgumentParser:
                       help="comma-separated layouts to cost (default: four of the 32-bit ones)")
     plan.add_argument("--out", type=Path, help="also write FILE.md and FILE.html")
     abi = commands.add_parser(
-        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, and its version")
+        "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, its version "
+        "and the process protocol's")
     abi.add_argument("--path", action="store_true", help="print the header's path only")
     return parser
 
 
 def _abi(args: argparse.Namespace) -> int:
-    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}")
+    print(HEADER if args.path else f"{HEADER}\nring_peer ABI version {ABI_VERSION}\n"
+          f"process protocol version {PROTOCOL_VERSION}")
     return 0
 
 
@@ -192,8 +196,14 @@ def _run(args: argparse.Namespace) -> int:
         # entry takes stands for the next entry, whose number is known only when written.
         outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
     check_outputs(outputs, paths)
-    check_memory(scenarios)
-    check_time(scenarios, args.max_minutes)
+    afterwards = None
+    if not args.no_history:
+        index = index_cost(args.history)
+        afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
+                                f"the run history's index ({args.history}, "
+                                f"{index.entries:,} entries: --history, or --no-history)")
+    check_memory(scenarios, afterwards)
+    check_time(scenarios, args.max_minutes, afterwards)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)
@@ -202,7 +212,8 @@ def _run(args: argparse.Namespace) -> int:
             written += write_result(result, args.out).values()
         if not args.no_history:
             entry = record(result, args.history)
-            written += [entry.path, entry.path.with_suffix(".md"), write_index(args.history)]
+            written += [entry.path, entry.path.with_suffix(".md"),
+                        write_sidecar(entry, result), write_index(args.history)]
         args.outcome.wrote(written)
         kept = (f"; kept as run {entry.run_id} of {entry.machine}"
                 if not args.no_history else "")

@@ -110,3 +110,32 @@ def shares(title: str, rows: Sequence[dict[str, Any]]) -> Chart:
         ],
     }
     return Chart(title, spec)
+
+
+def heat_map(title: str, rows: Sequence[dict[str, Any]], *, x: str, y: str, value: str,
+             label: str, value_title: str) -> Chart:
+    """A square of `value` (a share from 0 to 1) per (`x`, `y`) pair, coloured by it and
+    labelled with its `label` text; names keep the order they first appear in."""
+    order = list(dict.fromkeys(str(row[y]) for row in rows))
+    x_enc = {"field": x, "type": "nominal", "sort": order, "title": None,
+             "axis": {"orient": "top", "labelAngle": -40}}
+    y_enc = {"field": y, "type": "nominal", "sort": order, "title": None}
+    color = {"field": value, "type": "quantitative", "title": value_title,
+             "scale": {"domain": [0, 1], "scheme": "blues"}, "legend": {"format": "%"}}
+    side = max(160, 44 * len(order))
+    spec = {
+        "$schema": SCHEMA, "title": title, "width": side, "height": side,
+        "data": {"values": list(rows)},
+        "layer": [
+            {"mark": "rect",
+             "encoding": {"x": x_enc, "y": y_enc, "color": color,
+                          "tooltip": [{"field": y}, {"field": x},
+                                      {"field": label, "title": value_title}]}},
+            {"mark": {"type": "text", "fontSize": 10},
+             "encoding": {"x": x_enc, "y": y_enc, "text": {"field": label},
+                          "color": {"condition": {"test": f"datum['{value}'] > 0.6",
+                                                  "value": "white"},
+                                    "value": "black"}}},
+        ],
+    }
+    return Chart(title, spec)

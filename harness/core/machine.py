@@ -16,7 +16,8 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), else what the platform module says."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -78,7 +79,7 @@ def git_commit() -> str | None:
 
 def machine_info() -> dict[str, object]:
     return {
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "memory_bytes": _memory_bytes("MemTotal"),
         "os": platform.platform(),

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
+from harness.recipes.changes import changed_params
 from harness.recipes.peers.owners import foreign_peer_owners, registry_peer_owners
 
 if TYPE_CHECKING:
@@ -73,11 +74,10 @@ class SortedKeys:
 
 
 def target_params(old: Algorithm, to: dict[str, Any]) -> dict[str, Any]:
-    """The new recipe: the old one's parameters with `to` over them, or, when `to` names
-    another algorithm, that algorithm with only the parameters `to` gives."""
-    if "algorithm" in to and to["algorithm"] != type(old).name:
-        return dict(to)
-    return {**old.params, **{k: v for k, v in to.items() if k != "algorithm"}}
+    """The new recipe's parameters (`recipes.changes.changed_params`), naming its algorithm
+    when it is another one."""
+    algorithm, params = changed_params(type(old).name, old.params, to)
+    return params if algorithm == type(old).name else {"algorithm": algorithm, **params}
 
 
 def recipe_label(scenario: Algorithm, recipe: Algorithm) -> str:

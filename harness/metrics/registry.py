@@ -14,6 +14,7 @@ from typing import Any
 from harness.core.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.base import Metric
+from harness.metrics.clients import ClientsMetric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison import ComparisonMetric
 from harness.metrics.counts import CountsMetric
@@ -46,13 +47,15 @@ METRICS: list[Metric] = [
     MemoryMetric(),
     ThroughputMetric(),
     ForeignMetric(),
+    ClientsMetric(),
     CountsMetric(),
 ]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: metrics configured by a scenario table of their name; on when that table is present
 TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                  "removals", "hostile_keys", "replication", "hot_keys")
+                                  "removals", "hostile_keys", "replication", "hot_keys",
+                                  "clients")
 #: metrics on by default in a scenario: all but those, counts (it needs valgrind, and
 #: adds about ten seconds of CPU per layout) and foreign (on when a foreign peer is named)
 DEFAULT_METRICS: tuple[str, ...] = tuple(

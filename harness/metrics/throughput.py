@@ -23,8 +23,14 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, literal, ratio, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import MetricBase, RunShape, Working
+from harness.metrics.calibration_tables import calibration_table
 from harness.metrics.random_access import RandomAccess
+from harness.recipes.layouts.bucketed_tuning import (
+    CALIBRATION_BYTES,
+    Calibration,
+    Tunable,
+)
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run
@@ -75,7 +81,27 @@ def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[]
     return loop
 
 
-def measure_throughput(
+@dataclass
+class Rounds:
+    """ns per key of every timed call, round by round (the warm-up round left out)."""
+    scalar: dict[str, list[float]]
+    batch: dict[str, list[float]]
+
+    def timings(self) -> dict[str, dict[str, Timing]]:
+        timings = {name: {"scalar_ns": Timing.of(samples)}
+                   for name, samples in self.scalar.items()}
+        for name, samples in self.batch.items():
+            timings[name]["batch_ns"] = Timing.of(samples)
+        return timings
+
+    def batch_ratio(self, name: str, reference: str) -> Timing:
+        """`name`'s batch time over `reference`'s, round by round: the spread of a ratio
+        whose two sides move together when a neighbour loads the memory bus."""
+        return Timing.of([time / base for time, base in
+                          zip(self.batch[name], self.batch[reference], strict=True)])
+
+
+def timed_rounds(
     layouts: Mapping[str, Lookups],
     key_hashes: npt.NDArray[np.unsignedinteger],
     repeats: int,
@@ -86,15 +112,8 @@ def measure_throughput(
     *,
     hashes_by_name: Mapping[str, npt.NDArray[np.unsignedinteger]] | None = None,
     loops: Mapping[str, tuple[Callable[[Any], int], Sequence[Any]]] | None = None,
-) -> dict[str, dict[str, Timing]]:
-    """{name: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds.
-
-    Peers (third-party rings that hash keys themselves) are timed in the same
-    rounds, scalar only, on the key names instead of precomputed hashes.
-    `hashes_by_name` gives a layout its own key hashes (algorithms hash keys
-    their own ways); `loops` are further scalar-only calls, each with its own
-    inputs (a whole route on key bytes, a library call on precomputed hashes).
-    """
+) -> Rounds:
+    """Every round's ns per key, as `measure_throughput` times them."""
     hashes_by_name = hashes_by_name or {}
     timed_loops: dict[str, tuple[Callable[[Any], int], Sequence[Any]]] = {
         name: (lookup_key, (key_names or [])[:scalar_keys])
@@ -120,10 +139,31 @@ def measure_throughput(
                 if batch_ns:
                     batch[name].append(batch_ns[0])
         progress()
-    timings = {name: {"scalar_ns": Timing.of(samples)} for name, samples in scalar.items()}
-    for name, samples in batch.items():
-        timings[name]["batch_ns"] = Timing.of(samples)
-    return timings
+    return Rounds(scalar, batch)
+
+
+def measure_throughput(
+    layouts: Mapping[str, Lookups],
+    key_hashes: npt.NDArray[np.unsignedinteger],
+    repeats: int,
+    scalar_keys: int,
+    progress: Callable[[], None] = lambda: None,
+    peers: Mapping[str, Callable[[str], int]] | None = None,
+    key_names: list[str] | None = None,
+    *,
+    hashes_by_name: Mapping[str, npt.NDArray[np.unsignedinteger]] | None = None,
+    loops: Mapping[str, tuple[Callable[[Any], int], Sequence[Any]]] | None = None,
+) -> dict[str, dict[str, Timing]]:
+    """{name: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds.
+
+    Peers (third-party rings that hash keys themselves) are timed in the same
+    rounds, scalar only, on the key names instead of precomputed hashes.
+    `hashes_by_name` gives a layout its own key hashes (algorithms hash keys
+    their own ways); `loops` are further scalar-only calls, each with its own
+    inputs (a whole route on key bytes, a library call on precomputed hashes).
+    """
+    return timed_rounds(layouts, key_hashes, repeats, scalar_keys, progress, peers,
+                        key_names, hashes_by_name=hashes_by_name, loops=loops).timings()
 
 
 @dataclass
@@ -134,6 +174,11 @@ class Throughput:
     #: one independent random read per key into an array of as many entries, timed in the
     #: same rounds (harness.metrics.random_access): the memory floor of a batch lookup
     random_access_ns: Timing | None = None
+    #: batch_ns over random_access_ns round by round: median and spread of the ratio
+    #: (None in results written before it was recorded)
+    floor_ratio: Timing | None = None
+    #: how the batch lookup was tuned for this machine before it was timed (bucketed)
+    calibration: Calibration | None = None
 
 
 #: the name the floor is timed under, among the forms
@@ -151,6 +196,26 @@ class _Floor:
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
         return self._reads.lookup_many(key_hashes)
+
+
+def _tunable(form: object) -> Tunable | None:
+    """The form, or the layout a ring's form holds, when its batch lookup is tuned by
+    measurement (the bucketed layout)."""
+    for candidate in (form, getattr(form, "layout", None)):
+        if isinstance(candidate, Tunable):
+            return candidate
+    return None
+
+
+def _floor_ratio_cell(timing: Throughput) -> Cell:
+    """The per-round ratio to the floor with its spread; the ratio of the medians in
+    results written before the per-round ratio was recorded."""
+    if timing.floor_ratio is not None:
+        spread = timing.floor_ratio
+        return Cell(f"{spread.median:.2f}x ({spread.min:.2f}-{spread.max:.2f})", spread.median)
+    if timing.random_access_ns is not None and timing.batch_ns is not None:
+        return ratio(timing.batch_ns.median, timing.random_access_ns.median)
+    return text("")
 
 
 def timing_cell(timing: Timing) -> Cell:
@@ -176,25 +241,36 @@ class ThroughputMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.settings.repeats + 1
 
-    def working_bytes(self, shape: RunShape) -> float:
-        """The floor's array (4 bytes an entry), a batch lookup's temporaries, and each
-        form's scalar keys as a list of Python ints (about 40 bytes a key)."""
-        return (4.0 * shape.entries + shape.largest_lookup_bytes()
-                + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2))
+    def working(self, shape: RunShape) -> Working:
+        """The floor's array (4 bytes an entry), a batch lookup's temporaries, each
+        form's scalar keys as a list of Python ints (about 40 bytes a key), and a tuned
+        form's calibration keys and routes."""
+        return Working(4.0 * shape.entries + shape.largest_lookup_bytes()
+                       + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2)
+                       + CALIBRATION_BYTES)
 
     def measure(self, context: RunContext) -> dict[str, Throughput]:
+        calibrations: dict[str, Calibration] = {}
+        for name, form in context.forms.items():
+            if (tunable := _tunable(form)) is not None:
+                context.stage(f"{context.label}: tuning {name}'s batch lookup")
+                calibrations[name] = tunable.calibrate()
         context.stage(f"{context.label}: timing lookups")
         entries = max((form.entries for form in context.forms.values()), default=1)
         timed: dict[str, Lookups] = {**context.forms, FLOOR: _Floor(entries)}
-        timings = measure_throughput(
+        rounds = timed_rounds(
             timed, context.key_hashes, context.settings.repeats,
             context.settings.scalar_keys, lambda: context.advance(1),
             peers={name: peer.lookup_key for name, peer in context.peers.items()},
             key_names=context.key_names,
         )
+        timings = rounds.timings()
         floor = timings.pop(FLOOR)["batch_ns"]
-        return {name: Throughput(t["scalar_ns"], t.get("batch_ns"),
-                                 floor if name in context.forms else None)
+        return {name: Throughput(
+                    t["scalar_ns"], t.get("batch_ns"),
+                    floor if name in context.forms else None,
+                    rounds.batch_ratio(name, FLOOR) if name in context.forms else None,
+                    calibrations.get(name))
                 for name, t in timings.items()}
 
     def sections(self, result: Result) -> list[Section]:
@@ -210,14 +286,19 @@ class ThroughputMetric(MetricBase):
                      ratio(t.scalar_ns.median, base.scalar_ns.median),
                      timing_cell(t.batch_ns),
                      ratio(t.batch_ns.median, base.batch_ns.median if base.batch_ns else 0),
-                     ratio(t.batch_ns.median, t.random_access_ns.median)
-                     if t.random_access_ns is not None else text("")]
+                     _floor_ratio_cell(t)]
                     for name, t in timed if t.batch_ns is not None]
             floor = next((t.random_access_ns for _, t in timed
                           if t.random_access_ns is not None), None)
             notes = [f"One random access (the memory floor of a batch lookup: one independent "
                      f"4-byte read per key into an array of the ring's size), timed in the "
                      f"same rounds: {timing_cell(floor).text} ns per key."] if floor else []
+            if any(t.floor_ratio is not None for _, t in timed):
+                notes.append("batch / one random access: the median of the per-round "
+                             "ratios (each round times the form and the floor back to "
+                             "back), with their min-max.")
+            tuned = [calibration_table(name, t.calibration) for name, t in timed
+                     if t.calibration is not None]
             entries = run.ring.entries if run.ring else run.subjects[0].entries
             bars = [{"layout": name, "path": path, "ns": timing.median,
                      "label": f"{timing.median:,.1f} ns "
@@ -234,6 +315,7 @@ class ThroughputMetric(MetricBase):
                                     tables=[
                 Table.of(["layout", "scalar_ns median (min-max)", f"vs {literal(base_name)}",
                           "batch_ns median (min-max)", f"vs {literal(base_name)}",
-                          "batch / one random access"], rows, notes=notes).trimmed()],
+                          "batch / one random access"], rows, notes=notes).trimmed(),
+                *tuned],
                 charts=[chart]))
         return sections

@@ -163,6 +163,14 @@ SPECIMENS: tuple[str, ...] = (
     """
     [servers]
     count = 3
+    [measure]
+    peers = ["uhashring-ketama", "jump-consistent-hash"]
+    [clients]
+    fleets = [{ servers = 3, clients = ["uhashring-ketama", "jump-consistent-hash"] }]
+    """,
+    """
+    [servers]
+    count = 3
     [algorithm]
     name = "bounded-load"
     hash = "siphash24-64"

@@ -34,6 +34,7 @@ from harness.core.servers import (
     servers_with,
 )
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
+from harness.metrics.clients_options import ClientsOptions
 from harness.metrics.context import Settings
 from harness.metrics.hot_keys import HotKeysOptions
 from harness.metrics.migration import MigrationOptions
@@ -47,6 +48,7 @@ from harness.metrics.registry import (
 from harness.metrics.replication import ReplicationOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
+from harness.recipes.changes import changed_params
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
@@ -591,12 +593,9 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                                 f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
         for recipe in scenario.recipes():
             other = target is not None and target != recipe.algorithm
-            merged = ({k: v for k, v in migration.to.items() if k != "algorithm"} if other
-                      else {**recipe.params, **{k: v for k, v in migration.to.items()
-                                                 if k != "algorithm"}})
+            name, merged = changed_params(recipe.algorithm, recipe.params, migration.to)
             fields = Fields(top.file, "migration.to", merged)
-            algorithm = get_algorithm(target if other and target is not None
-                                      else recipe.algorithm)
+            algorithm = get_algorithm(name)
             if other:
                 _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
             checked = algorithm.parse_params(fields)
@@ -626,6 +625,9 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
     hot_keys = scenario.measure.options.get("hot_keys")
     if isinstance(hot_keys, HotKeysOptions):
         _check_hot_keys(scenario, hot_keys, top)
+    clients = scenario.measure.options.get("clients")
+    if isinstance(clients, ClientsOptions):
+        _check_clients(scenario, clients, top)
     hostile = scenario.measure.options.get("hostile_keys")
     if hostile is not None:
         if hostile.target is not None and hostile.target not in on_ring_names:
@@ -706,6 +708,46 @@ def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fie
         raise ScenarioError(
             f"{top.file}: replication.copies must be at most the {what} on the ring once "
             f"{failed!r} fails ({places}), since each copy needs its own (got {options.copies})")
+
+
+def _check_clients(scenario: Scenario, options: ClientsOptions, top: Fields) -> None:
+    """The matrix's clients are the scenario's peers and [clients]' recipes, each named
+    once; every fleet names clients that exist, two at least, each able to take the
+    fleet in every state (its recipe's rules, a Python peer's own)."""
+    peers = {name: PEERS[name] for name in scenario.measure.peers}
+    foreign = {spec.name: spec for spec in scenario.measure.foreign_peers}
+    recipes = {recipe.name: recipe for recipe in options.recipes}
+    for name in recipes:
+        if name in peers or name in foreign:
+            raise ScenarioError(f"{top.file}: clients.recipes must have names other than the "
+                                f"peers' (got {name!r}, a peer)")
+    every = [*peers, *foreign, *recipes]
+    for i, fleet in enumerate(options.fleets):
+        where = f"clients.fleets[{i}]"
+        chosen = list(fleet.clients) if fleet.clients is not None else every
+        for name in chosen:
+            if name not in every:
+                raise ScenarioError(f"{top.file}: {where}.clients must name the scenario's "
+                                    f"peers or clients.recipes ({', '.join(every)}) (got "
+                                    f"{name!r})")
+        if len(chosen) < 2:
+            raise ScenarioError(f"{top.file}: {where} must have at least two clients to "
+                                f"compare (measure.peers, clients.recipes; got {chosen!r})")
+        for label, servers in fleet.states():
+            for name in chosen:
+                problem = None
+                if name in peers:
+                    problem = peers[name].check_servers(servers)
+                elif name in foreign and (claim := foreign[name].routes_like) is not None:
+                    problem = get_algorithm(claim["algorithm"]).check_servers(
+                        servers, foreign[name].recipe_params)
+                elif name in recipes:
+                    problem = get_algorithm(recipes[name].algorithm).check_servers(
+                        servers, recipes[name].params)
+                if problem:
+                    raise ScenarioError(f"{top.file}: {where} must be servers that are "
+                                        f"{problem} for client {name!r} ({label}); leave it "
+                                        f"out of {where}.clients")
 
 
 def _check_hot_keys(scenario: Scenario, options: HotKeysOptions, top: Fields) -> None:

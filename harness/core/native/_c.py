@@ -28,10 +28,12 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 
 # `compiled_scalar` (cext/scalar.c) is imported here under the same check, for
 # harness.core.native.scalar, which binds it.
-__all__ = ["address", "c_input", "compiled_scalar", "ffi", "lib", "u16_out", "u32_buffer",
-           "u64_in"]
+__all__ = ["COMPILED_FILE", "address", "c_input", "compiled_scalar", "ffi", "lib", "u16_out",
+           "u32_buffer", "u64_in"]
 
 ffi, lib = _ring_c.ffi, _ring_c.lib
+#: the compiled C core's file: its digest names the build a tuning was measured with
+COMPILED_FILE: str = str(_ring_c.__file__)
 
 
 def address(cdata: Any) -> int:

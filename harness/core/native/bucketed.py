@@ -4,21 +4,30 @@
 `struct ring_bucket_entry`, both built in C from sorted positions; its scalar lookup is
 a ScalarLookup (harness.core.native.scalar) bound to both. The entry struct's size and
 offset are checked at import, as harness.core.native.ring checks its structs.
+
+Its batch lookup runs as a `BucketedTuning` says (window width, pipeline depth,
+offsets prefetch distance: `struct ring_bucketed_tuning`); a ring starts with the
+C core's default for its size, and `tune` swaps in another (one the calibration in
+harness.recipes.layouts.bucketed_tuning chose). Every tuning routes identically.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import address, c_input, ffi, lib, u16_out, u32_buffer
+from harness.core.native._c import COMPILED_FILE, address, c_input, ffi, lib, u16_out, u32_buffer
 from harness.core.native.ring import StructSpec, check_struct
 from harness.core.native.scalar import ScalarLookup
 
-__all__ = ["BUCKETS", "BUCKET_ENTRY", "CBucketedRing", "bucket_entry_layout"]
+__all__ = ["BUCKETS", "BUCKET_ENTRY", "MAX_DEPTH", "MAX_OFFSETS_AHEAD", "WINDOWS",
+           "BucketedTuning", "CBucketedRing", "bucket_entry_layout", "compiled_module_file",
+           "default_tuning"]
 
 #: `struct ring_bucket_entry` (bucketed.h): low 16 bits of the position, then idx
 BUCKET_ENTRY = StructSpec(size=4, idx_offset=2, hash_bits=32)
@@ -26,6 +35,63 @@ BUCKET_ENTRY = StructSpec(size=4, idx_offset=2, hash_bits=32)
 BUCKETS = 2**16
 
 check_struct("struct ring_bucket_entry", "ring_bucket_entry", BUCKET_ENTRY)
+
+#: the window widths the C lookup has a loop for; 0 is the search, with no window
+WINDOWS = (0, 8, 16, 24, 32, 48, 64)
+#: bounds of the pipeline's depth (a power of two) and of the offsets' prefetch distance
+MAX_DEPTH = int(lib.RING_BUCKETED_MAX_DEPTH)
+MAX_OFFSETS_AHEAD = int(lib.RING_BUCKETED_MAX_AHEAD)
+
+
+@dataclass(frozen=True, order=True)
+class BucketedTuning:
+    """How the batch lookup runs (`struct ring_bucketed_tuning`, bucketed.h).
+
+    window: entries counted around the interpolated guess (0: search the bucket);
+    depth: keys between reading a key's offsets and counting its window;
+    offsets_ahead: keys between prefetching a key's offsets and reading them.
+    """
+    window: int
+    depth: int
+    offsets_ahead: int
+
+    def __post_init__(self) -> None:
+        if not self.valid():
+            raise HarnessError(
+                f"bucketed tuning: window must be one of {', '.join(map(str, WINDOWS))}, "
+                f"depth a power of two from 1 to {MAX_DEPTH} and offsets_ahead 1 to "
+                f"{MAX_OFFSETS_AHEAD} (got window={self.window!r}, depth={self.depth!r}, "
+                f"offsets_ahead={self.offsets_ahead!r})")
+
+    def valid(self) -> bool:
+        """What ring_bucketed_tuning_valid accepts, asked of the C core itself."""
+        fields = (self.window, self.depth, self.offsets_ahead)
+        if not all(isinstance(f, int) and not isinstance(f, bool) and 0 <= f < 2**32
+                   for f in fields):
+            return False
+        return bool(lib.ring_bucketed_tuning_valid(_c_tuning(self)))
+
+    @property
+    def label(self) -> str:
+        if self.window == 0:
+            return "search"
+        return f"window {self.window}, depth {self.depth}, offsets {self.offsets_ahead} ahead"
+
+
+def _c_tuning(tuning: BucketedTuning) -> Any:
+    return ffi.new("struct ring_bucketed_tuning *",
+                   (tuning.window, tuning.depth, tuning.offsets_ahead))
+
+
+def compiled_module_file() -> str:
+    """The file of the compiled C core this layout runs in."""
+    return COMPILED_FILE
+
+
+def default_tuning(entries: int) -> BucketedTuning:
+    """The tuning the C core uses for a ring of `entries` when none is chosen."""
+    chosen = lib.ring_bucketed_default_tuning(entries)
+    return BucketedTuning(int(chosen.window), int(chosen.depth), int(chosen.offsets_ahead))
 
 
 def bucket_entry_layout() -> tuple[int, int]:
@@ -60,6 +126,8 @@ class CBucketedRing:
         )
         if status != 0:
             raise HarnessError("bucketed layout: positions must be sorted and unique")
+        self.tuning = default_tuning(self.entries)
+        self._c_tuning = _c_tuning(self.tuning)
         self.lookup: Callable[[int], int] = ScalarLookup(
             "bucketed", address(self._array), self.entries, address(self._offsets),
             (self._offsets, self._array),
@@ -70,11 +138,20 @@ class CBucketedRing:
         """The offset table and the entries: every byte this layout allocated."""
         return int(ffi.sizeof(self._offsets) + ffi.sizeof(self._array))
 
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
+    def tune(self, tuning: BucketedTuning) -> None:
+        """Run later batch lookups as `tuning` says (the routes stay the same)."""
+        self.tuning = tuning
+        self._c_tuning = _c_tuning(tuning)
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger],
+                    tuning: BucketedTuning | None = None) -> npt.NDArray[np.uint16]:
+        """The owner of each key, run as `tuning` says (default: this ring's own)."""
         # A uint32, C-contiguous, aligned input is read in place; anything else is converted once.
         keys = c_input(key_hashes, np.uint32)
         out = np.empty(len(keys), dtype=np.uint16)
-        lib.ring_bucketed_lookup_many(
-            self._offsets, self._array, u32_buffer(keys), len(keys), u16_out(out)
-        )
+        status = lib.ring_bucketed_lookup_many(
+            self._offsets, self._array, u32_buffer(keys), len(keys), u16_out(out),
+            self._c_tuning if tuning is None else _c_tuning(tuning))
+        if status != 0:  # pragma: no cover - BucketedTuning refuses what C refuses
+            raise HarnessError(f"bucketed layout: the C core refused the tuning {tuning}")
         return out

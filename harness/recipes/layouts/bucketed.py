@@ -7,6 +7,10 @@ searches one small bucket (about n / 65536 entries) instead of the whole ring:
 two or three cache misses instead of log2(n). The table is a fixed 256 KiB,
 so the layout only pays off on large rings: at 16,384 entries it costs 16
 bytes per entry on top of the 4, at 10 million about 0.03. See cext/bucketed.h.
+
+Its batch lookup starts with the C core's default tuning for its size; `calibrate`
+swaps in the one measured fastest on this machine (harness.recipes.layouts.
+bucketed_tuning), which the throughput metric does before timing it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.native import bucketed as c_bucketed
+from harness.recipes.layouts import bucketed_tuning
 from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
@@ -42,6 +47,16 @@ class BucketedLayout(LayoutBase):
         cls, positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16]
     ) -> Self:
         return cls(c_bucketed.CBucketedRing(positions, owners))
+
+    def calibrate(self) -> bucketed_tuning.Calibration:
+        """Tune the batch lookup for this machine and ring size (cached, else measured)."""
+        calibration = bucketed_tuning.calibrate(self._ring.lookup_many, self.entries)
+        self._ring.tune(calibration.chosen_tuning)
+        return calibration
+
+    @property
+    def tuning(self) -> c_bucketed.BucketedTuning:
+        return self._ring.tuning
 
     @property
     def entries(self) -> int:

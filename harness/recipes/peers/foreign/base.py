@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from harness.recipes.peers.foreign.protocol import SharedLookup, SharedRoute
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
 
@@ -29,6 +30,9 @@ class Batch:
     request: bytes = b""
     #: for a peer given key hashes: its recipe's hashes of the keys (LOOKUP), else None
     hashes: npt.NDArray[np.uint64] | None = None
+    #: for a peer that takes shared batches: where the batch lies in the region (the
+    #: request then names only that)
+    shared: SharedRoute | SharedLookup | None = None
 
     @property
     def keys(self) -> int:

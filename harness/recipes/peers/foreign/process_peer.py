@@ -5,6 +5,11 @@ with the process's PSS read from /proc before and after, since its memory is not
 process for memray to see. It also reports what it believes: MEMORY (its own byte count)
 and TIME (R repeats of a batch on its own monotonic clock), which the report labels as
 the peer's own figures, apart from those we time through the pipe.
+
+A peer that answers HELLO with version 2 and the SHARED_BATCHES feature takes its batches
+in a shared region (`SharedRegion`): a prepared batch is written there once, and each
+round sends only where it lies, so the timing rounds time the same thing in both modes
+(a prepared request, its reply, the owners copied out and checked), less the copies.
 """
 
 from __future__ import annotations
@@ -18,8 +23,14 @@ import numpy.typing as npt
 from harness.core.servers import Server
 from harness.recipes.peers.foreign import protocol
 from harness.recipes.peers.foreign.base import Batch
-from harness.recipes.peers.foreign.process import PeerProcess, pss_bytes
-from harness.recipes.peers.foreign.protocol import ProtocolError, packed_keys
+from harness.recipes.peers.foreign.process import PeerProcess, cpu_ns, pss_bytes
+from harness.recipes.peers.foreign.protocol import (
+    ProtocolError,
+    SharedLookup,
+    SharedRoute,
+    packed_keys,
+)
+from harness.recipes.peers.foreign.shared_region import SharedRegion
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
 T = TypeVar("T")
@@ -28,17 +39,35 @@ T = TypeVar("T")
 class ProcessPeer:
     """A peer process, started and built for the servers; `close()` ends it."""
 
-    def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server]) -> None:
+    def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
+                 shared_batches: bool = True) -> None:
+        """`shared_batches=False` keeps a protocol-2 peer to version 1's batches (to
+        compare the two)."""
         assert spec.command is not None
         self.spec, self._servers = spec, [s.name for s in servers]
-        self._process = PeerProcess(spec.name, spec.command, spec.timeout_s)
+        region: SharedRegion | None = SharedRegion() if shared_batches else None
+        #: the batch the region holds now (a peer's timing rounds reuse one)
+        self._loaded: Batch | None = None
+        try:
+            self._process = PeerProcess(spec.name, spec.command, spec.timeout_s,
+                                        None if region is None else region.fd)
+        except BaseException:
+            if region is not None:
+                region.close()
+            raise
         try:
             self.hello = self._parse(protocol.parse_hello,
                                      self._process.request(protocol.hello(), "HELLO"))
-            if self.hello.version != protocol.PROTOCOL_VERSION:
+            if self.hello.version not in protocol.VERSIONS:
                 raise self._process.failure(
                     f"speaks protocol version {self.hello.version}, this harness speaks "
-                    f"{protocol.PROTOCOL_VERSION}")
+                    f"{' and '.join(map(str, protocol.VERSIONS))}")
+            if region is not None and not (
+                    self.hello.version >= 2
+                    and self.hello.supports(protocol.FEATURE_SHARED_BATCHES)):
+                region.close()
+                region = None
+            self._region = region
             self.identity = f"{self.hello.name} {self.hello.library_version}".strip()
             self.pss_before_build = pss_bytes(self._process.pid)
             reply = self._process.request(protocol.build(
@@ -47,7 +76,19 @@ class ProcessPeer:
             self.pss_after_build = pss_bytes(self._process.pid)
         except BaseException:
             self._process.stop()
+            if region is not None:
+                region.close()
             raise
+
+    @property
+    def shares_batches(self) -> bool:
+        """Whether batches go through the shared region (protocol 2), not the pipe."""
+        return self._region is not None
+
+    @property
+    def region_bytes(self) -> int:
+        """The shared region's size now (mapped, so no allocator counts it); 0 without."""
+        return 0 if self._region is None else self._region.size
 
     def _parse(self, parse: Callable[[bytes], T], payload: bytes) -> T:
         try:
@@ -83,21 +124,68 @@ class ProcessPeer:
     def pss(self) -> int | None:
         return pss_bytes(self._process.pid)
 
+    def cpu_ns(self) -> int | None:
+        """CPU ns its process has used so far (its threads'), None if unreadable."""
+        return cpu_ns(self._process.pid)
+
     def route_packed(self, blob: bytes,
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
         return self.route_prepared(self.prepare(blob, offsets))
 
     def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64],
                 hashes: npt.NDArray[np.uint64] | None = None) -> Batch:
+        if self._region is not None:
+            # Written into the region now, before any timing, as a library's keys are
+            # packed before; routing another batch in between writes it again.
+            if hashes is not None:
+                lookup = SharedLookup.of(len(hashes))
+                batch = Batch(blob, offsets, protocol.lookup_shared(lookup), hashes, lookup)
+            else:
+                route = SharedRoute.of(len(offsets) - 1, int(offsets[-1]))
+                batch = Batch(blob, offsets, protocol.route_shared(route), shared=route)
+            self._load(batch)
+            return batch
         if hashes is not None:
             return Batch(blob, offsets, protocol.lookup(hashes), hashes)
         return Batch(blob, offsets, protocol.route(blob, offsets))
 
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
         what = "ROUTE" if batch.hashes is None else "LOOKUP"
+        if batch.shared is None:
+            reply = self._process.request(batch.request, what)
+            return self._parse(lambda p: protocol.parse_owners(
+                p, batch.keys, len(self._servers), what), reply)
+        what += "_SHARED"
+        self._load(batch)
         reply = self._process.request(batch.request, what)
-        return self._parse(lambda p: protocol.parse_owners(
-            p, batch.keys, len(self._servers), what), reply)
+        self._parse(lambda p: protocol.parse_shared_count(p, batch.keys, what), reply)
+        assert self._region is not None
+        # Copied out: the region is the next batch's, and a peer could still write to it.
+        owners = np.array(self._region.view(np.uint16, batch.shared.owners_at, batch.keys),
+                          np.uint16)
+        try:
+            protocol.check_owners(owners, len(self._servers), what)
+        except ProtocolError as exc:
+            raise self._process.failure(str(exc)) from None
+        return owners
+
+    def _load(self, batch: Batch) -> None:
+        """Write the batch into the region, unless it is there already (telling the peer
+        the region's new size first when it had to grow)."""
+        if batch is self._loaded:
+            return
+        assert self._region is not None and batch.shared is not None
+        self._loaded = None
+        if self._region.fit(batch.shared.size):
+            self._process.request(protocol.share(self._region.size), "SHARE")
+        if isinstance(batch.shared, SharedLookup):
+            assert batch.hashes is not None
+            self._region.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes
+        else:
+            self._region.view(np.uint64, batch.shared.offsets_at, batch.keys + 1)[:] = \
+                batch.offsets
+            self._region.write(batch.shared.keys_at, batch.blob)
+        self._loaded = batch
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
         return self.route_packed(*packed_keys(keys))
@@ -106,14 +194,21 @@ class ProcessPeer:
         return int(self.route_many([key.encode()])[0])
 
     def lookup_hashes(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        reply = self._process.request(protocol.lookup(hashes), "LOOKUP")
-        return self._parse(lambda p: protocol.parse_owners(
-            p, len(hashes), len(self._servers), "LOOKUP"), reply)
+        return self.route_prepared(self.prepare(
+            b"", np.zeros(len(hashes) + 1, np.uint64), hashes))
 
     def self_timed(self, blob: bytes, offsets: npt.NDArray[np.uint64],
                    repeats: int) -> list[float]:
-        """ns per key of each of `repeats` routes of the batch, by the peer's own clock."""
-        reply = self._process.request(protocol.time(repeats, blob, offsets), "TIME")
+        """ns per key of each of `repeats` routes of the batch, by the peer's own clock:
+        from the region when it shares batches, as our rounds route it, else the pipe's."""
+        if self._region is None:
+            request, what = protocol.time(repeats, blob, offsets), "TIME"
+        else:
+            batch = self.prepare(blob, offsets)
+            assert isinstance(batch.shared, SharedRoute)
+            self._load(batch)
+            request, what = protocol.time_shared(repeats, batch.shared), "TIME_SHARED"
+        reply = self._process.request(request, what)
         return self._parse(lambda p: protocol.parse_times(p, repeats), reply)
 
     def add(self, name: str, weight: float) -> int:
@@ -128,3 +223,6 @@ class ProcessPeer:
 
     def close(self) -> None:
         self._process.close()
+        if self._region is not None:
+            self._region.close()
+            self._region = None

@@ -1,4 +1,4 @@
-"""The process protocol, version 1: how a foreign peer in any language talks to the harness.
+"""The process protocol, version 2: how a foreign peer in any language talks to the harness.
 
 Every message is a frame: a 4-byte little-endian length, then that many bytes, the first
 of which is an opcode (requests) or a status (replies). All integers are little-endian;
@@ -20,6 +20,21 @@ gives the layout of every frame with examples; this module is its one implementa
     'D' REMOVE  string name                            -> i64 entries
     'Q' QUIT    (nothing)                              -> no reply; the peer exits 0
 
+Version 2 adds shared batches, for a peer whose HELLO answers version 2 with the
+SHARED_BATCHES feature bit: the harness passes the peer a memfd (its number in the
+environment variable RING_PEER_SHARED_FD), writes each batch into it once, and sends only
+where the batch lies in it (offsets of the region, in bytes); the peer reads the keys from
+the region and writes the owners into it. A version-1 peer never sees these requests.
+
+    'S' SHARE         u64 bytes: map the region at this size -> (nothing)
+    'r' ROUTE_SHARED  u32 n, u64 offsets_at, u64 keys_at,     -> u32 n (owners in region)
+                      u64 owners_at
+    'l' LOOKUP_SHARED u32 n, u64 hashes_at, u64 owners_at    -> u32 n (owners in region)
+    't' TIME_SHARED   u32 repeats, then a ROUTE_SHARED payload -> as TIME
+
+In the region the offsets are n + 1 u64 (relative to keys_at, 8-aligned), the hashes n
+u64 (8-aligned), the owners n u16 (2-aligned).
+
 Owners index the servers in BUILD order; ADD appends a server, REMOVE closes the gap.
 """
 
@@ -32,19 +47,29 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-PROTOCOL_VERSION = 1
+#: the version the harness speaks; a peer answers HELLO with the one it speaks, 1 or 2
+PROTOCOL_VERSION = 2
+VERSIONS = (1, 2)
 HELLO, BUILD, ROUTE, LOOKUP, TIME, MEMORY, ADD, REMOVE, QUIT = (
     b"H", b"B", b"R", b"L", b"T", b"M", b"A", b"D", b"Q")
+SHARE, ROUTE_SHARED, LOOKUP_SHARED, TIME_SHARED = b"S", b"r", b"l", b"t"
+#: the environment variable that names the region's file descriptor in the peer
+SHARED_FD_VARIABLE = "RING_PEER_SHARED_FD"
 OK, ERROR = b"K", b"E"
 #: feature bits of the HELLO reply: which optional requests the peer answers
 FEATURE_LOOKUP, FEATURE_TIME, FEATURE_MEMORY, FEATURE_CHANGE = 1, 2, 4, 8
+#: version 2: the peer takes batches in a shared region (SHARE and the *_SHARED requests)
+FEATURE_SHARED_BATCHES = 16
 FEATURES = {FEATURE_LOOKUP: "lookup", FEATURE_TIME: "time", FEATURE_MEMORY: "memory",
-            FEATURE_CHANGE: "add/remove"}
+            FEATURE_CHANGE: "add/remove", FEATURE_SHARED_BATCHES: "shared batches"}
 #: the largest reply frame accepted: a batch of 2**26 owners, with room to spare
 MAX_REPLY_BYTES = 1 << 28
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
+_U64 = struct.Struct("<Q")
+_SHARED_ROUTE = struct.Struct("<IQQQ")
+_SHARED_LOOKUP = struct.Struct("<IQQ")
 
 
 class ProtocolError(ValueError):
@@ -95,6 +120,62 @@ def lookup(hashes: npt.NDArray[np.uint64]) -> bytes:
 
 def time(repeats: int, blob: bytes, offsets: npt.NDArray[np.uint64]) -> bytes:
     return frame(TIME, _U32.pack(repeats) + route_payload(blob, offsets))
+
+
+def share(size: int) -> bytes:
+    return frame(SHARE, _U64.pack(size))
+
+
+@dataclass(frozen=True)
+class SharedRoute:
+    """Where a batch of keys lies in the shared region: n + 1 u64 offsets at `offsets_at`,
+    the key bytes from `keys_at` (the offsets count from there), n u16 owners at
+    `owners_at`; `size` is the bytes the region needs for it."""
+
+    keys: int
+    offsets_at: int
+    keys_at: int
+    owners_at: int
+    size: int
+
+    @classmethod
+    def of(cls, keys: int, key_bytes: int) -> SharedRoute:
+        owners_at = 8 * (keys + 1)
+        keys_at = owners_at + 2 * keys
+        return cls(keys, 0, keys_at, owners_at, keys_at + key_bytes)
+
+    def payload(self) -> bytes:
+        return _SHARED_ROUTE.pack(self.keys, self.offsets_at, self.keys_at, self.owners_at)
+
+
+@dataclass(frozen=True)
+class SharedLookup:
+    """Where a batch of hashes lies in the region: n u64 at `hashes_at`, n u16 owners at
+    `owners_at`."""
+
+    keys: int
+    hashes_at: int
+    owners_at: int
+    size: int
+
+    @classmethod
+    def of(cls, keys: int) -> SharedLookup:
+        return cls(keys, 0, 8 * keys, 10 * keys)
+
+    def payload(self) -> bytes:
+        return _SHARED_LOOKUP.pack(self.keys, self.hashes_at, self.owners_at)
+
+
+def route_shared(where: SharedRoute) -> bytes:
+    return frame(ROUTE_SHARED, where.payload())
+
+
+def lookup_shared(where: SharedLookup) -> bytes:
+    return frame(LOOKUP_SHARED, where.payload())
+
+
+def time_shared(repeats: int, where: SharedRoute) -> bytes:
+    return frame(TIME_SHARED, _U32.pack(repeats) + where.payload())
 
 
 def memory() -> bytes:
@@ -177,6 +258,22 @@ def parse_count(payload: bytes, what: str) -> int:
     return value
 
 
+def parse_shared_count(payload: bytes, keys: int, what: str) -> None:
+    """A ROUTE_SHARED or LOOKUP_SHARED reply: the u32 count of owners it wrote, all of them."""
+    reader = Reader(payload, what)
+    count = reader.u32()
+    reader.end()
+    if count != keys:
+        raise ProtocolError(f"answered {what} of {keys:,} keys with {count:,} owners")
+
+
+def check_owners(owners: npt.NDArray[np.uint16], servers: int, what: str) -> None:
+    if len(owners) and int(owners.max()) >= servers:
+        at = int(np.argmax(owners >= servers))
+        raise ProtocolError(f"answered {what} with owner {int(owners[at])} for key {at}, "
+                            f"out of range for {servers} servers")
+
+
 def parse_owners(payload: bytes, keys: int, servers: int, what: str) -> npt.NDArray[np.uint16]:
     """The owners of a ROUTE or LOOKUP reply, checked: as many as keys, each a server."""
     reader = Reader(payload, what)
@@ -186,10 +283,7 @@ def parse_owners(payload: bytes, keys: int, servers: int, what: str) -> npt.NDAr
     # Little-endian u16 is uint16 here (x86-64, arm64): a view, not a copy.
     owners = np.frombuffer(reader.take(2 * count), "<u2").astype(np.uint16, copy=False)
     reader.end()
-    if count and int(owners.max()) >= servers:
-        at = int(np.argmax(owners >= servers))
-        raise ProtocolError(f"answered {what} with owner {int(owners[at])} for key {at}, "
-                            f"out of range for {servers} servers")
+    check_owners(owners, servers, what)
     return owners
 
 

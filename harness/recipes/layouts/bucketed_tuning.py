@@ -1,0 +1,352 @@
+"""The bucketed batch lookup's tuning, chosen by measurement on the machine it runs on.
+
+The window width, the pipeline depth and the offsets' prefetch distance of
+`ring_bucketed_lookup_many` (cext/bucketed.c) trade cache lines fetched, misses in
+flight and mispredicted fallbacks, and the best trade differs between CPUs: on an
+Intel Xeon a 32-entry window measured best at 10M entries, on an AMD EPYC (Zen 2)
+16 entries. So, as FFTW's planner times candidate plans and ATLAS times candidate
+kernels when it is installed, `calibrate` times a small grid of tunings on the ring
+itself and keeps the fastest:
+
+1. the window widths (and the plain search) at the default depth and distance;
+2. at the fastest width, the depths 8, 16 and 32 with the offsets 1, 2 and 4 times
+   the depth ahead, beside the winner of stage 1.
+
+Each stage runs `ROUNDS` interleaved rounds (every candidate once a round, the order
+rotated from round to round), after one warm-up round, on `CALIBRATION_KEYS` uniform
+keys. A candidate is judged by the median over the rounds of its time divided by the
+stage's first candidate's in the same round (the default tuning, then stage one's
+winner): paired, so a neighbour's load that comes and goes between rounds cancels
+out, as it does not in a ratio of two medians. Calls are timed by this thread's CPU
+time, not the wall clock: on a machine with more runnable processes than cores a
+call of two milliseconds is often preempted for a whole time slice, which made wall
+times bimodal (30 or 215 ns a key for the same candidate under a load average of 8
+on two cores); a stall on memory is still CPU time. The first candidate stays chosen
+unless another's paired median is `MARGIN` below 1: on a shared machine candidates
+within a few percent swap places from run to run, and the choice should not. Every
+candidate's routes are checked against the default tuning's on the same keys before
+any is chosen.
+
+The choice is cached per CPU model, ring size class (entries from 2**(k-1) to 2**k)
+and build of the C core (the digest of the compiled module, so a rebuilt C core
+measures again), in a JSON file under the user's cache directory
+(`$RING_HARNESS_TUNING_CACHE`, else `$XDG_CACHE_HOME/ring-harness`, else
+`~/.cache/ring-harness`), never in the checkout. docs/performance-notes.md says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.core.atomic import write_atomically
+from harness.core.errors import HarnessError
+from harness.core.machine import cpu_model
+from harness.core.native import bucketed as c_bucketed
+from harness.core.native.bucketed import BucketedTuning
+from harness.core.safe_read import read_regular_file
+
+#: keys each candidate routes per round: 256 KiB of keys, about two milliseconds a call
+#: on a ring that does not fit in the caches, so a round takes a few tens of them
+CALIBRATION_KEYS = 2**16
+#: timed rounds per stage (after one warm-up round): many short rounds, so that a burst
+#: of a neighbour's load spoils a few pairs, not a candidate
+ROUNDS = 15
+#: how much faster than a stage's first candidate another must be to replace it
+MARGIN = 0.03
+#: the depth and distance the window widths are compared at (bucketed.c's defaults)
+STAGE_ONE_DEPTH, STAGE_ONE_AHEAD = 16, 32
+#: the depths of stage two, each with the offsets 1, 2 and 4 times as far ahead
+STAGE_TWO_DEPTHS = (8, 16, 32)
+STAGE_TWO_AHEAD_FACTORS = (1, 2, 4)
+#: where the cache lives when the environment does not say
+CACHE_VARIABLE = "RING_HARNESS_TUNING_CACHE"
+CACHE_FILE = "bucketed-tuning.json"
+#: the largest cache file read: a few KiB an entry, one entry per CPU and size class
+CACHE_LIMIT_BYTES = 4 * 2**20
+#: bumped when the cache file's shape changes (older files are then measured again)
+CACHE_FORMAT = 2
+#: the seed of the calibration keys: the same keys on every machine
+KEYS_SEED = 28
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One candidate tuning and its ns per key over the rounds of its stage."""
+
+    stage: int
+    window: int
+    depth: int
+    offsets_ahead: int
+    median_ns: float
+    min_ns: float
+    max_ns: float
+    #: median over the rounds of its time over the stage's first candidate's in the same
+    #: round (1 for the first itself): what the choice compares
+    paired_ratio: float = 1.0
+
+    def __post_init__(self) -> None:
+        # A trial read back (a cache file, a result) must name a tuning the C core runs.
+        try:
+            self.tuning  # noqa: B018 - BucketedTuning checks itself
+        except HarnessError as exc:
+            raise ValueError(str(exc)) from None
+
+    @property
+    def tuning(self) -> BucketedTuning:
+        return BucketedTuning(self.window, self.depth, self.offsets_ahead)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What was tried on which machine, what was chosen, and the timings that chose it."""
+
+    cpu: str
+    #: entries of the ring measured, and the size class the choice is kept for
+    entries: int
+    size_class: int
+    #: digest of the compiled C core the timings were taken with
+    c_core: str
+    measured_at: str
+    #: "measured" (in this process) or "cached" (read from the cache file)
+    source: str
+    keys: int
+    rounds: int
+    trials: list[Trial] = field(default_factory=list)
+    #: the chosen trial (the last stage's winner: see `MARGIN`)
+    chosen: int = 0
+    #: the trial of the C core's default tuning for this size, in stage one
+    default: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.trials or not (0 <= self.chosen < len(self.trials)
+                                   and 0 <= self.default < len(self.trials)):
+            raise ValueError(
+                f"a bucketed calibration's chosen and default trials must be among its "
+                f"{len(self.trials)} trials (got chosen={self.chosen}, default={self.default})")
+
+    @property
+    def chosen_tuning(self) -> BucketedTuning:
+        return self.trials[self.chosen].tuning
+
+    @property
+    def speedup_over_default(self) -> float:
+        """How many times as fast as the default the choice measured: the product of the
+        paired ratios that chose it (stage one's winner against the default, then the
+        choice against that winner), inverted."""
+        chosen = self.trials[self.chosen]
+        ratio = chosen.paired_ratio
+        if chosen.stage == 2:
+            winner = next(t.tuning for t in self.trials if t.stage == 2)
+            ratio *= next(t.paired_ratio for t in self.trials
+                          if t.stage == 1 and t.tuning == winner)
+        return 1 / ratio if ratio > 0 else 1.0
+
+    @property
+    def size_class_label(self) -> str:
+        return f"2**{self.size_class - 1} to 2**{self.size_class} entries"
+
+
+@runtime_checkable
+class Tunable(Protocol):
+    """A form whose batch lookup is tuned by measurement before it is timed."""
+
+    def calibrate(self) -> Calibration: ...
+
+
+def size_class(entries: int) -> int:
+    """k such that 2**(k-1) <= entries < 2**k: rings of one class share a tuning."""
+    return max(1, entries).bit_length()
+
+
+@cache
+def c_core_digest() -> str:
+    """The first 16 hex digits of the compiled C core's SHA-256: a rebuilt core with
+    different code measures again."""
+    digest = hashlib.sha256(Path(c_bucketed.compiled_module_file()).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get(CACHE_VARIABLE)
+    if explicit:
+        return Path(explicit)
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "ring-harness"
+
+
+def _cache_key(cpu: str, size: int, digest: str) -> str:
+    return f"{cpu} | 2**{size} | {digest}"
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    """The cache's entries, or none when the file is missing, unreadable, not a regular
+    file of at most CACHE_LIMIT_BYTES (a FIFO would block a plain read, /dev/zero fill
+    memory), not JSON or of another format: the cache only saves time, so anything
+    wrong with it means measuring again."""
+    if not path.exists():
+        return {}
+    try:
+        document = json.loads(read_regular_file(path, CACHE_LIMIT_BYTES, "tuning cache",
+                                                HarnessError))
+    except (HarnessError, ValueError, RecursionError):
+        return {}
+    if not isinstance(document, dict) or document.get("format") != CACHE_FORMAT:
+        return {}
+    entries = document.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _from_record(record: Any) -> Calibration | None:
+    try:
+        fields = dict(record)
+        trials = [Trial(**trial) for trial in fields.pop("trials")]
+        calibration = Calibration(**fields, trials=trials)
+    except (TypeError, ValueError, KeyError, IndexError, HarnessError):
+        return None
+    return calibration
+
+
+def cached(entries: int) -> Calibration | None:
+    """The cached calibration of this CPU, size class and C core, if there is one."""
+    key = _cache_key(cpu_model(), size_class(entries), c_core_digest())
+    record = _read_cache(cache_dir() / CACHE_FILE).get(key)
+    found = _from_record(record) if record is not None else None
+    if found is None:
+        return None
+    return Calibration(**{**asdict(found), "trials": found.trials, "source": "cached"})
+
+
+def _store(calibration: Calibration) -> None:
+    path = cache_dir() / CACHE_FILE
+    entries = _read_cache(path)
+    key = _cache_key(calibration.cpu, calibration.size_class, calibration.c_core)
+    entries[key] = {**asdict(calibration), "source": "measured"}
+    # A read-only or full cache directory only costs measuring again next time.
+    with contextlib.suppress(OSError):
+        write_atomically(path, json.dumps({"format": CACHE_FORMAT, "entries": entries},
+                                          indent=1, sort_keys=True))
+
+
+def calibration_keys(count: int) -> npt.NDArray[np.uint32]:
+    """Uniform 32-bit keys, the same on every machine (key hashes are uniform)."""
+    return np.random.default_rng(KEYS_SEED).integers(0, 2**32, count, dtype=np.uint32)
+
+
+LookupMany = Callable[[npt.NDArray[np.uint32], BucketedTuning], npt.NDArray[np.uint16]]
+
+
+def _time_stage(lookup_many: LookupMany, keys: npt.NDArray[np.uint32],
+                candidates: Sequence[BucketedTuning], rounds: int,
+                expected: npt.NDArray[np.uint16]) -> list[list[float]]:
+    """ns per key of each candidate over `rounds` interleaved rounds (after a warm-up
+    round that also checks each candidate's routes against `expected`)."""
+    samples: list[list[float]] = [[] for _ in candidates]
+    for round_number in range(rounds + 1):
+        shift = round_number % len(candidates)
+        for index in [*range(shift, len(candidates)), *range(shift)]:
+            start = time.thread_time_ns()
+            routes = lookup_many(keys, candidates[index])
+            elapsed = (time.thread_time_ns() - start) / len(keys)
+            if round_number == 0:
+                if not np.array_equal(routes, expected):
+                    raise HarnessError(
+                        f"bucketed calibration: {candidates[index].label} routed "
+                        f"{int(np.count_nonzero(routes != expected))} of {len(keys)} keys "
+                        "unlike the default tuning")
+            else:
+                samples[index].append(elapsed)
+    return samples
+
+
+def _trials(stage: int, candidates: Sequence[BucketedTuning],
+            samples: list[list[float]]) -> list[Trial]:
+    first = samples[0]
+    return [Trial(stage, tuning.window, tuning.depth, tuning.offsets_ahead,
+                  statistics.median(times), min(times), max(times),
+                  statistics.median(time / base for time, base in
+                                    zip(times, first, strict=True)))
+            for tuning, times in zip(candidates, samples, strict=True)]
+
+
+def stage_one(default: BucketedTuning) -> list[BucketedTuning]:
+    """Every window width at the default depth and distance, the default first."""
+    widths = [BucketedTuning(window, STAGE_ONE_DEPTH, STAGE_ONE_AHEAD)
+              for window in c_bucketed.WINDOWS]
+    return [default, *(tuning for tuning in widths if tuning != default)]
+
+
+def stage_two(best: BucketedTuning) -> list[BucketedTuning]:
+    """The depths and distances around the fastest width, that width's stage-one tuning
+    first (the search has neither, so it has no stage two)."""
+    if best.window == 0:
+        return []
+    grid = [BucketedTuning(best.window, depth, depth * factor)
+            for depth in STAGE_TWO_DEPTHS for factor in STAGE_TWO_AHEAD_FACTORS]
+    return [best, *(tuning for tuning in grid if tuning != best)]
+
+
+def _winner(trials: Sequence[Trial], first: int) -> int:
+    """The index of a stage's winner (its trials start at `first`): the lowest paired
+    ratio to the stage's first trial, if it is MARGIN below 1, else that first trial."""
+    fastest = min(range(first, len(trials)), key=lambda i: trials[i].paired_ratio)
+    return fastest if trials[fastest].paired_ratio < 1 - MARGIN else first
+
+
+def measure(lookup_many: LookupMany, entries: int, *, keys: int | None = None,
+            rounds: int | None = None) -> Calibration:
+    """Time the grid on one ring (`lookup_many(keys, tuning)` routes through it), on
+    `keys` keys (default CALIBRATION_KEYS) over `rounds` rounds a stage (default ROUNDS)."""
+    keys = CALIBRATION_KEYS if keys is None else keys
+    rounds = ROUNDS if rounds is None else rounds
+    if rounds < 1 or keys < 1:
+        raise HarnessError(f"bucketed calibration: rounds and keys must be at least 1 "
+                           f"(got rounds={rounds}, keys={keys})")
+    key_array = calibration_keys(keys)
+    default = c_bucketed.default_tuning(entries)
+    expected = lookup_many(key_array, default)
+    first = stage_one(default)
+    trials = _trials(1, first, _time_stage(lookup_many, key_array, first, rounds, expected))
+    second = stage_two(trials[_winner(trials, 0)].tuning)
+    if second:
+        trials += _trials(2, second,
+                          _time_stage(lookup_many, key_array, second, rounds, expected))
+    chosen = _winner(trials, len(first) if second else 0)
+    return Calibration(
+        cpu=cpu_model(), entries=entries, size_class=size_class(entries),
+        c_core=c_core_digest(), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        source="measured", keys=keys, rounds=rounds, trials=trials, chosen=chosen, default=0)
+
+
+def calibrate(lookup_many: LookupMany, entries: int) -> Calibration:
+    """The cached choice for this machine and size class, else one measured now (and
+    cached)."""
+    found = cached(entries)
+    if found is not None:
+        return found
+    calibration = measure(lookup_many, entries)
+    _store(calibration)
+    return calibration
+
+
+#: candidates one calibration times at most: every width, then the depth-distance grid
+CANDIDATES = len(c_bucketed.WINDOWS) + len(STAGE_TWO_DEPTHS) * len(STAGE_TWO_AHEAD_FACTORS)
+#: seconds one calibration takes at most on a ring that does not fit in the caches
+#: (every candidate over ROUNDS + 1 rounds at about 60 ns a key, a loaded machine's
+#: figure), what the time estimate charges a bucketed form
+CALIBRATION_SECONDS = CANDIDATES * (ROUNDS + 1) * CALIBRATION_KEYS * 60e-9
+#: bytes a calibration holds: its keys (uint32) and one candidate's routes (uint16)
+CALIBRATION_BYTES = CALIBRATION_KEYS * (4 + 2 + 2)

@@ -1,0 +1,169 @@
+"""What a recipe decides about routing, named trait by trait, so that two clients' recipes
+can be diffed into the causes of their disagreement.
+
+Every recipe is described by the same traits (`TRAITS`): the algorithm, how keys are
+hashed, how points are hashed and named, how many points a digest gives and which of
+its bytes are used, how many points a server gets and how its weight is rounded, which
+server keeps a position two points share, and which point a key goes to. Two recipes
+that differ in no trait route alike; each differing trait is a cause.
+
+Traits are given for the servers of a fleet, so that a difference that does not bite
+there is not named: libmemcached leaves ':11211' out of point names, which matters only
+when a server is on that port; its single-precision digest counts matter only where
+they floor differently from the exact fraction; which server keeps a shared position
+matters only where two points share one (given the ring built there).
+
+A construction or algorithm without an entry here is described by its name and its
+parameters, each its own trait (a parameter that differs is then the named cause).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from harness.core.ring import Ring
+from harness.core.servers import Server
+from harness.recipes.constructions.libketama import digest_counts
+from harness.recipes.constructions.libmemcached import DEFAULT_PORT, float32_digest_counts
+
+ALGORITHM = "algorithm"
+KEY_HASH = "key hash"
+POINT_HASH = "point hash"
+POINTS_PER_DIGEST = "points per digest"
+DIGEST_BYTES = "digest bytes used"
+POINTS_PER_SERVER = "points per server"
+WEIGHT_ROUNDING = "weight rounding"
+NAME_FORMAT = "server name format"
+COLLISION_WINNER = "collision winner"
+WRAP = "wrap direction"
+#: the traits every known recipe states, in the order causes are named
+TRAITS = (ALGORITHM, KEY_HASH, POINT_HASH, POINTS_PER_DIGEST, DIGEST_BYTES, POINTS_PER_SERVER,
+          WEIGHT_ROUNDING, NAME_FORMAT, COLLISION_WINNER, WRAP)
+
+CLOCKWISE = "first point >= hash, wrapping"
+#: how the point-construction's hashes read a key or a point name
+_HASH_TEXT = {
+    "md5-32": ("MD5, bytes 0-3 big-endian", "4 of 16"),
+    "blake2b-32": ("BLAKE2b, bytes 0-3 big-endian", "4 of 64"),
+    "blake2b-64": ("BLAKE2b, bytes 0-7 big-endian", "8 of 64"),
+    "crc32": ("CRC-32", "4 of 4"),
+    "fnv1a-fmix32": ("FNV-1a then fmix32", "4 of 4"),
+}
+#: the key hash of algorithms other than the ring (their modules say why)
+_ALGORITHM_KEY_HASH = {"jump": "xxHash64, seed 0", "maglev": "xxHash64, seed 0",
+                       "rendezvous": "MurmurHash3 of '<server>-<key>', per server",
+                       "redis-slots": "CRC-16/XMODEM of the key or its hash tag",
+                       "kafka-murmur2": "murmur2, seed 0x9747b28c"}
+
+Traits = dict[str, str]
+
+
+def _points(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    hash_name = str(params["hash"])
+    hashed, used = _HASH_TEXT.get(hash_name, (hash_name, hash_name))
+    per_weight = int(params["points_per_weight"])
+    whole = all(float(s.weight).is_integer() for s in servers)
+    return {ALGORITHM: "ring", KEY_HASH: hashed, POINT_HASH: hashed, POINTS_PER_DIGEST: "1",
+            DIGEST_BYTES: used, POINTS_PER_SERVER: f"{per_weight} x weight",
+            WEIGHT_ROUNDING: "none (whole weights)" if whole else "rounded to nearest",
+            NAME_FORMAT: str(params["point_name"]), COLLISION_WINNER: "first-listed server",
+            WRAP: CLOCKWISE}
+
+
+def _ketama(servers: Sequence[Server], counts: list[int], names: str,
+            winner: str = "last-listed server") -> Traits:
+    exact = counts == digest_counts(servers)
+    return {ALGORITHM: "ring", KEY_HASH: "MD5, bytes 0-3 little-endian",
+            POINT_HASH: "MD5", POINTS_PER_DIGEST: "4",
+            DIGEST_BYTES: "16 of 16 (four little-endian words)",
+            POINTS_PER_SERVER: "4 x floor(40 x N x weight / total)",
+            WEIGHT_ROUNDING: "exact fraction, floored" if exact
+            else "single-precision share, floored",
+            NAME_FORMAT: names, COLLISION_WINNER: winner, WRAP: CLOCKWISE}
+
+
+def _libketama(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    return _ketama(servers, digest_counts(servers), "{server}-{j}")
+
+
+def _address_names(servers: Sequence[Server]) -> str:
+    """libmemcached's and twemproxy's point names from addresses: port 11211 left out."""
+    on_default = any(s.name.endswith(DEFAULT_PORT) for s in servers)
+    return f"{{server}}-{{j}}, {DEFAULT_PORT} left out" if on_default else "{server}-{j}"
+
+
+def _libmemcached(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    mode = params.get("mode", "weighted")
+    names = "/{server}-{j}" if mode == "spy" else _address_names(servers)
+    traits = _ketama(servers, float32_digest_counts(servers), names, "first-listed server")
+    if mode == "ketama":
+        # Unweighted: 100 names a server, one point each, the digest's first word.
+        traits.update({POINTS_PER_DIGEST: "1", DIGEST_BYTES: "4 of 16 (little-endian)",
+                       POINTS_PER_SERVER: "100", WEIGHT_ROUNDING: "none (no weights)"})
+    return traits
+
+
+def _twemproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    names = "{server}-{j}" if params.get("names") == "given" else _address_names(servers)
+    traits = _ketama(servers, float32_digest_counts(servers), names, "first-listed server")
+    key_hash = str(params.get("key_hash", "fnv1a_64"))
+    traits[KEY_HASH] = {"md5": "MD5, bytes 0-3 little-endian",
+                        "fnv1a_64": "twemproxy's fnv1a_64 (32 bits kept)",
+                        "murmur": "MurmurHash2, seed 0xdeadbeef x length"}.get(key_hash, key_hash)
+    return traits
+
+
+def _nginx(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    return {ALGORITHM: "ring", KEY_HASH: "CRC-32", POINT_HASH: "CRC-32 chained from the name",
+            POINTS_PER_DIGEST: "1", DIGEST_BYTES: "4 of 4", POINTS_PER_SERVER: "160 x weight",
+            WEIGHT_ROUNDING: "none (whole weights)", NAME_FORMAT: "host, zero byte, port",
+            COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
+
+
+def _haproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    return {ALGORITHM: "ring", KEY_HASH: str(params["key_hash"]),
+            POINT_HASH: "full_hash(id x 4096 + j)", POINTS_PER_DIGEST: "1",
+            DIGEST_BYTES: "4 of 4", POINTS_PER_SERVER: "16 x weight",
+            WEIGHT_ROUNDING: "none (whole weights)",
+            NAME_FORMAT: f"numeric ids ({params['server_ids']})",
+            COLLISION_WINNER: "none (points never coincide)",
+            WRAP: "nearer of the two neighbouring points"}
+
+
+#: traits of each ring construction that has an entry
+CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
+    "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
+    "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
+}
+#: parameters that choose a form, not a routing (a ring's layout)
+_NOT_ROUTING = frozenset({"layout"})
+
+
+def recipe_traits(algorithm: str, params: Mapping[str, Any], servers: Sequence[Server],
+                  ring: Ring | None = None) -> Traits:
+    """The recipe's traits on these servers (see the module doc); given the ring it builds
+    there, a collision rule is stated only if two of its points do collide."""
+    if algorithm == "ring" and params.get("construction") in CONSTRUCTION_TRAITS:
+        traits = CONSTRUCTION_TRAITS[str(params["construction"])](params, servers)
+        if ring is not None and ring.collisions == 0 and COLLISION_WINNER in traits:
+            traits[COLLISION_WINNER] = "no equal points on this fleet"
+        return traits
+    traits = {ALGORITHM: algorithm if algorithm != "ring"
+              else f"ring, construction {params.get('construction')}"}
+    if algorithm in _ALGORITHM_KEY_HASH:
+        traits[KEY_HASH] = _ALGORITHM_KEY_HASH[algorithm]
+    for name, value in sorted(params.items()):
+        if name not in _NOT_ROUTING and name != "construction":
+            traits[f"parameter {name}"] = str(value)
+    return traits
+
+
+def causes(a: Traits, b: Traits) -> list[str]:
+    """Each trait the two recipes differ in, as 'trait: A's value vs B's value'."""
+    order = [*TRAITS, *sorted((set(a) | set(b)) - set(TRAITS))]
+    if a.get(ALGORITHM) != b.get(ALGORITHM):
+        # Different algorithms: their other traits are not comparable, only the key hash.
+        order = [ALGORITHM, KEY_HASH]
+    return [f"{trait}: {a.get(trait, '(none)')} vs {b.get(trait, '(none)')}"
+            for trait in order if a.get(trait) != b.get(trait)]

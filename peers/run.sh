@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Starts one shipped adapter by name, for scenarios that name it (scenarios/clients.toml):
+#   command = ["bash", "peers/run.sh", "groupcache"]
+# or, with `build`, only brings build/peers up to date (scenarios/foreign-overhead.toml names
+# its library there, and a library peer is checked when the scenario is read).
+# The adapters are built into build/peers (ignored by git) by peers/build.sh the first time,
+# and again whenever a file under peers/ or the ABI header is newer than the last build, so a
+# fresh clone runs the scenario after .ci/install-peers.sh with no separate build step. The
+# build's output goes to stderr: stdout is the process protocol's.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="$root/build/peers"
+stamp="$out/.built"
+stale() {
+    [ ! -f "$stamp" ] || [ -n "$(find "$root/peers" "$root/harness/core/native/abi" -type f \
+        -newer "$stamp" -not -path '*/node_modules/*' -print -quit)" ]
+}
+if stale; then
+    mkdir -p "$out"
+    # Several adapters may start at once: one builds, the others wait for it.
+    (
+        flock 9
+        if stale; then
+            bash "$root/peers/build.sh" "$out" >&2
+            touch "$stamp"
+        fi
+    ) 9>"$out/.lock"
+fi
+# Paths relative to the checkout from here on: a peer may name them in its HELLO, which
+# results keep, and results carry no absolute paths.
+cd "$root"
+case "${1:-}" in
+    build) exit 0 ;;  # only the build above: scenarios naming build/peers/ files need it
+    groupcache) exec build/peers/groupcache_peer ;;
+    spymemcached) exec java -cp build/peers/java:/usr/share/java/spymemcached.jar SpymemcachedPeer ;;
+    guava) exec java -cp build/peers/java:/usr/share/java/guava.jar GuavaJumpPeer ;;
+    libmemcached) exec build/peers/abi_pipe build/peers/libmemcached_ketama.so ;;
+    hashring-js) exec node peers/js/hashring_peer.js ;;
+    *)
+        echo "peers/run.sh: expected one of build, groupcache, spymemcached, guava," \
+            "libmemcached, hashring-js (got '${1:-}')" >&2
+        exit 2
+        ;;
+esac
