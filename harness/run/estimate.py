@@ -130,7 +130,7 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
                      ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
                      peer_bytes=peer, operations=len(scenario.operations),
-                     options=measure.options)
+                     options=measure.options, params=recipe.params)
     # Parity looks every key up in every form; each metric then works on what is held.
     working = max([shape.largest_lookup_bytes(),
                    *(metric.working(shape).bytes for metric in selected(measure.metrics))])
