@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ from harness.metrics.parity import check_parity
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
+from harness.recipes.peers.foreign import process, protocol
 from harness.run import estimate
 from harness.run.scenario import load_scenario
+from tests.test_foreign_faults import run_bad
 
 SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
          'repeats = 1\n')
@@ -583,3 +586,46 @@ def test_a_field_name_with_a_line_break_stays_on_one_line(
     assert main(["show", str(path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "\\x1e" in err, err
+
+
+@pytest.mark.parametrize(("mode", "said"), [
+    ("time-nan", "answered TIME with nan ns per key (expected a number from 0 to"),
+    ("time-negative", "answered TIME with -5.0 ns per key"),
+    ("huge-name", "answered HELLO with garbage (a frame of 8,388,626 bytes)"),
+    ("control-name", "answered HELLO with a name holding control characters"),
+    ("stderr-flood", "(its stderr: fake_peer: flooded stderr, then died)"),
+])
+def test_a_lying_process_peer_is_one_line_naming_it(
+        mode: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer's own figures and name are checked as they arrive. A NaN by its own clock was
+    a failure naming a result field when the JSON was written, and a negative time stood
+    in the report; a 200 MiB HELLO name took 6 GiB and minutes to render, and control
+    characters reached the terminal. 32 MiB on its stderr ends in its last line."""
+    err = run_bad(tmp_path, mode, capsys, monkeypatch)
+    assert err.startswith("failed: peer 'fake': "), err
+    assert said in err, err
+
+
+def test_a_peers_stderr_is_a_pipe_holding_only_its_tail(tmp_path: Path) -> None:
+    """A peer's stderr is a pipe the harness drains, keeping only the last STDERR_TAIL
+    bytes: a peer that writes to stderr without end (7 GB in 25 s into a temporary file,
+    before) fills neither the disk nor our memory."""
+    script = tmp_path / "flood.py"
+    script.write_text(
+        "import os, struct, sys\n"
+        "sys.stdin.buffer.read(4 + 5)\n"  # HELLO
+        "for _ in range(256):\n    os.write(2, b'y' * 65536)\n"
+        "name = b'flood'\n"
+        "body = b'K' + struct.pack('<III', 1, 0, 5) + name + struct.pack('<I', 0)\n"
+        "sys.stdout.buffer.write(struct.pack('<I', len(body)) + body)\n"
+        "sys.stdout.buffer.flush()\n"
+        "sys.stdin.buffer.read()\n")
+    peer = process.PeerProcess("flood", [sys.executable, str(script)], 20.0)
+    try:
+        hello = protocol.parse_hello(peer.request(protocol.hello(), "HELLO"))
+        assert hello.name == "flood"
+        assert os.readlink(f"/proc/{peer.pid}/fd/2").startswith("pipe:")
+        assert 0 < len(peer._stderr_tail) <= process.STDERR_TAIL
+    finally:
+        peer.close()

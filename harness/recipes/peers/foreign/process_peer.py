@@ -34,7 +34,8 @@ class ProcessPeer:
         self._process = PeerProcess(spec.name, spec.command, spec.timeout_s)
         try:
             self.hello = self._parse(protocol.parse_hello,
-                                     self._process.request(protocol.hello(), "HELLO"))
+                                     self._process.request(protocol.hello(), "HELLO",
+                                                           protocol.reply_limit("HELLO")))
             if self.hello.version != protocol.PROTOCOL_VERSION:
                 raise self._process.failure(
                     f"speaks protocol version {self.hello.version}, this harness speaks "
@@ -42,7 +43,8 @@ class ProcessPeer:
             self.identity = f"{self.hello.name} {self.hello.library_version}".strip()
             self.pss_before_build = pss_bytes(self._process.pid)
             reply = self._process.request(protocol.build(
-                self._servers, [float(s.weight) for s in servers], spec.params), "BUILD")
+                self._servers, [float(s.weight) for s in servers], spec.params), "BUILD",
+                protocol.reply_limit("BUILD"))
             self._entries = self._parse(lambda p: protocol.parse_count(p, "BUILD"), reply)
             self.pss_after_build = pss_bytes(self._process.pid)
         except BaseException:
@@ -76,7 +78,8 @@ class ProcessPeer:
         """What the peer says its structure holds (MEMORY); 0 if it does not say."""
         if not self.supports(protocol.FEATURE_MEMORY):
             return 0
-        reply = self._process.request(protocol.memory(), "MEMORY")
+        reply = self._process.request(protocol.memory(), "MEMORY",
+                                      protocol.reply_limit("MEMORY"))
         return max(0, self._parse(lambda p: protocol.parse_count(p, "MEMORY"), reply))
 
     @property
@@ -95,7 +98,8 @@ class ProcessPeer:
 
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
         what = "ROUTE" if batch.hashes is None else "LOOKUP"
-        reply = self._process.request(batch.request, what)
+        reply = self._process.request(batch.request, what,
+                                      protocol.reply_limit(what, keys=batch.keys))
         return self._parse(lambda p: protocol.parse_owners(
             p, batch.keys, len(self._servers), what), reply)
 
@@ -106,23 +110,27 @@ class ProcessPeer:
         return int(self.route_many([key.encode()])[0])
 
     def lookup_hashes(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        reply = self._process.request(protocol.lookup(hashes), "LOOKUP")
+        reply = self._process.request(protocol.lookup(hashes), "LOOKUP",
+                                      protocol.reply_limit("LOOKUP", keys=len(hashes)))
         return self._parse(lambda p: protocol.parse_owners(
             p, len(hashes), len(self._servers), "LOOKUP"), reply)
 
     def self_timed(self, blob: bytes, offsets: npt.NDArray[np.uint64],
                    repeats: int) -> list[float]:
         """ns per key of each of `repeats` routes of the batch, by the peer's own clock."""
-        reply = self._process.request(protocol.time(repeats, blob, offsets), "TIME")
+        reply = self._process.request(protocol.time(repeats, blob, offsets), "TIME",
+                                      protocol.reply_limit("TIME", repeats=repeats))
         return self._parse(lambda p: protocol.parse_times(p, repeats), reply)
 
     def add(self, name: str, weight: float) -> int:
-        reply = self._process.request(protocol.add(name, weight), "ADD")
+        reply = self._process.request(protocol.add(name, weight), "ADD",
+                                      protocol.reply_limit("ADD"))
         self._servers.append(name)
         return self._parse(lambda p: protocol.parse_count(p, "ADD"), reply)
 
     def remove(self, name: str) -> int:
-        reply = self._process.request(protocol.remove(name), "REMOVE")
+        reply = self._process.request(protocol.remove(name), "REMOVE",
+                                      protocol.reply_limit("REMOVE"))
         self._servers.remove(name)
         return self._parse(lambda p: protocol.parse_count(p, "REMOVE"), reply)
 
