@@ -31,6 +31,7 @@ from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.constructions.generator import points_for
 from harness.recipes.peers.foreign import process, protocol
+from harness.report.history import machine_name
 from harness.run import estimate
 from harness.run.scenario import load_scenario
 from tests.test_foreign_faults import run_bad
@@ -629,3 +630,39 @@ def test_a_peers_stderr_is_a_pipe_holding_only_its_tail(tmp_path: Path) -> None:
         assert 0 < len(peer._stderr_tail) <= process.STDERR_TAIL
     finally:
         peer.close()
+
+
+def test_a_history_at_its_last_number_is_refused_before_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry numbered 999999999 (nine digits, the most a listed name holds): the next
+    run was written as 1000000000.json, which no listing reads, so `latest` kept naming the
+    old run. It is now refused before any work, and nothing is written."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    folder = tmp_path / "history" / machine_name()
+    folder.mkdir(parents=True)
+    (folder / "999999999.json").write_text("{}\n")
+    _refused(["run", str(scenario), "--history", str(tmp_path / "history"),
+              "--out", str(tmp_path / "out")], capsys,
+             "holds run 999999999, the last number the history can take")
+    assert sorted(p.name for p in folder.iterdir()) == ["999999999.json"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_history_entrys_markdown_name_taken_is_left_alone(kind: str, tmp_path: Path) -> None:
+    """A FIFO or a symlink where the next entry's .md would go was replaced by a regular
+    file; that number is now passed over, and what was there stays."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{SMALL}")
+    folder = tmp_path / "history" / machine_name()
+    folder.mkdir(parents=True)
+    taken = folder / "0001.md"
+    if kind == "fifo":
+        os.mkfifo(taken)
+    else:
+        taken.symlink_to(tmp_path / "elsewhere.md")
+    assert main(["run", str(scenario), "--history", str(tmp_path / "history")]) == 0
+    assert stat.S_ISFIFO(taken.lstat().st_mode) if kind == "fifo" else taken.is_symlink()
+    assert not (tmp_path / "elsewhere.md").exists()
+    assert sorted(p.name for p in folder.iterdir()) == ["0001.md", "0002.json", "0002.md"]

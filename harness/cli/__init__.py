@@ -52,7 +52,14 @@ from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
-from harness.report.history import DEFAULT_HISTORY, find, is_history_name, machine_name, record
+from harness.report.history import (
+    DEFAULT_HISTORY,
+    find,
+    is_history_name,
+    machine_name,
+    next_number,
+    record,
+)
 from harness.report.history_page import write_index
 from harness.report.results import (
     load_result,
@@ -192,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
         # entry takes stands for the next entry, whose number is known only when written.
         outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
     check_outputs(outputs, paths)
+    if not args.no_history:
+        next_number(args.history)
     check_memory(scenarios)
     check_time(scenarios, args.max_minutes)
     for scenario in scenarios:
