@@ -666,3 +666,34 @@ def test_a_history_entrys_markdown_name_taken_is_left_alone(kind: str, tmp_path:
     assert stat.S_ISFIFO(taken.lstat().st_mode) if kind == "fifo" else taken.is_symlink()
     assert not (tmp_path / "elsewhere.md").exists()
     assert sorted(p.name for p in folder.iterdir()) == ["0001.md", "0002.json", "0002.md"]
+
+
+SECRET = "00112233445566778899aabbccddeeff"
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_a_peers_claimed_keyed_recipe_never_shows_its_key(
+        exact: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A peer claiming a keyed recipe (routes_like with a hash_key): the key stood in the
+    Foreign peers table of all three result files, and would in the parity failure's line,
+    as part of the recipe's name. Neither holds it now."""
+    fake = Path(__file__).with_name("fake_peer.py")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        f"[servers]\ncount = 5\n{SMALL}peers = [{{ command = [\"{sys.executable}\", "
+        f"\"{fake}\", \"route-all-to-0\"], name = \"fake\", exact = {str(exact).lower()}, "
+        f"routes_like = {{ hash = \"siphash24-32\", hash_key = \"{SECRET}\" }} }}]\n")
+    out = tmp_path / "out"
+    code = main(["run", str(scenario), "--out", str(out), "--no-history"])
+    err = capsys.readouterr().err
+    assert SECRET not in err
+    if exact:
+        assert code == 1 and "claims to route like ring hash=siphash24-32 hash_key=(secret)" \
+            in err, err
+        return
+    assert code == 0, err
+    written = sorted(out.iterdir())
+    assert [p.suffix for p in written] == [".html", ".json", ".md"]
+    for path in written:
+        assert SECRET not in path.read_text(), path
+    assert "hash_key=(secret)" in (out / "s.md").read_text()
