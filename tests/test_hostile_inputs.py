@@ -697,3 +697,25 @@ def test_a_peers_claimed_keyed_recipe_never_shows_its_key(
     for path in written:
         assert SECRET not in path.read_text(), path
     assert "hash_key=(secret)" in (out / "s.md").read_text()
+
+
+@pytest.mark.parametrize(("field", "values", "needle"), [
+    ("keys_per_server", lambda n: [0] * n, "needs counts of zero or more, not all zero"),
+    ("weights", lambda n: [1e308, 1e-308] * (n // 2) + [1.0] * (n % 2),
+     "counts over weights overflow"),
+])
+def test_a_crafted_results_per_weight_figures_are_refused(
+        field: str, values: Any, needle: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A result whose servers hold no key, or whose weights make the per-unit-weight loads
+    overflow: `show` printed six lines of numpy warnings and figures of NaN or inf. It is
+    now one line naming the file, exit 2, and --write writes nothing."""
+    document = json.loads((Path(__file__).parent.parent / "results" / "tutorial.json")
+                          .read_text())
+    for run in document["runs"]:
+        balance = run["figures"]["balance"]
+        balance[field] = values(len(balance[field]))
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(document))
+    _refused(["show", str(crafted), "--write"], capsys, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crafted.json"]
