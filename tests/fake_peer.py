@@ -65,6 +65,9 @@ def main(mode: str) -> int:
             if mode == "hang-on-route":
                 note_pid(subprocess.Popen(["sleep", "300"]).pid)  # a child left to the group
                 time.sleep(300)
+            if mode == "stderr-forever":  # and never answer
+                while True:
+                    sys.stderr.write("y" * 65535 + "\n")
             if mode == "stderr-flood":
                 for _ in range(512):  # 32 MiB, more than any pipe holds
                     sys.stderr.write("x" * 65535 + "\n")

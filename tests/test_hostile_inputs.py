@@ -782,3 +782,12 @@ def test_a_removals_walk_is_timed_by_its_removals(
     seconds, _ = get_metric("removals").estimated_seconds(loaded.measure.options["removals"],
                                                           loaded.ring_servers())
     assert seconds >= 118
+
+
+def test_a_peer_writing_to_stderr_without_end_meets_its_timeout(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer that never answers ROUTE but writes to stderr all the while is stopped at its
+    timeout like any peer that does not answer (its stderr keeps the wait busy)."""
+    err = run_bad(tmp_path, "stderr-forever", capsys, monkeypatch, timeout=1.0)
+    assert "did not answer ROUTE within its timeout of 1 s" in err, err

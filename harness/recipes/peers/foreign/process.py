@@ -134,7 +134,9 @@ class PeerProcess:
                 self._drain_stderr()
             if fd in ready[0] or fd in ready[1]:
                 return
-            if not any(ready):
+            # Checked by the clock, not by select's timeout alone: a peer that writes to
+            # stderr without end keeps select returning and must still meet its deadline.
+            if not any(ready) or time.monotonic() >= deadline:
                 raise self.failure(f"did not answer {what} within its timeout of "
                                    f"{self.timeout_s:g} s")
 
