@@ -65,6 +65,9 @@ def main(mode: str) -> int:
             if mode == "hang-on-route":
                 note_pid(subprocess.Popen(["sleep", "300"]).pid)  # a child left to the group
                 time.sleep(300)
+            if mode == "stderr-escapes":  # a last line that would drive a terminal
+                sys.stderr.write("fake_peer: \x1b[2J\x1b]0;owned\x07 died\n")
+                return 5
             if mode == "stderr-forever":  # and never answer
                 while True:
                     sys.stderr.write("y" * 65535 + "\n")

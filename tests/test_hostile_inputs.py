@@ -791,3 +791,14 @@ def test_a_peer_writing_to_stderr_without_end_meets_its_timeout(
     timeout like any peer that does not answer (its stderr keeps the wait busy)."""
     err = run_bad(tmp_path, "stderr-forever", capsys, monkeypatch, timeout=1.0)
     assert "did not answer ROUTE within its timeout of 1 s" in err, err
+
+
+def test_a_peers_terminal_escapes_are_shown_not_obeyed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer's last stderr line reaches the error line as it wrote it: ESC sequences that
+    clear the screen and set the terminal's title went to the user's terminal raw. Every
+    control character is escaped now, as line breaks were."""
+    err = run_bad(tmp_path, "stderr-escapes", capsys, monkeypatch)
+    assert "\x1b" not in err and "\x07" not in err, repr(err)
+    assert "(its stderr: fake_peer: \\x1b[2J\\x1b]0;owned\\x07 died)" in err, err
