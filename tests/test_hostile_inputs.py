@@ -697,6 +697,9 @@ def test_a_peers_claimed_keyed_recipe_never_shows_its_key(
     for path in written:
         assert SECRET not in path.read_text(), path
     assert "hash_key=(secret)" in (out / "s.md").read_text()
+    # and the scenario's echo says where the key came from: the scenario, not the run
+    peer, = json.loads((out / "s.json").read_text())["scenario"]["measure"]["foreign_peers"]
+    assert peer["routes_like"]["hash_key"] == "(secret, not recorded): given in the scenario"
 
 
 @pytest.mark.parametrize(("field", "values", "needle"), [
