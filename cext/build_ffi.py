@@ -65,6 +65,18 @@ void siphash24_many(const uint8_t *, const uint64_t *, size_t, const uint8_t *, 
 int siphash24_numbered(const uint8_t *, size_t, uint64_t, const uint8_t *, uint64_t *);
 """
 
+# The key hashes of Kafka, Redis Cluster and twemproxy (client_hashes.h), exactly as in C.
+CDEF_CLIENT_HASHES = """
+uint32_t murmur2_32(const uint8_t *, size_t, uint32_t);
+uint32_t redis_keyslot(const uint8_t *, size_t);
+uint32_t twemproxy_fnv1a_64(const uint8_t *, size_t);
+void kafka_partition_many(const uint8_t *, const uint64_t *, size_t, uint32_t, uint16_t *);
+void kafka_murmur2_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
+void redis_keyslot_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
+void redis_route_many(const uint8_t *, const uint64_t *, size_t, const uint16_t *, uint16_t *);
+void twemproxy_hash_many(const uint8_t *, const uint64_t *, size_t, int, uint32_t *);
+"""
+
 # The algorithms beyond the ring (algorithms.h), declared exactly as in C.
 CDEF_ALGORITHMS = """
 uint16_t jump_bucket(uint64_t, uint32_t);
@@ -190,6 +202,7 @@ ffibuilder.cdef(
 )
 ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_HASHES)
+ffibuilder.cdef(CDEF_CLIENT_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.cdef(CDEF_RANGE_HASHES)
 ffibuilder.cdef(CDEF_REMOVABLE)
@@ -200,17 +213,18 @@ ffibuilder.set_source(
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
     '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
     '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"\n'
-    '#include "replicas.h"',
+    '#include "replicas.h"\n#include "client_hashes.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
              "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
-             "cext/dx.c", "cext/jumpback.c", "cext/replicas.c"],
+             "cext/dx.c", "cext/jumpback.c", "cext/replicas.c", "cext/client_hashes.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
              "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
-             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h", "cext/replicas.h"],
+             "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h", "cext/replicas.h",
+             "cext/client_hashes.h"],
     # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
     # says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

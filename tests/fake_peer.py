@@ -35,7 +35,7 @@ def main(mode: str) -> int:
         print("fake_peer: cannot open its configuration", file=sys.stderr)
         return 3
     stdin = sys.stdin.buffer
-    servers = 0
+    servers = routes = 0
     while len(header := stdin.read(4)) == 4:
         length = struct.unpack("<I", header)[0]
         if mode == "kill-self-mid-batch" and length > 1000:  # a ROUTE, not HELLO or BUILD
@@ -62,6 +62,9 @@ def main(mode: str) -> int:
             reply(struct.pack("<q", -1))
         elif opcode == b"R":
             n = struct.unpack("<I", body[1:5])[0]
+            routes += 1
+            if mode == "kill-self-on-second-route" and routes == 2:  # a migration's batch
+                os.kill(os.getpid(), signal.SIGKILL)
             if mode == "hang-on-route":
                 note_pid(subprocess.Popen(["sleep", "300"]).pid)  # a child left to the group
                 time.sleep(300)

@@ -160,6 +160,10 @@ def test_every_registered_algorithm_is_compared_by_default(tiny: Result) -> None
     assert [p.name for p in fleet.peers] == list(PEERS)
 
 
+#: hash mod N and fixed slots shared in ranges: not consistent hashing, compared as baselines
+FIXED_TABLES = ("kafka-murmur2", "redis-slots")
+
+
 def test_equal_fleet_figures(tiny: Result) -> None:
     """Every recipe measured at equal weights: timings, loads, minimal-ish movement."""
     fleet = _fleet(tiny, 12, True)
@@ -172,7 +176,11 @@ def test_equal_fleet_figures(tiny: Result) -> None:
         add = r.moves[0]
         assert add.operation == "add" and add.movement is not None
         assert add.minimal_fraction == pytest.approx(1 / 13)
-        assert 0 < add.movement.ring_moved_fraction < 0.3
+        if r.algorithm in FIXED_TABLES:
+            # The baselines the articles warn about: most keys move on one addition.
+            assert add.movement.ring_moved_fraction > 0.4, r.label
+        else:
+            assert 0 < add.movement.ring_moved_fraction < 0.3
     jump = next(r for r in fleet.algorithms if r.algorithm == "jump")
     assert jump.route_ns is not None  # jump hashes and looks up a key in one call
     maglev = next(r for r in fleet.algorithms if r.algorithm == "maglev")

@@ -81,6 +81,12 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
             "cache_objects": draw(st.sampled_from([1_000, 50_000])),
             "universe": draw(st.sampled_from([100_000, 2_000_000]))}
+    elif table == "migration" and document["measure"].get("peers"):
+        # a switch of clients: the peer routes the universe key by key
+        document["migration"] = {
+            "to": {"peer": "uhashring-ketama"}, "stages": [0.5, 1.0],
+            "cache_objects": draw(st.sampled_from([1_000, 50_000])),
+            "universe": draw(st.sampled_from([100_000, 1_000_000]))}
     elif table == "process":
         del document["servers"]["weight"]  # generated servers take weights from a mix
         document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}

@@ -151,6 +151,9 @@ def test_run_measures_the_library_like_a_layout(adapters: Path, tmp_path: Path,
     document = (tmp_path / "out" / "foreign.md").read_text()
     assert "## Foreign peers (libmemcached)" in document
     section = document.split("## Foreign peers (libmemcached)")[1].split("\n## ")[0]
+    # The peers' own table; the pair's overhead table after it names them too.
+    section, overhead = section.split("| library, in process")
+    assert overhead.splitlines()[2].startswith("| abi ")
     rows = {line.split("|")[1].strip(): line for line in section.splitlines()
             if line.startswith("| abi ") or line.startswith("| pipe ")}
     assert "C ABI, in process" in rows["abi"] and "1.000000" in rows["abi"]

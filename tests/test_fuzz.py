@@ -33,7 +33,7 @@ GOOD: dict[str, dict[str, list[Any]]] = {
              "distribution": ["uniform", "zipf"], "seed": [1, 7]},
     "measure": {"layouts": [["numpy-packed"], ["cffi-packed", "bucketed"]],
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
-                "repeats": [1], "scalar_keys": [10]},
+                "repeats": [1], "scalar_keys": [10], "peers": [["uhashring"]]},
 }
 #: tables that turn a metric on when present: drawn now and then, always small
 OPTIONAL: dict[str, dict[str, list[Any]]] = {
@@ -45,10 +45,17 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
     "removals": {"servers": [2, 5], "keys": [50, 300],
                  "algorithms": [["jump", "rendezvous"], ["ring"]], "step": [0.5],
                  "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
+    # a change of recipe or a switch of clients (a peer of measure.peers, or one it lacks)
+    "migration": {"to": [{"points_per_weight": 2}, {"peer": "uhashring"}, {"peer": "nope"}],
+                  "from": [{"peer": "uhashring"}, {"peer": "pymemcache"}],
+                  "stages": [[0.5, 1.0]], "universe": [50, 500], "cache_objects": [5],
+                  "requests_per_stage": [100], "warmup_requests": [0, 200]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
-                                      "removals": tuple(OPTIONAL["removals"])}
+                                      "removals": tuple(OPTIONAL["removals"]),
+                                      "migration": ("universe", "requests_per_stage",
+                                                    "warmup_requests")}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
@@ -86,6 +93,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     if isinstance(document.get("removals"), dict):  # a mutation may have made the table
         for key, options in OPTIONAL["removals"].items():
             document["removals"].setdefault(key, options[0])
+    if isinstance(document.get("migration"), dict):  # its defaults replay 7M requests
+        for key in ALWAYS["migration"]:
+            document["migration"].setdefault(key, OPTIONAL["migration"][key][0])
     if draw(st.booleans()):
         document["operations"] = [{
             "kind": draw(st.sampled_from(["add", "remove", "move"])),

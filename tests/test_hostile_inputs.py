@@ -35,6 +35,7 @@ from harness.report.history import machine_name
 from harness.run import estimate
 from harness.run.scenario import load_scenario
 from tests.test_foreign_faults import run_bad
+from tests.toolchains import shipped_adapters
 
 SMALL = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
          'repeats = 1\n')
@@ -113,6 +114,41 @@ def test_a_migration_target_that_is_not_a_name(table: str, tmp_path: Path,
     scenario.write_text(f"[servers]\ncount = 3\n{SMALL}{table}\n")
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys,
              "migration.to.algorithm must be one of")
+
+
+PEERED = ('[keys]\ncount = 200\n[measure]\nlayouts = ["numpy-packed"]\nmetrics = ["balance"]\n'
+          'repeats = 1\npeers = ["uhashring"]\n')
+
+
+@pytest.mark.parametrize(("table", "needle"), [
+    ('[migration]\nto = { peer = "<script>alert(1)</script>" }',
+     "migration.to.peer must be the name of a peer listed in measure.peers ('uhashring') "
+     "(got '<script>alert(1)</script>', which names no peer of the run)"),
+    ('[migration]\nto = { peer = "a\\nb\\u2028c" }', "(got 'a\\nb\\u2028c', which names no peer"),
+    ('[migration]\nto = { peer = [] }', "migration.to.peer must be a non-empty string (got [], "
+     "an array)"),
+    ('[migration]\nto = { peer = { peer = "uhashring" } }', "migration.to.peer must be a "
+     "non-empty string"),
+    ('[migration]\nfrom = { peer = "uhashring" }\nto = { peer = "uhashring" }',
+     "migration.to must be another side than migration.from"),
+    ('[migration]\nfrom = []', "migration.from must be { peer = NAME }"),
+    ('[migration]\nfrom = {}', "migration.from must be { peer = NAME }"),
+    ('[migration]\nfrom = { peer = "uhashring" }\nto = {}', "migration.to must be a table of "
+     "the new recipe's parameters"),
+    ('[migration]\nto = { peer = "uhashring" }\nuniverse = 5_000_000\n'
+     'requests_per_stage = 100\nwarmup_requests = 0', "[migration]: the peer side routes "
+     "each of universe = 5,000,000 objects"),
+])
+def test_a_hostile_migration_side_is_refused_in_one_line(
+        table: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A side naming a peer that is no name, no peer, the other side, or a universe its
+    peer could not route in the time budget (--max-minutes 1): one line naming the field,
+    nothing run."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\ncount = 3\n{PEERED}{table}\n")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out"), "--max-minutes", "1"],
+             capsys, needle)
+    assert not (tmp_path / "out").exists()
 
 
 def test_equivalence_against_without_a_construction_runs(tmp_path: Path) -> None:
@@ -386,13 +422,32 @@ def test_a_run_longer_than_its_time_budget_is_refused(
     assert not (tmp_path / "out").exists()
 
 
-def test_every_shipped_scenario_fits_the_default_time_budget() -> None:
+def test_every_shipped_scenario_fits_the_default_time_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The time model refuses none of the scenarios we ship (the comparison of algorithms,
     132 s measured, is estimated at about 105 s of its own work)."""
     root = Path(__file__).resolve().parent.parent / "scenarios"
+    # foreign-overhead.toml names the C adapters in build/peers, from the repository's root.
+    shipped_adapters()
+    monkeypatch.chdir(root.parent)
     scenarios = [load_scenario(p) for p in sorted(root.rglob("*.toml"))]
     estimate.check_time(scenarios, estimate.DEFAULT_MAX_MINUTES)
     assert max(estimate.estimated_seconds(s)[0] for s in scenarios) > 0
+
+
+def test_a_table_metric_is_priced_once_per_sweep_point(tmp_path: Path) -> None:
+    """A table metric measures every sweep point, so a sweep of three points costs three
+    times its work (a removals walk of rendezvous over 1,000 servers at each k): a sweep of
+    enough points is refused by the budget that passes one point."""
+    one, three = tmp_path / "one.toml", tmp_path / "three.toml"
+    table = ("[removals]\nservers = 1_000\nalgorithms = [\"rendezvous\"]\nstep = 0.01\n")
+    one.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = 10\n" + table)
+    three.write_text("[servers]\ncount = 3\n[generator]\npoints_per_weight = [10, 20, 40]\n"
+                     + table)
+    single, _ = estimate.estimated_seconds(load_scenario(one))
+    tripled, why = estimate.estimated_seconds(load_scenario(three))
+    assert single > 0 and tripled == pytest.approx(3 * single)
+    assert why.startswith("[removals]")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
@@ -519,6 +574,14 @@ def test_hostile_attack_tables_are_refused_before_work(
     ('{ command = ["python3"], timeout = 0 }',
      "measure.peers[0].timeout must be a number from 0.01 to 3600"),
     ('{ command = ["python3"], timeout = nan }', "measure.peers[0].timeout must be a number"),
+    ('{ command = ["python3"], ns_per_key = 0 }',
+     "measure.peers[0].ns_per_key must be a number from 1 to 1e+09"),
+    ('{ command = ["python3"], ns_per_key = inf }', "measure.peers[0].ns_per_key must be a"),
+    ('{ command = ["python3"], ns_per_key = "fast" }', "measure.peers[0].ns_per_key must be"),
+    ('{ command = ["python3"], routes_like = { construction = "libmemcached", mode = "spy2" } }',
+     "measure.peers[0].routes_like.mode must be one of 'weighted', 'spy', 'ketama'"),
+    ('{ command = ["python3"], routes_like = { algorithm = "redis-slots", slots = 3 } }',
+     "unknown key 'measure.peers[0].routes_like.slots'"),
     ('{ command = ["python3"], params = 3 }', "measure.peers[0].params must be a string"),
     ('{ command = ["python3"], typo = 1 }', "unknown key 'measure.peers[0].typo'"),
     ('{ command = ["python3"], name = "numpy-packed" }',
@@ -557,6 +620,37 @@ def test_bad_capacities_of_the_removable_algorithms_are_one_line(
     scenario = tmp_path / "s.toml"
     scenario.write_text("[servers]\ncount = 3\n[keys]\ncount = 200\n[measure]\n"
                         f"metrics = [\"balance\"]\nrepeats = 1\n[algorithm]\n{table}")
+    _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("servers", "tables", "needle"), [
+    ("count = 3\nweights = { values = [1, 2], shares = [1, 1] }",
+     '[algorithm]\nname = "redis-slots"\n',
+     "servers must be all of weight 1, since Redis Cluster has no weights"),
+    ("count = 4_097", '[algorithm]\nname = "redis-slots"\n',
+     "servers must be at most 4,096, past which redis-cli's single-precision split"),
+    ("count = 3\nweights = { values = [1, 2], shares = [1, 1] }",
+     '[algorithm]\nname = "kafka-murmur2"\n', "since Kafka's partitioner has no weights"),
+    ("count = 3", '[algorithm]\nname = "kafka-murmur2"\npartitions = 3\n',
+     "unknown key 'algorithm.partitions'"),
+    ("count = 3", '[generator]\nconstruction = "twemproxy"\nkey_hash = "crc16"\n',
+     "generator.key_hash must be one of 'fnv1a_64', 'md5', 'murmur'"),
+    ("count = 3", '[generator]\nconstruction = "twemproxy"\nnames = "host"\n',
+     "generator.names must be one of 'address', 'given'"),
+    ("count = 3\nweights = { values = [1, 2], shares = [1, 1] }",
+     '[generator]\nconstruction = "libmemcached"\nmode = "ketama"\n',
+     "all of weight 1 for mode = 'ketama', which has no weights"),
+])
+def test_the_client_recipes_refuse_what_their_clients_cannot_do(
+        servers: str, tables: str, needle: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Redis slots and Kafka's partitions take no weights (and redis-slots no more masters
+    than redis-cli's split tiles), twemproxy's key hash and point names and libmemcached's
+    mode are choices: each refused in one line, exit 2, before any work."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f"[servers]\n{servers}\n[keys]\ncount = 200\n[measure]\n"
+                        f"metrics = [\"balance\"]\nrepeats = 1\n{tables}")
     _refused(["run", str(scenario), "--out", str(tmp_path / "out")], capsys, needle)
     assert not (tmp_path / "out").exists()
 
@@ -665,7 +759,8 @@ def test_a_history_entrys_markdown_name_taken_is_left_alone(kind: str, tmp_path:
     assert main(["run", str(scenario), "--history", str(tmp_path / "history")]) == 0
     assert stat.S_ISFIFO(taken.lstat().st_mode) if kind == "fifo" else taken.is_symlink()
     assert not (tmp_path / "elsewhere.md").exists()
-    assert sorted(p.name for p in folder.iterdir()) == ["0001.md", "0002.json", "0002.md"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "0001.md", "0002.figures.json", "0002.json", "0002.md"]
 
 
 SECRET = "00112233445566778899aabbccddeeff"

@@ -17,6 +17,7 @@ from harness.core.crc_forgery import forged_names
 from harness.core.hashing import hash_many, hash_numbered
 from harness.core.ring import reference_owners
 from harness.core.servers import numbered_servers
+from harness.metrics.base import RunShape
 from harness.metrics.hostile_keys import (
     CHUNK,
     HostileKeys,
@@ -183,10 +184,17 @@ def test_cost_model_counts_a_million_candidates() -> None:
     assert metric.estimated_bytes(million, servers) >= 8 * 1_000_000
     larger = HostileKeysOptions(budgets=(10_000_000,), hashes=("blake2b-32",))
     assert metric.estimated_seconds(larger, servers)[0] > seconds
-    assert metric.extra_rings(million) == 2
-    assert metric.extra_rings(HostileKeysOptions(knowledge="hash-and-key")) == 0
+    assert metric.working(_shape(million)).rings == 2
+    assert metric.working(_shape(HostileKeysOptions(knowledge="hash-and-key"))).rings == 0
     forging = HostileKeysOptions(budgets=(1_000_000,), hashes=("crc32",))
     assert metric.estimated_bytes(forging, servers) > metric.estimated_bytes(million, servers)
+
+
+def _shape(options: HostileKeysOptions) -> RunShape:
+    """A sweep point of a 16,000-point ring measured with these options."""
+    return RunShape(entries=16_000, keys=10_000, key_hash_bytes=4, ring_array_bytes=96_000,
+                    reference_bytes=192_000, layouts=(), form_bytes=0.0, scalar_keys=100,
+                    peer_bytes=0.0, operations=0, options={"hostile_keys": options})
 
 
 def test_a_forgery_too_large_for_memory_is_refused(

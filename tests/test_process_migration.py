@@ -115,6 +115,7 @@ def test_moved_fraction_follows_the_subset_formula(
     assert migration.formula_moved_fraction == pytest.approx(0.9 * (1 - 1 / 40))
     assert migration.moved_fraction == pytest.approx(migration.formula_moved_fraction,
                                                      abs=0.03)
+    assert migration.bytes_before is not None and migration.bytes_after is not None
     assert migration.bytes_during == migration.bytes_before + migration.bytes_after
     assert migration.staged_peak_rate < migration.all_at_once_peak_rate
     assert [s.share for s in migration.stages] == [0.05, 0.25, 0.5, 1.0]

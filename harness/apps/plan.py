@@ -88,10 +88,22 @@ def points_for_target(servers: Sequence[Server], target_cv: float) -> int:
 
     # Equal weights: closed form; weighted: the same form as a start, then step up.
     # (in floats, clamped before rounding: a target like 1e-300 squares to 0.0)
-    estimate = ((n - 1) / max(target_cv**2, sys.float_info.min) - 1) / n
+    # The form gives points per server; a server of weight w holds about w * k of them.
+    mean_weight = statistics.fmean(s.weight for s in servers)
+    estimate = ((n - 1) / max(target_cv**2, sys.float_info.min) - 1) / n / mean_weight
     k = max(1, math.ceil(min(float(MAX_PLANNED_POINTS), estimate)))
+    # Below a start that already meets the target, gallop down to one that does not, then
+    # bisect: stepping down one point at a time took 400,000 steps (12 s) for three
+    # servers of weight 2.5 at a CV of 0.1%.
+    step = 1
     while k > 1 and meets(k - 1):
-        k -= 1
+        failing = max(0, k - 2 * step)
+        if failing == 0 or not meets(failing):
+            while k - failing > 1:
+                middle = (failing + k) // 2
+                failing, k = (failing, middle) if meets(middle) else (middle, k)
+            break
+        k, step = failing, 2 * step
     for _ in range(LINEAR_STEPS):
         if meets(k):
             return k

@@ -60,6 +60,7 @@ from harness.report.history import (
     next_number,
     record,
 )
+from harness.report.history_figures import index_cost, write_sidecar
 from harness.report.history_page import write_index
 from harness.report.results import (
     load_result,
@@ -69,7 +70,7 @@ from harness.report.results import (
     write_result,
 )
 from harness.report.sections import result_report
-from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
+from harness.run.estimate import DEFAULT_MAX_MINUTES, Afterwards, check_memory, check_time
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -199,10 +200,15 @@ def _run(args: argparse.Namespace) -> int:
         # entry takes stands for the next entry, whose number is known only when written.
         outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
     check_outputs(outputs, paths)
+    afterwards = None
     if not args.no_history:
         next_number(args.history)
-    check_memory(scenarios)
-    check_time(scenarios, args.max_minutes)
+        index = index_cost(args.history)
+        afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
+                                f"the run history's index ({args.history}, "
+                                f"{index.entries:,} entries: --history, or --no-history)")
+    check_memory(scenarios, afterwards)
+    check_time(scenarios, args.max_minutes, afterwards)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)
@@ -211,7 +217,8 @@ def _run(args: argparse.Namespace) -> int:
             written += write_result(result, args.out).values()
         if not args.no_history:
             entry = record(result, args.history)
-            written += [entry.path, entry.path.with_suffix(".md"), write_index(args.history)]
+            written += [entry.path, entry.path.with_suffix(".md"),
+                        write_sidecar(entry, result), write_index(args.history)]
         args.outcome.wrote(written)
         kept = (f"; kept as run {entry.run_id} of {entry.machine}"
                 if not args.no_history else "")

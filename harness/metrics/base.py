@@ -10,10 +10,11 @@ metric cannot run on this machine (None: it can; scenario validation asks
 before any work); `parse_options(table)`, the options of a metric
 configured by a scenario table of its name (`TABLE_METRICS` in the registry);
 and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
-own work adds (the estimate checks it before any work) and the fields that set it,
-with `extra_rings(options)`, the rings of the run's recipe it builds beside it;
-`working_bytes(shape)`, the memory it takes beyond what a sweep point holds while it
-measures that point (the throughput floor's array, a fresh process measuring one form);
+own work adds (the estimate checks it before any work) and the fields that set it;
+`working(shape)`, what it takes beyond what a sweep point holds (the shape carries the
+scenario's metric options too): the bytes it holds while it measures that point (the
+throughput floor's array, a fresh process measuring one form) and the rings of the run's
+recipe it builds beside the run's own (hostile keys' rings of another hash);
 `estimated_seconds`, the time its own work adds; and `reference_lookups(options)`, the
 keys it routes through the algorithm's reference, which the algorithm prices.
 """
@@ -79,6 +80,21 @@ class RunShape:
                    default=4.0 * self.keys)
 
 
+@dataclass(frozen=True)
+class Working:
+    """What a metric takes beyond what a sweep point holds, as the estimate prices it."""
+
+    #: bytes it holds while it measures a point (its own arrays, any process it starts);
+    #: the costliest metric's add to the point's own
+    bytes: float = 0.0
+    #: rings of the run's recipe it holds at once beside the run's own, each priced as the
+    #: run's ring is (the more costly of generating and holding it)
+    rings: int = 0
+
+
+NOTHING_MORE = Working()
+
+
 class Metric(Protocol):
     name: ClassVar[str]
     #: "run": one figure per sweep point; "subject": one per measured form or peer
@@ -116,10 +132,11 @@ class Metric(Protocol):
         (default: 0, none)."""
         ...
 
-    def working_bytes(self, shape: RunShape) -> float:
-        """Bytes it takes while measuring a sweep point, beyond what the point holds (its
-        forms, keys and reference), on this machine: its own arrays, and any process it
-        starts (default: 0)."""
+    def working(self, shape: RunShape) -> Working:
+        """What it takes beyond what the sweep point holds (its forms, keys and reference),
+        on this machine, from the point's shape and the scenario's options
+        (`shape.options`): the bytes it holds while measuring the point, and the rings of
+        the run's recipe it builds beside the run's own (default: nothing)."""
         ...
 
     def reference_lookups(self, options: Any) -> int:
@@ -128,16 +145,11 @@ class Metric(Protocol):
         default: 0, none."""
         ...
 
-    def extra_rings(self, options: Any) -> int:
-        """Rings of the run's recipe it holds at once beside the run's own (the estimate
-        counts each at the cost of building the run's ring; default: 0)."""
-        ...
-
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
-                                    "estimated_bytes", "estimated_seconds", "working_bytes",
-                                    "reference_lookups", "extra_rings")
+                                    "estimated_bytes", "estimated_seconds", "working",
+                                    "reference_lookups")
 
 
 class MetricBase:
@@ -163,14 +175,10 @@ class MetricBase:
         """0: the metric's time follows the run's own keys and forms."""
         return 0.0, ""
 
-    def working_bytes(self, shape: RunShape) -> float:
-        """0: the metric reads what the sweep point holds."""
-        return 0.0
+    def working(self, shape: RunShape) -> Working:
+        """Nothing: the metric reads what the sweep point holds and builds no ring."""
+        return NOTHING_MORE
 
     def reference_lookups(self, options: Any) -> int:
         """0: the metric routes no keys of its own."""
-        return 0
-
-    def extra_rings(self, options: Any) -> int:
-        """0: the metric builds no ring of the run's recipe beside the run's own."""
         return 0

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core.tables import Cell, Section, Table, literal, number, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import MetricBase, RunShape, Working
 from harness.metrics.callgrind import (
     count_layout,
     geometry_text,
@@ -82,13 +82,13 @@ class CountsMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.forms
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """One probe at a time under valgrind: valgrind and an interpreter under it, and
         the ring, keys and costliest layout the probe loads and builds, counted three
         times over for valgrind's own copies of what it runs."""
         keys = shape.key_hash_bytes * shape.keys
         layout = shape.largest_build_and_lookup_bytes()
-        return CALLGRIND_PROCESS_BYTES + 3 * (shape.ring_array_bytes + keys + layout)
+        return Working(CALLGRIND_PROCESS_BYTES + 3 * (shape.ring_array_bytes + keys + layout))
 
     def measure(self, context: RunContext) -> dict[str, Counts]:
         ring = context.algorithm.ring

@@ -35,8 +35,9 @@ import numpy.typing as npt
 from harness.core.servers import Operation, Server, servers_after
 from harness.core.tables import Cell, Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase
+from harness.metrics.foreign_overhead import library_pairs, overhead_table, per_round_difference
 from harness.metrics.throughput import Timing, timing_cell
-from harness.recipes.peers.foreign import ProcessPeer, protocol
+from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, protocol
 from harness.recipes.peers.foreign.claims import batch_for, check_claim
 
 if TYPE_CHECKING:
@@ -88,6 +89,14 @@ class ForeignFigures:
     #: each operation of the scenario through its ADD and REMOVE (process peers that
     #: support them; None otherwise, and in results written before they were measured)
     moves: list[ForeignMove] | None = None
+    #: for a process peer serving a library the scenario also loads in process (abi_pipe):
+    #: that library peer's name, and this peer's time minus its, ns per key per round
+    #: (`foreign_overhead`); None otherwise
+    same_library_as: str | None = None
+    pipe_minus_in_process_ns: Timing | None = None
+    #: the same difference in CPU time, ours and both peers' processes' (not waiting for
+    #: the scheduler, which a busy machine adds to the pipe's hand-overs)
+    pipe_minus_in_process_cpu_ns: Timing | None = None
 
 
 class ForeignMetric(MetricBase):
@@ -108,21 +117,31 @@ class ForeignMetric(MetricBase):
         keys = [name.encode() for name in context.key_names]
         blob, offsets = protocol.packed_keys(keys)
         samples: dict[str, list[float]] = {name: [] for name in [*peers, ""]}
+        # CPU ns per key of each peer's batch, ours and its process's (foreign_overhead)
+        cpu: dict[str, list[float]] = {name: [] for name in peers}
         batches = {name: batch_for(peer, context.servers, keys) for name, peer in peers.items()}
         owners = {}
+        order = list(peers.items())
         for round_number in range(context.settings.repeats + 1):
-            for name, peer in peers.items():
+            # Alternating the order, so that no peer always runs right after another (a
+            # pair compared round by round, foreign_overhead, would carry that bias).
+            for name, peer in order if round_number % 2 else order[::-1]:
+                peer_cpu, our_cpu = _peer_cpu_ns(peer), time.thread_time_ns()
                 start = time.perf_counter_ns()
                 owners[name] = peer.route_prepared(batches[name])
                 elapsed = time.perf_counter_ns() - start
+                our_cpu, peer_after = time.thread_time_ns() - our_cpu, _peer_cpu_ns(peer)
                 if round_number:  # round 0 warms caches (and the peer's JIT, if any)
                     samples[name].append(elapsed / len(keys))
+                    if peer_cpu is not None and peer_after is not None:
+                        cpu[name].append((our_cpu + peer_after - peer_cpu) / len(keys))
             start = time.perf_counter_ns()
             context.algorithm.route(keys)
             if round_number:
                 samples[""].append((time.perf_counter_ns() - start) / len(keys))
             context.advance(1)
         reference = Timing.of(samples[""])
+        pairs = library_pairs({name: peer.spec for name, peer in peers.items()})
         figures = {}
         for name, peer in peers.items():
             agreement = check_claim(peer.spec, context.servers, keys, owners[name])
@@ -141,6 +160,13 @@ class ForeignMetric(MetricBase):
                 if peer.supports(protocol.FEATURE_CHANGE) and context.operations:
                     record.moves = [_move(peer, context.servers, operation, keys)
                                     for operation in context.operations]
+            if name in pairs:
+                record.same_library_as = pairs[name]
+                record.pipe_minus_in_process_ns = per_round_difference(
+                    samples[name], samples[pairs[name]])
+                if len(cpu[name]) == len(cpu[pairs[name]]) == len(samples[name]):
+                    record.pipe_minus_in_process_cpu_ns = per_round_difference(
+                        cpu[name], cpu[pairs[name]])
             figures[name] = record
         return figures
 
@@ -184,6 +210,15 @@ class ForeignMetric(MetricBase):
                       else text("")]
                      for name, f in measured for m in f.moves or []]
             tables = [table]
+            by_name = dict(measured)
+            overheads = [(name, f.same_library_as, by_name[f.same_library_as].batch_ns,
+                          f.batch_ns, f.pipe_minus_in_process_ns,
+                          f.pipe_minus_in_process_cpu_ns, f.self_timed_ns)
+                         for name, f in measured
+                         if f.pipe_minus_in_process_ns is not None
+                         and f.same_library_as in by_name]
+            if overheads:
+                tables.append(overhead_table(overheads, keys))
             if moves:
                 tables.append(Table.of(
                     ["peer", "operation (its ADD or REMOVE)", "keys moved",
@@ -225,6 +260,11 @@ def _move(peer: ProcessPeer, servers: Sequence[Server], operation: Operation,
     return ForeignMove(operation.kind, operation.server,
                        float(np.count_nonzero(before != after)) / len(keys),
                        agreement.agreement if agreement else None)
+
+
+def _peer_cpu_ns(peer: ForeignPeer) -> int | None:
+    """CPU ns a peer's own process has used: 0 for a library (its CPU is our thread's)."""
+    return peer.cpu_ns() if isinstance(peer, ProcessPeer) else 0
 
 
 def _pss(figures: ForeignFigures) -> Cell:

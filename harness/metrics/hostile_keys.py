@@ -47,11 +47,12 @@ from harness.core.fields import Fields
 from harness.core.hashing import HASH_NAMES, hash_bits, hash_numbered, is_keyed
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, Working
 from harness.recipes.algorithms.ring import NO_LAYOUT
 
 if TYPE_CHECKING:
     from harness.core.model import Result
+    from harness.metrics.base import RunShape
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
 
@@ -237,7 +238,7 @@ class HostileKeysMetric(MetricBase):
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """One chunk of candidates at a time, every hit's index over the largest budget (all
         of them when one server holds the ring), a forgery's values over it, the honest
-        traffic, the attack's keys; the rings it builds beside the run's are `extra_rings`."""
+        traffic, the attack's keys; the rings it builds beside the run's are in `working`."""
         assert isinstance(options, HostileKeysOptions)
         forges = "forgery" in options.methods and (
             not options.hashes or any(h in FORGEABLE for h in options.hashes))
@@ -247,11 +248,13 @@ class HostileKeysMetric(MetricBase):
                      + BYTES_PER_NORMAL_REQUEST * options.normal_requests
                      + BYTES_PER_ATTACK_KEY * options.attack_keys)
 
-    def extra_rings(self, options: Any) -> int:
+    def working(self, shape: RunShape) -> Working:
         """Two rings of the run's recipe at a time: the real one of another hash, and the
         attacker's own under its key (a keyed hash whose key it lacks)."""
-        assert isinstance(options, HostileKeysOptions)
-        return 2 if options.hashes or options.knowledge == "hash" else 0
+        options = shape.options.get(self.name)
+        if not isinstance(options, HostileKeysOptions):
+            return Working()
+        return Working(rings=2 if options.hashes or options.knowledge == "hash" else 0)
 
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
         """Every attacked hash tries the largest budget and routes the honest traffic; a

@@ -36,7 +36,7 @@ from harness.core.fields import Fields
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import NOTHING_MORE, MetricBase, Working
 from harness.metrics.migration import zipf_stream
 from harness.recipes.replication import ReplicaPlacement
 
@@ -146,12 +146,12 @@ class HotKeysMetric(MetricBase):
         seconds = SECONDS_PER_REQUEST * options.requests + SECONDS_PER_OBJECT * objects
         return seconds, f"{options.requests:,} requests over {objects:,} objects"
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """On a ring, the per-point table of R replicas (uint16 each)."""
         options = shape.options.get(self.name)
         if not isinstance(options, HotKeysOptions) or not shape.ring_array_bytes:
-            return 0.0
-        return 2.0 * options.copies * shape.entries
+            return NOTHING_MORE
+        return Working(2.0 * options.copies * shape.entries)
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed once, and every sub-key."""

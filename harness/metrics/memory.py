@@ -48,7 +48,7 @@ from harness.core import charts
 from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, ratio, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import MetricBase, RunShape, Working
 from harness.metrics.throughput import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
@@ -259,7 +259,7 @@ class MemoryMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.forms + plan.peers + plan.foreign_libraries
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The ring written for the probes (the arrays, as numpy's zip writer copies them),
         then one fresh process at a time: an interpreter, the ring and keys it loads, and
         the costliest form built, rebuilt for tracemalloc, and looked up; or a peer built
@@ -271,7 +271,7 @@ class MemoryMetric(MetricBase):
             probe = NAME_BYTES * shape.keys + keys + 2 * shape.form_bytes
         if shape.peer_bytes:
             probe = max(probe, NAME_BYTES * shape.keys + 2 * shape.peer_bytes)
-        return max(shape.ring_array_bytes + keys, PROBE_PROCESS_BYTES + probe)
+        return Working(max(shape.ring_array_bytes + keys, PROBE_PROCESS_BYTES + probe))
 
     def measure(self, context: RunContext) -> dict[str, Memory]:
         workdir = Path(context.workdir)

@@ -20,6 +20,13 @@ the new ring at once, and through the stages. Origin load is the miss rate
 per window of requests; the figures are each stage's extra misses against
 the steady state, and the peak window of the staged and the all-at-once
 switch. Both rings are resident during the rollout, so its memory is their sum.
+
+Switching clients. Either side may be a peer the scenario measures (`from = { peer =
+NAME }`, `to = { peer = NAME }`; `harness.metrics.migration_sides`): a client library
+routes the same universe (through ROUTE, batched, for a foreign peer) and the same code
+takes its owners, so moving a service from one client to another is measured as a change
+of recipe is. With `from` a peer and `to` left out, the service moves to the scenario's
+own recipe.
 """
 
 from __future__ import annotations
@@ -41,8 +48,17 @@ from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import per_weight
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import MetricBase
+from harness.metrics.migration_sides import (
+    Side,
+    parse_sides,
+    peer_side,
+    recipe_label,
+    recipe_side,
+    target_params,
+)
 from harness.metrics.process import ProcessOptions
 from harness.recipes.constructions.points import public_params
+from harness.recipes.peers.owners import BATCH_KEYS
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -55,7 +71,8 @@ WINDOWS_PER_STAGE = 10
 
 @dataclass(frozen=True)
 class MigrationOptions:
-    #: the new recipe: ring parameters replacing the old recipe's
+    #: the new recipe: ring parameters replacing the old recipe's; or {"peer": name}, a
+    #: peer of the run; or {} (with `from_peer`): the scenario's own recipe
     to: dict[str, Any]
     #: the new recipe's share of the request-hash space at each stage (rising to 1)
     stages: tuple[float, ...] = (0.01, 0.05, 0.25, 0.5, 1.0)
@@ -67,6 +84,18 @@ class MigrationOptions:
     requests_per_stage: int = 1_000_000
     warmup_requests: int = 2_000_000
     seed: int = 1
+    #: the peer the migration starts from (None: the scenario's recipe)
+    from_peer: str | None = None
+
+    @property
+    def to_peer(self) -> str | None:
+        """The peer the migration goes to (None: a recipe)."""
+        peer = self.to.get("peer")
+        return peer if isinstance(peer, str) else None
+
+    @property
+    def peer_sides(self) -> int:
+        return (self.from_peer is not None) + (self.to_peer is not None)
 
 
 @dataclass
@@ -101,8 +130,9 @@ class Migration:
     moved_requests_fraction: float
     #: (1 - k'/k)(1 - 1/N) when the new ring's points are a subset of the old's
     formula_moved_fraction: float | None
-    bytes_before: int
-    bytes_after: int
+    #: None: a peer that does not say (then bytes_during is the sum of those known)
+    bytes_before: int | None
+    bytes_after: int | None
     bytes_during: int
     cache_objects: int
     window: int
@@ -125,14 +155,9 @@ class Migration:
     cv_arcs_after: float | None = None
     peak_to_mean_before: float | None = None
     peak_to_mean_after: float | None = None
-
-
-def target_params(old: Algorithm, to: dict[str, Any]) -> dict[str, Any]:
-    """The new recipe: the old one's parameters with `to` over them, or, when `to` names
-    another algorithm, that algorithm with only the parameters `to` gives."""
-    if "algorithm" in to and to["algorithm"] != type(old).name:
-        return dict(to)
-    return {**old.params, **{k: v for k, v in to.items() if k != "algorithm"}}
+    #: the side it starts from, where that is not the run's recipe: "peer NAME" (None: the
+    #: run's recipe, and in results written before peers could be a side)
+    from_label: str | None = None
 
 
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
@@ -145,8 +170,11 @@ def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> f
     return float((1 - k2 / k) * (1 - 1 / servers))
 
 
-def exact_balance(algorithm: Algorithm) -> tuple[float | None, float | None]:
-    """(cv_arcs, peak-to-mean) of the algorithm's exact shares per unit weight."""
+def exact_balance(algorithm: Algorithm | None) -> tuple[float | None, float | None]:
+    """(cv_arcs, peak-to-mean) of the algorithm's exact shares per unit weight (none for a
+    peer, which gives no shares)."""
+    if algorithm is None:
+        return None, None
     shares = algorithm.exact_shares()
     if shares is None:
         return None, None
@@ -180,34 +208,56 @@ MIGRATION_BYTES_PER_OBJECT = 250
 #: bytes per request: the drawn object (8), three owner streams (6), three miss flags (3),
 #: and one int64 temporary of the staged selection (8), rounded up
 MIGRATION_BYTES_PER_REQUEST = 32
+#: a peer side, per object: a registry peer's int64 answers and their uint16 copy (10), a
+#: foreign peer's owners (2) and their copy mapped by server name (2), rounded up
+PEER_SIDE_BYTES_PER_OBJECT = 16
+#: a peer side, per key of one batch: the name packed (15 to 30 bytes) with its offset (8),
+#: the encoded request (as much again), the reply and its owners (4), a peer given hashes
+#: its recipe's hash (8) and the Python temporaries of hashing them (about 130)
+PEER_SIDE_BYTES_PER_BATCH_KEY = 256
+#: ns per object a peer side takes to route the universe, the slowest shipped peer with
+#: margin: npm hashring through the pipe took about 15,000 on a busy 2-core machine (the
+#: plain Python example peer about 3,000, uhashring asked key by key as much, the C
+#: library under 1,000)
+PEER_SIDE_NS_PER_OBJECT = 20_000
 
 
 class MigrationMetric(MetricBase):
     """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
 
     cost_fields: ClassVar[str] = ("universe, requests_per_stage, warmup_requests, stages, "
-                                  "cache_objects")
+                                  "cache_objects, from, to")
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """Each object of the universe is named, hashed and owned twice (old and new ring)
         with its rollout selector; each request is a drawn object, three owner streams and
-        three miss flags; the LRU replay adds its caches for every server."""
+        three miss flags; the LRU replay adds its caches for every server. A peer side
+        holds its answers over the universe and one batch of its requests."""
         assert isinstance(options, MigrationOptions)
         requests = options.warmup_requests + len(options.stages) * options.requests_per_stage
+        peers = options.peer_sides * (PEER_SIDE_BYTES_PER_OBJECT * options.universe
+                                      + PEER_SIDE_BYTES_PER_BATCH_KEY
+                                      * min(BATCH_KEYS, options.universe))
         return (MIGRATION_BYTES_PER_OBJECT * options.universe
                 + MIGRATION_BYTES_PER_REQUEST * requests
-                + lru_workspace_bytes(len(servers), options.cache_objects))
+                + lru_workspace_bytes(len(servers), options.cache_objects) + peers)
+
+    def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
+        """A peer side routes every object of the universe through the peer (its library's
+        call, or batches through the pipe); a recipe side is priced with the run's keys."""
+        assert isinstance(options, MigrationOptions)
+        if not options.peer_sides:
+            return 0.0, ""
+        seconds = options.peer_sides * options.universe * PEER_SIDE_NS_PER_OBJECT * 1e-9
+        return seconds, (f"the peer side routes each of universe = {options.universe:,} "
+                         "objects")
 
     @staticmethod
     def parse_options(table: Fields) -> MigrationOptions:
-        """`[migration]`: `to` (the new recipe's parameters; checked by the scenario against
-        the algorithm), stages, cache_objects, universe, zipf_exponent, requests_per_stage,
-        warmup_requests, seed."""
-        expected = ("a table of the new recipe's parameters, such as "
-                    "{ points_per_weight = 16 }")
-        to = table.take_raw("to", expected=expected)
-        if not isinstance(to, dict) or not to:
-            raise table.error("to", expected, to)
+        """`[migration]`: `from` and `to` (`parse_sides`: the new recipe's parameters, checked
+        by the scenario against the algorithm, or a peer), stages, cache_objects, universe,
+        zipf_exponent, requests_per_stage, warmup_requests, seed."""
+        from_peer, to = parse_sides(table)
         expected = "rising shares in (0, 1] ending at 1, such as [0.01, 0.1, 0.5, 1]"
         stages = table.take_raw("stages", list(MigrationOptions.stages), expected=expected)
         if (not isinstance(stages, list) or not stages
@@ -224,7 +274,7 @@ class MigrationMetric(MetricBase):
                                               minimum=WINDOWS_PER_STAGE, maximum=10**8),
             warmup_requests=table.take_int("warmup_requests", 2_000_000, minimum=0,
                                            maximum=10**9),
-            seed=table.take_int("seed", 1, minimum=0),
+            seed=table.take_int("seed", 1, minimum=0), from_peer=from_peer,
         )
         table.finish()
         return options
@@ -241,13 +291,9 @@ class MigrationMetric(MetricBase):
         options = context.options.get(self.name)
         if not isinstance(options, MigrationOptions):
             return None
-        old: Algorithm = context.algorithm
-        context.stage(f"{context.label}: migration, building the new recipe")
-        new_params = target_params(old, options.to)
-        new = context.build(context.servers, new_params)
         names = [f"object-{i}".encode() for i in range(options.universe)]
-        owner_old = old.reference_owners(old.hash_keys(names))
-        owner_new = new.reference_owners(new.hash_keys(names))
+        old_side, new_side, new_params = self._sides(context, options, names)
+        owner_old, owner_new = old_side.owners, new_side.owners
         moved = owner_old != owner_new
         selector = hash_many("fnv1a-fmix32", [b"rollout:" + n for n in names]) / 2.0**32
         del names
@@ -279,29 +325,51 @@ class MigrationMetric(MetricBase):
         rates = {series: _window_rates(misses[after], window) for series, misses in
                  (("no migration", steady_miss), ("all at once", once_miss),
                   ("staged", staged_miss))}
-        rings = self._process_rings(context, new_params, stream, options.universe)
-        cv_before, peak_before = exact_balance(old)
-        cv_after, peak_after = exact_balance(new)
+        rings = (self._process_rings(context, new_params, stream, options.universe)
+                 if new_params is not None and old_side.algorithm is not None else None)
+        cv_before, peak_before = exact_balance(old_side.algorithm)
+        cv_after, peak_after = exact_balance(new_side.algorithm)
         context.advance(1)
         return Migration(
-            to=public_params(dict(options.to)),
-            to_label=(type(new).label_for(new.params) if type(new) is type(old)
-                      else f"{type(new).name} {type(new).label_for(new.params)}"),
+            to=public_params(dict(options.to)), to_label=new_side.label,
             servers=n, objects=options.universe,
             moved_fraction=float(moved.mean()),
             moved_requests_fraction=float(moved[stream].mean()),
-            formula_moved_fraction=_subset_formula(old.params, new.params, n),
-            bytes_before=int(old.nbytes), bytes_after=int(new.nbytes),
-            bytes_during=int(old.nbytes + new.nbytes), cache_objects=options.cache_objects,
+            formula_moved_fraction=(
+                _subset_formula(old_side.algorithm.params, new_side.algorithm.params, n)
+                if old_side.algorithm is not None and new_side.algorithm is not None else None),
+            bytes_before=old_side.nbytes, bytes_after=new_side.nbytes,
+            bytes_during=(old_side.nbytes or 0) + (new_side.nbytes or 0),
+            cache_objects=options.cache_objects,
             window=window, steady_miss_rate=float(steady_miss[after].mean()),
             all_at_once_peak_rate=float(rates["all at once"].max()),
             staged_peak_rate=float(rates["staged"].max()), stages=records,
             timeline=[(series, i, float(rate)) for series, values in rates.items()
                       for i, rate in enumerate(values)],
-            rings=rings, form_before=old.form, form_after=new.form,
+            rings=rings, form_before=old_side.form, form_after=new_side.form,
             cv_arcs_before=cv_before, cv_arcs_after=cv_after,
             peak_to_mean_before=peak_before, peak_to_mean_after=peak_after,
+            from_label=old_side.label if old_side.peer is not None else None,
         )
+
+    @staticmethod
+    def _sides(context: RunContext, options: MigrationOptions,
+               names: Sequence[bytes]) -> tuple[Side, Side, dict[str, Any] | None]:
+        """Both sides with their owners of the universe, and the new recipe's parameters
+        when the new side is a recipe built for the migration."""
+        scenario: Algorithm = context.algorithm
+        if options.from_peer is not None:
+            before = peer_side(context, options.from_peer, names)
+        else:
+            before = recipe_side(scenario, context.label, names)
+        if options.to_peer is not None:
+            return before, peer_side(context, options.to_peer, names), None
+        if not options.to:  # from a peer to the scenario's own recipe
+            return before, recipe_side(scenario, context.label, names), None
+        context.stage(f"{context.label}: migration, building the new recipe")
+        params = target_params(scenario, options.to)
+        new = context.build(context.servers, params)
+        return before, recipe_side(new, recipe_label(scenario, new), names), params
 
     @staticmethod
     def _process_rings(context: RunContext, new_params: dict[str, Any],
@@ -356,18 +424,22 @@ class MigrationMetric(MetricBase):
             m: Migration | None = run.figure(self.name)
             if m is None:
                 continue
+            source = m.from_label or run.label
+            peers = m.from_label is not None or "peer" in m.to
             summary = Table.of(["figure", "value"], [
-                [text("from"), text(run.label)], [text("to"), text(m.to_label)],
+                [text("from"), text(source)], [text("to"), text(m.to_label)],
                 [text("keys moved (of the object universe)"), pct(m.moved_fraction)],
                 [text("requests moved (zipf traffic)"), pct(m.moved_requests_fraction)],
                 [text("formula (1 - k'/k)(1 - 1/N)"),
                  pct(m.formula_moved_fraction) if m.formula_moved_fraction is not None
-                 else text("n/a (the recipes are not nested)")],
+                 else text("n/a (a peer is one side)" if peers
+                           else "n/a (the recipes are not nested)")],
                 *self._balance_rows(m),
                 [text(f"memory before / after{self._forms(m)}"),
-                 text(f"{kib(m.bytes_before).text} / {kib(m.bytes_after).text}")],
+                 text(f"{_bytes(m.bytes_before)} / {_bytes(m.bytes_after)}")],
                 [text(f"memory during (both resident{self._forms(m, ', ')})"),
-                 kib(m.bytes_during)],
+                 text(f"at least {kib(m.bytes_during).text}")
+                 if m.bytes_before is None or m.bytes_after is None else kib(m.bytes_during)],
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
@@ -405,6 +477,11 @@ class MigrationMetric(MetricBase):
                            "rollout above is replayed on the ring of all servers."
                            + (f" Bytes are of each ring as held{self._forms(m)}."
                               if m.form_before is not None else "")]))
-            sections.append(Section(f"Migration ({literal(run.label)} to {literal(m.to_label)})",
+            sections.append(Section(f"Migration ({literal(source)} to {literal(m.to_label)})",
                                     tables=tables, charts=[chart]))
         return sections
+
+
+def _bytes(value: int | None) -> str:
+    """A side's bytes, or that a peer does not say them (it answers no MEMORY)."""
+    return "unknown (the peer does not say)" if value is None else kib(value).text

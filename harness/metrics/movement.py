@@ -26,7 +26,7 @@ from harness.core import charts
 from harness.core.servers import servers_after
 from harness.core.stats import cv
 from harness.core.tables import Section, Table, count, literal, pct, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -155,13 +155,13 @@ class MovementMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.operations
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The fleet after each operation, built beside the one before (its reference and
         peers), a lookup of every key in it, and four arrays of owner numbers."""
         if not shape.operations:
-            return 0.0
-        return (shape.reference_bytes + shape.peer_bytes + shape.largest_lookup_bytes()
-                + 4 * 8.0 * shape.keys)
+            return NOTHING_MORE
+        return Working(shape.reference_bytes + shape.peer_bytes
+                       + shape.largest_lookup_bytes() + 4 * 8.0 * shape.keys)
 
     def measure(self, context: RunContext) -> list[Movement]:
         records = []

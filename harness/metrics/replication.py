@@ -30,7 +30,7 @@ from harness.core import charts
 from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, Working
 from harness.metrics.replica_changes import (
     copy_load,
     keys_sharing_a_zone,
@@ -159,8 +159,7 @@ class ReplicationMetric(MetricBase):
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """Names, hashes and three sets of preference lists per object (the structure
-        rebuilt for the failure and the join: `extra_rings`; the per-point tables:
-        `working_bytes`)."""
+        rebuilt for the failure and the join, and the per-point tables: `working`)."""
         assert isinstance(options, ReplicationOptions)
         return float(options.objects * (BYTES_PER_OBJECT
                                         + BYTES_PER_OBJECT_COPY * options.copies
@@ -172,17 +171,13 @@ class ReplicationMetric(MetricBase):
         seconds = (placements * 3 * SECONDS_PER_OBJECT_COPY * options.objects * options.copies)
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
 
-    def extra_rings(self, options: Any) -> int:
-        """The ring rebuilt for the failure, then for the join: one at a time."""
-        return 1
-
-    def working_bytes(self, shape: RunShape) -> float:
-        """On a ring, two per-point tables of R uint16 alive at once (before, and after the
-        change)."""
+    def working(self, shape: RunShape) -> Working:
+        """The ring rebuilt for the failure, then for the join: one at a time; on a ring,
+        two per-point tables of R uint16 alive at once (before, and after the change)."""
         options = shape.options.get(self.name)
         if not isinstance(options, ReplicationOptions) or not shape.ring_array_bytes:
-            return 0.0
-        return 2 * 2.0 * options.copies * shape.entries
+            return Working(rings=1)
+        return Working(2 * 2.0 * options.copies * shape.entries, rings=1)
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed four times: plain and zone-aware, after the failure, after

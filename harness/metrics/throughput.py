@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, literal, ratio, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import MetricBase, RunShape, Working
 from harness.metrics.random_access import RandomAccess
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
@@ -176,11 +176,11 @@ class ThroughputMetric(MetricBase):
     def steps(self, plan: RunPlan) -> int:
         return plan.settings.repeats + 1
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The floor's array (4 bytes an entry), a batch lookup's temporaries, and each
         form's scalar keys as a list of Python ints (about 40 bytes a key)."""
-        return (4.0 * shape.entries + shape.largest_lookup_bytes()
-                + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2))
+        return Working(4.0 * shape.entries + shape.largest_lookup_bytes()
+                       + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2))
 
     def measure(self, context: RunContext) -> dict[str, Throughput]:
         context.stage(f"{context.label}: timing lookups")

@@ -94,12 +94,13 @@ def _full(history: Path) -> OutputError:
 
 def record(result: Result, history: Path) -> Entry:
     """Keep `result` as the next numbered entry of this machine; its Markdown beside it
-    (under a number whose .md name is free too: a FIFO or symlink there is left alone)."""
+    (under a number whose .md and .figures.json names are free too: a FIFO or symlink
+    there is left alone)."""
     machine = machine_name()
     folder = history / machine
     document = dumps_strict(result.to_json(), f"result {result.name!r}")
     number, path = write_numbered(folder, lambda n: f"{n:04d}.json", next_number(history),
-                                  document, siblings=(".md",))
+                                  document, siblings=(".md", ".figures.json"))
     if number > LAST_NUMBER:  # another process took the last numbers meanwhile
         path.unlink()
         raise _full(history)

@@ -7,26 +7,25 @@ sweep point and layout), a column per run (its id and commit), the newest
 the figures that stepped, each as its change against its first run. Timings step only
 beyond `TIMING_TOLERANCE` of their level (they are noisy); every other figure is
 deterministic and steps on any lasting change. Entries that cannot be read are named
-in a note, not shown. Entries are read one at a time and only their figures kept, so
-the index of a long history holds one result at a time, not all of them.
+in a note, not shown. Each entry's figures come from its sidecar (`history_figures`), so
+a run rewrites the index without reading the results again; an entry without one is read
+once (one at a time, only its figures kept) and its sidecar written.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core import charts
 from harness.core.atomic import locked_directory, write_atomically
 from harness.core.errors import ResultFormatError
-from harness.core.model import Result
 from harness.core.steps import Step, steps
 from harness.core.tables import Cell, Report, Section, Table, code, literal, text
 from harness.report import html
-from harness.report.compare import RUN_FIGURES, SUBJECT_FIGURES, Figure, render_value
-from harness.report.history import Entry, entries, machines
-from harness.report.results import load_result
+from harness.report.compare import Figure, render_value
+from harness.report.history import entries, machines
+from harness.report.history_figures import Kept, kept_figures
 
 SHOWN_RUNS = 12
 #: at most this many stepped figures are drawn per scenario (all are in the table)
@@ -36,30 +35,6 @@ TIMING_TOLERANCE = 0.10
 TIMINGS = ("scalar_ns", "batch_ns")
 #: (sweep point, layout, figure) -> (kind, value per run index)
 Series = dict[tuple[str, str, str], tuple[Figure, dict[int, float]]]
-
-
-@dataclass(frozen=True)
-class Kept:
-    """What the index needs of one entry: read once, so the results are not all held."""
-
-    run_id: str
-    commit: str
-    figures: dict[tuple[str, str, str], tuple[Figure, float]]
-
-
-def _kept(entry: Entry, result: Result) -> Kept:
-    figures: dict[tuple[str, str, str], tuple[Figure, float]] = {}
-    for run in result.runs:
-        for figure in RUN_FIGURES:
-            value = figure.get(run)
-            if value is not None:
-                figures[(run.label, "(ring)", figure.label)] = (figure, value)
-        for subject in run.subjects:
-            for figure in SUBJECT_FIGURES:
-                value = figure.get(subject)
-                if value is not None:
-                    figures[(run.label, subject.name, figure.label)] = (figure, value)
-    return Kept(entry.run_id, result.git_commit or "no commit", figures)
 
 
 def _series(kept: list[Kept]) -> Series:
@@ -124,12 +99,11 @@ def history_report(history: Path) -> Report:
         by_scenario: dict[str, list[Kept]] = defaultdict(list)
         for entry in entries(history, machine):
             try:
-                result = load_result(entry.path)
+                kept = kept_figures(entry)
             except ResultFormatError as exc:
                 unreadable.append(f"{code(f'{machine}/{entry.run_id}')} ({literal(str(exc))})")
                 continue
-            by_scenario[result.name].append(_kept(entry, result))
-            del result
+            by_scenario[kept.scenario].append(kept)
         sections += [_section(machine, name, kept) for name, kept in sorted(by_scenario.items())]
     intro = ["Every run `python -m harness run` kept, per machine and scenario: each figure "
              "across the runs, with the changes that persisted flagged. Compare any two with "

@@ -36,7 +36,8 @@ from harness.recipes.constructions.generator import (
 )
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.layouts.costs import layout_cost
-from harness.recipes.peers.sizing import estimated_peer_bytes
+from harness.recipes.peers import get_peer
+from harness.recipes.peers.foreign import sizing as foreign_sizing
 from harness.run.scenario import Recipe, Scenario
 
 #: bytes per key beyond its name's characters: the name as a str (49 bytes of header)
@@ -49,15 +50,6 @@ BYTES_PER_KEY = 256
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured, with margin
 RUN_IMPORT_BYTES = 40 * 2**20
-#: a foreign peer's batch, per key: the encoded name and its list entry, the packed bytes
-#: and offsets, the encoded request, the owners of each round and of the claim check
-FOREIGN_BYTES_PER_KEY = 200
-#: what we assume of a foreign peer's own structure per point of its recipe (ours is 6 to
-#: 100): a library's mallocs are in our process
-FOREIGN_BYTES_PER_POINT = 128
-#: ns per key we allow a foreign peer's route (libmemcached's: about 700) and our
-#: reference's route beside it, per batch
-FOREIGN_NS_PER_KEY = 5_000
 #: seconds to start a foreign peer's process or load its library, and build it
 FOREIGN_START_S = 2.0
 
@@ -99,9 +91,9 @@ def _ring_bits(scenario: Scenario, recipe: Recipe) -> int:
 
 
 def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]]) -> tuple[
-        float, float]:
-    """(generation, holding): the most a sweep point holds while its ring is generated,
-    and while it is held and measured."""
+        float, float, RunShape]:
+    """(generation, holding, shape): the most a sweep point holds while its ring is
+    generated, and while it is held and measured; and its shape, which the metrics read."""
     algorithm = get_algorithm(recipe.algorithm)
     entries = max(algorithm.estimated_entries(fleet, recipe.params) for fleet in fleets)
     measure, keys = scenario.measure, scenario.keys.count
@@ -127,7 +119,10 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
         form_bytes = max(algorithm.estimated_bytes(fleet, recipe.params) for fleet in fleets)
         reference = form_bytes
         forms = form_bytes * len(measure.forms)
-    peer = max(estimated_peer_bytes(fleet) for fleet in fleets) if measure.peers else 0.0
+    # Each peer's own bound, at the fleet where it is largest; all are held at once.
+    peers = [max(get_peer(name).estimated_bytes(fleet) for fleet in fleets)
+             for name in measure.peers]
+    peer = max(peers, default=0.0)
     shape = RunShape(entries=entries, keys=keys, key_hash_bytes=bits // 8,
                      ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
@@ -135,8 +130,8 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
                      options=measure.options)
     # Parity looks every key up in every form; each metric then works on what is held.
     working = max([shape.largest_lookup_bytes(),
-                   *(metric.working_bytes(shape) for metric in selected(measure.metrics))])
-    return generation, reference + forms + peer * len(measure.peers) + working
+                   *(metric.working(shape).bytes for metric in selected(measure.metrics))])
+    return generation, reference + forms + sum(peers) + working, shape
 
 
 def estimate(scenario: Scenario) -> Estimate:
@@ -145,15 +140,19 @@ def estimate(scenario: Scenario) -> Estimate:
     fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
     keys = key_bytes(scenario.keys)
     ring = 0.0
+    shapes = []
     for recipe in scenario.recipes():
-        ring = max(ring, *_point_bytes(scenario, recipe, fleets))
+        generation, holding, shape = _point_bytes(scenario, recipe, fleets)
+        ring = max(ring, generation, holding)
+        shapes.append(shape)
     culprit = ("keys (count, name, distribution, universe)" if keys > ring else
                "the ring's size (servers' weights, generator.points_per_weight, operations' "
                "weights, measure.layouts)" if scenario.algorithm is None else
                "the algorithm's size (servers, [algorithm]'s parameters)")
-    # A table metric runs with the ring and the keys resident; the largest one sets the peak.
+    # A table metric runs with the ring and the keys resident, and the rings it builds
+    # beside it (`Metric.working`); the largest one sets the peak.
     tables = [(get_metric(name).estimated_bytes(options, servers)
-               + get_metric(name).extra_rings(options) * ring, name)
+               + max(get_metric(name).working(shape).rings for shape in shapes) * ring, name)
               for name, options in scenario.measure.options.items()]
     table, table_name = max(tables, default=(0.0, ""))
     if table > max(keys, ring):
@@ -166,18 +165,18 @@ def estimate(scenario: Scenario) -> Estimate:
 
 
 def foreign_bytes(scenario: Scenario) -> float:
-    """The foreign peers' share: the batch of every key (all peers hold theirs at once)
-    and, for a library in our process, a structure as large as its recipe's ring."""
+    """The foreign peers' share, each peer's own (`recipes.peers.foreign.sizing`): its
+    batch of every key (all peers hold theirs at once) and, for a library in our process,
+    a structure as large as its recipe's ring; and what is held once for them all."""
     peers = scenario.measure.foreign_peers
     if not peers:
         return 0.0
-    longest = len(scenario.keys.name.format(i=scenario.keys.count - 1))
-    per_key = FOREIGN_BYTES_PER_KEY + 3 * longest
+    keys = scenario.keys.count
+    longest = len(scenario.keys.name.format(i=keys - 1))
     points = max(get_algorithm(recipe.algorithm).estimated_entries(
         scenario.ring_servers(), recipe.params) for recipe in scenario.recipes())
-    libraries = sum(peer.kind == "library" for peer in peers)
-    return float(len(peers) * per_key * scenario.keys.count
-                 + libraries * FOREIGN_BYTES_PER_POINT * points)
+    return (foreign_sizing.shared_bytes(keys, longest)
+            + sum(foreign_sizing.held_bytes(peer, keys, longest, points) for peer in peers))
 
 
 def estimate_peak_bytes(scenario: Scenario) -> int:
@@ -189,17 +188,34 @@ def _gib(value: float) -> str:
     return f"{value / 2**30:,.1f} GiB" if value < 2**60 else f"{value / 2**30:.3g} GiB"
 
 
-def check_memory(scenarios: Sequence[Scenario]) -> None:
-    """Refuse, before any work starts, a scenario whose estimate exceeds available memory."""
+@dataclass(frozen=True)
+class Afterwards:
+    """Work a command does after each run, with the run's result still held: `run`'s
+    rewrite of the history's index (`harness.report.history_figures.index_cost`)."""
+
+    bytes: float
+    seconds: float
+    #: what sets it, as an error names it
+    what: str
+
+
+def check_memory(scenarios: Sequence[Scenario], afterwards: Afterwards | None = None) -> None:
+    """Refuse, before any work starts, a scenario whose estimate exceeds available memory
+    (with what the command does after the run, `afterwards`, on top)."""
     available = available_memory_bytes()
     for scenario in scenarios:
         # What this process holds already is not available memory's to give again.
         found = estimate(scenario)
-        if available is not None and found.added_bytes > available:
+        added, culprit = float(found.added_bytes), found.culprit
+        if afterwards is not None:
+            added += afterwards.bytes
+            if afterwards.bytes > found.added_bytes:
+                culprit = afterwards.what
+        if available is not None and added > available:
             raise ScenarioError(
-                f"{scenario.path}: {found.culprit} must keep the run within this machine's "
+                f"{scenario.path}: {culprit} must keep the run within this machine's "
                 f"available memory of {_gib(available)} (got an estimated peak of "
-                f"{_gib(found.added_bytes)} beyond what this process holds)"
+                f"{_gib(added)} beyond what this process holds)"
             )
 
 
@@ -233,9 +249,12 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
                     plain_keys=0)
                 parts.append((seconds, f"[{name}]: {lookups:,} objects routed, {why}"
                               if why else ""))
+    # A table metric measures every sweep point (its figures are per point), so its own
+    # work repeats once per recipe of the sweep.
+    points = len(scenario.recipes())
     for name, options in scenario.measure.options.items():
         seconds, why = get_metric(name).estimated_seconds(options, servers)
-        parts.append((seconds, f"[{name}]: {why}" if why else ""))
+        parts.append((points * seconds, f"[{name}]: {why}" if why else ""))
     peers = scenario.measure.foreign_peers
     if peers:
         # Per peer and sweep point: the claim check, the timing rounds with our route beside
@@ -243,8 +262,11 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
         # operation a route before and after it with the claim checked on the new fleet.
         batches = (2 + 2 * (scenario.measure.repeats + 1) + scenario.measure.repeats + 2
                    + 3 * len(scenario.operations))
-        seconds = len(scenario.recipes()) * len(peers) * (
-            FOREIGN_START_S + batches * scenario.keys.count * FOREIGN_NS_PER_KEY * 1e-9)
+        # Each batch costs the peer's declared ns per key (its route, and our reference's
+        # beside it in the timing rounds).
+        seconds = len(scenario.recipes()) * sum(
+            FOREIGN_START_S + batches * scenario.keys.count * peer.ns_per_key * 1e-9
+            for peer in peers)
         parts.append((seconds, "measure.peers: its foreign peers, each routing every key of "
                                "keys.count in several batches"))
     total = sum(seconds for seconds, _ in parts)
@@ -252,10 +274,16 @@ def estimated_seconds(scenario: Scenario) -> tuple[float, str]:
     return total, culprit
 
 
-def check_time(scenarios: Sequence[Scenario], max_minutes: float) -> None:
-    """Refuse, before any work starts, a scenario whose own work would outlast the budget."""
+def check_time(scenarios: Sequence[Scenario], max_minutes: float,
+               afterwards: Afterwards | None = None) -> None:
+    """Refuse, before any work starts, a scenario whose own work (and what the command does
+    after it, `afterwards`) would outlast the budget."""
     for scenario in scenarios:
         seconds, culprit = estimated_seconds(scenario)
+        if afterwards is not None:
+            if afterwards.seconds > seconds:
+                culprit = afterwards.what
+            seconds += afterwards.seconds
         if seconds > 60 * max_minutes:
             raise ScenarioError(
                 f"{scenario.path}: the run must fit the time budget of --max-minutes "

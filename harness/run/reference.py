@@ -46,6 +46,8 @@ TABLES: dict[str, str] = {
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
     "process": "A router process: one ring per eligibility set (`[process]`).",
     "migration": "A change of recipe, rolled out in stages through LRU caches.",
+    "migration.from": "The side a migration starts from when it is a peer (switching "
+                      "clients); left out, the scenario's recipe.",
     "comparison": "Every algorithm and peer side by side over generated fleets.",
     "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
                                "`name` and that algorithm's parameters.",
@@ -76,7 +78,8 @@ FREE_FORM: dict[str, str] = {
     "measure.peers[].routes_like": "`algorithm` (default `\"ring\"`) and that recipe's "
                                    "parameters, as in `[generator]` or `[algorithm]`",
     "migration.to": "the new recipe's parameters: any key of `[generator]` (or of "
-                    "`[algorithm]`, with `algorithm` naming another one)",
+                    "`[algorithm]`, with `algorithm` naming another one); or `peer` alone, "
+                    "naming a peer of `measure.peers` (switching clients)",
 }
 
 #: branches the shipped scenarios leave out, each a small valid scenario
@@ -142,6 +145,20 @@ SPECIMENS: tuple[str, ...] = (
     points_per_weight = [1, 2]
     hash = "siphash24-32"
     hash_key = "000102030405060708090a0b0c0d0e0f"
+    """,
+    # Switching from one client to another, both registry peers.
+    """
+    [servers]
+    count = 3
+    name = "10.0.{i}.1:11211"
+    [generator]
+    construction = "libketama"
+    [measure]
+    metrics = ["balance"]
+    peers = ["uhashring-ketama", "hashring"]
+    [migration]
+    from = { peer = "uhashring-ketama" }
+    to = { peer = "hashring" }
     """,
     """
     [servers]

@@ -36,6 +36,7 @@ from harness.core.servers import (
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.hot_keys import HotKeysOptions
+from harness.metrics.migration import MigrationOptions
 from harness.metrics.registry import (
     DEFAULT_METRICS,
     METRIC_NAMES,
@@ -586,6 +587,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                 "list the sets in process.eligibility")
     migration = scenario.measure.options.get("migration")
     if migration is not None:
+        _check_migration_peers(scenario, migration, top)
+    if migration is not None and migration.to_peer is None and migration.to:
         target = migration.to.get("algorithm", None)
         if target is not None and (not isinstance(target, str) or target not in ALGORITHMS):
             raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
@@ -650,6 +653,26 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
         if problem:
             raise ScenarioError(f"{top.file}: servers must be {problem} for the recipe peer "
                                 f"{foreign.name!r} routes like")
+
+
+def _check_migration_peers(scenario: Scenario, options: MigrationOptions, top: Fields) -> None:
+    """A side that is a peer names one the run builds (listed in measure.peers, where its
+    servers were checked), on the scenario's servers only (not a process's rings)."""
+    listed = [*scenario.measure.peers, *(spec.name for spec in scenario.measure.foreign_peers)]
+    for side, name in (("from", options.from_peer), ("to", options.to_peer)):
+        if name is None:
+            continue
+        where = f"migration.{side}.peer"
+        if name not in listed:
+            shown = ", ".join(repr(n) for n in listed) or "none listed"
+            what = ("a registry peer not listed there: add it to measure.peers"
+                    if name in PEERS else "which names no peer of the run")
+            raise ScenarioError(f"{top.file}: {where} must be the name of a peer listed in "
+                                f"measure.peers ({shown}) (got {name!r}, {what})")
+        if "process" in scenario.measure.options:
+            raise ScenarioError(f"{top.file}: {where} must be left out with [process]: a "
+                                "peer is built for the scenario's servers, not for each ring "
+                                f"of the process (got {name!r})")
 
 
 def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fields) -> None:

@@ -13,6 +13,19 @@
  * contacted: memcached_generate_hash only computes the owner's index, in the order servers
  * were added. libmemcached 1.1.4 asserts (and so aborts the process) past 100 servers
  * (MEMCACHED_CONTINUUM_SIZE), so this refuses more.
+ *
+ * The parameter string picks libmemcached's distribution (libmemcached/hosts.cc,
+ * update_continuum, and libmemcached/behavior.cc of libmemcached 1.1.4):
+ *   "" or "mode=weighted"  MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, as above;
+ *   "mode=spy"             the same, then MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, its
+ *                          spymemcached compatibility mode: points named "/host:port-i",
+ *                          the port always kept (the `libmemcached` construction's
+ *                          names = "spy");
+ *   "mode=ketama"          MEMCACHED_BEHAVIOR_KETAMA with MEMCACHED_HASH_MD5, unweighted:
+ *                          100 points per server, one per name ("host:port-i", or "host-i"
+ *                          on port 11211), each the first four bytes of the name's MD5,
+ *                          little-endian (`libmemcached` with mode = "ketama"); weights
+ *                          other than 1 are refused (the client would ignore them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +43,17 @@ struct ring_peer {
 };
 
 uint32_t ring_peer_abi_version(void) { return RING_PEER_ABI_VERSION; }
+
+/* The distribution the parameter string asks for. */
+enum mode { MODE_WEIGHTED, MODE_SPY, MODE_KETAMA };
+
+static int parse_mode(const char *params, enum mode *mode) {
+    if (params[0] == '\0' || strcmp(params, "mode=weighted") == 0) *mode = MODE_WEIGHTED;
+    else if (strcmp(params, "mode=spy") == 0) *mode = MODE_SPY;
+    else if (strcmp(params, "mode=ketama") == 0) *mode = MODE_KETAMA;
+    else return -1;
+    return 0;
+}
 
 static int split_host_port(const char *name, char *host, size_t host_size, in_port_t *port) {
     const char *colon = strrchr(name, ':');
@@ -54,8 +78,10 @@ ring_peer *ring_peer_build(const char *const *names, const double *weights, uint
                  "continuum (got %u)", MAX_SERVERS, count);
         return NULL;
     }
-    if (params[0] != '\0') {
-        snprintf(error, error_size, "takes no parameters (got \"%s\")", params);
+    enum mode mode;
+    if (parse_mode(params, &mode) != 0) {
+        snprintf(error, error_size, "params must be empty or mode=weighted, mode=spy or "
+                 "mode=ketama (got \"%s\")", params);
         return NULL;
     }
     memcached_server_list_st list = NULL;
@@ -65,6 +91,12 @@ ring_peer *ring_peer_build(const char *const *names, const double *weights, uint
         in_port_t port;
         if (split_host_port(names[i], host, sizeof host, &port) != 0) {
             snprintf(error, error_size, "server %u: \"%s\" is not host:port", i, names[i]);
+            memcached_server_list_free(list);
+            return NULL;
+        }
+        if (mode == MODE_KETAMA && weights[i] != 1) {
+            snprintf(error, error_size, "server \"%s\": mode=ketama takes no weights "
+                     "(got %g)", names[i], weights[i]);
             memcached_server_list_free(list);
             return NULL;
         }
@@ -85,7 +117,19 @@ ring_peer *ring_peer_build(const char *const *names, const double *weights, uint
     }
     ring_peer *peer = malloc(sizeof *peer);
     peer->client = memcached_create(NULL);
-    memcached_behavior_set(peer->client, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+    if (mode == MODE_KETAMA) {
+        /* Unweighted ketama: 100 points per server, one per name, hashed (like the keys)
+         * with the client's hash, MD5 here. */
+        memcached_behavior_set(peer->client, MEMCACHED_BEHAVIOR_KETAMA, 1);
+        memcached_behavior_set(peer->client, MEMCACHED_BEHAVIOR_HASH, MEMCACHED_HASH_MD5);
+    } else {
+        memcached_behavior_set(peer->client, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+        /* The spymemcached compatibility mode keeps the weighted flag and MD5 and names the
+         * points "/host:port-i" (libmemcached/hosts.cc, update_continuum). */
+        if (mode == MODE_SPY)
+            memcached_behavior_set_distribution(peer->client,
+                                                MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY);
+    }
     /* One push builds the continuum once (adding servers one by one rebuilds it each time). */
     rc = memcached_server_push(peer->client, list);
     memcached_server_list_free(list);

@@ -8,6 +8,9 @@ HAProxy's hash-balance-factor rule to a ring. `binomial`, `fliphash` and `powerc
 stateless range hashes like jump (`harness.recipes.algorithms.range_hash`), bit for bit
 the reference code their modules name. `anchor`, `memento` and `dx` remove any server in
 place (`without`), as their papers define; `jumpback` routes as hash4j's JumpBackHash.
+`kafka-murmur2` (Kafka's default partitioner, murmur2 mod N) and `redis-slots` (Redis
+Cluster's 16,384 key slots, shared as redis-cli does) are the fixed-table baselines real
+clients route with, each checked live against the client.
 Installed packages add theirs through the entry-point group `ring_harness.algorithms`
 (`harness.recipes.plugins`), checked against the `Algorithm` protocol when they load.
 """
@@ -23,10 +26,12 @@ from harness.recipes.algorithms.dx import DxAlgorithm
 from harness.recipes.algorithms.fliphash import FlipHashAlgorithm
 from harness.recipes.algorithms.jump import JumpAlgorithm
 from harness.recipes.algorithms.jumpback import JumpBackAlgorithm
+from harness.recipes.algorithms.kafka_partitioner import KafkaMurmur2Algorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.memento import MementoAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.powerch import PowerCHAlgorithm
+from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
@@ -35,7 +40,8 @@ from harness.recipes.plugins import Contract, Registry, protocol_members
 BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
-    PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm)
+    PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
+    KafkaMurmur2Algorithm, RedisSlotsAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",

@@ -4,7 +4,8 @@
 builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 `points` is the generic recipe (naming scheme x hash x points per weight);
 `nginx` and `libketama` reproduce production systems and take no parameters;
-`libmemcached` is libketama's continuum as libmemcached computes it; `haproxy`
+`libmemcached` is libketama's continuum as libmemcached computes it, `twemproxy` that
+continuum with twemproxy's point names and key hashes; `haproxy`
 reproduces HAProxy's, taking its key hash and server-id scheme;
 `allocated` chooses token positions so that arc shares track weights.
 """
@@ -21,11 +22,12 @@ from harness.recipes.constructions.libketama import LibketamaConstruction
 from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
 from harness.recipes.constructions.nginx import NginxConstruction
 from harness.recipes.constructions.points import PointsConstruction
+from harness.recipes.constructions.twemproxy import TwemproxyConstruction
 
 CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
     for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
-                HaproxyConstruction, LibmemcachedConstruction)
+                HaproxyConstruction, LibmemcachedConstruction, TwemproxyConstruction)
 }
 
 

@@ -31,13 +31,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
 from harness.core.native import generate as c_generate
-from harness.core.ring import Ring
+from harness.core.ring import CollisionWinner, Ring
 from harness.core.servers import Server, require_servers
 from harness.recipes.constructions.base import FixedConstruction
 from harness.recipes.constructions.generator import generation_threads, parse_template
@@ -69,6 +70,8 @@ class LibketamaConstruction(FixedConstruction):
     """libketama's continuum: 4 MD5 points per digest, 40 digests per server at equal weights."""
 
     name = "libketama"
+    #: of equal points, the server listed last keeps it (uhashring's dict)
+    collision_winner: ClassVar[CollisionWinner] = "highest"
 
     def check_servers(self, servers: Sequence[Server]) -> str | None:
         return None  # any positive weights; a tiny share can floor to no digest
@@ -97,7 +100,7 @@ class LibketamaConstruction(FixedConstruction):
         )
         return Ring.from_owned_points(
             words, None, bits=32, servers=tuple(s.name for s in servers),
-            collision_winner="highest",
+            collision_winner=self.collision_winner,
         )
 
     def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
@@ -116,7 +119,7 @@ class LibketamaConstruction(FixedConstruction):
         )
         return Ring.from_points(
             positions, owners, bits=32, servers=tuple(s.name for s in servers),
-            collision_winner="highest",
+            collision_winner=self.collision_winner,
         )
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint32]:

@@ -39,6 +39,12 @@ class Peer(Protocol):
     @classmethod
     def build(cls, servers: Sequence[Server]) -> Self: ...
 
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server]) -> float:
+        """Bytes it holds once built for `servers`, an upper bound known before it is built
+        (`harness.recipes.peers.sizing`; tests/test_peer_estimates.py checks each)."""
+        ...
+
     @property
     def entries(self) -> int:
         """Number of distinct points on the peer's ring."""

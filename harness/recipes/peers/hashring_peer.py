@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Self
 
 from harness.core.errors import HarnessError
 from harness.core.servers import Server
-from harness.recipes.peers.sizing import deep_sizeof
+from harness.recipes.peers.sizing import deep_sizeof, points_per_server, ring_peer_bytes
 from harness.recipes.peers.uhashring_peer import servers_problem
 
 
@@ -53,6 +53,11 @@ class HashringPeer:
         self._ring = ring  # a hashring.HashRing; hashring ships no type hints
         self._index = {server.name: i for i, server in enumerate(servers)}
         self.get_node = ring.get_node
+
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server]) -> float:
+        """40 digests of 3 points per server, shared by weight."""
+        return ring_peer_bytes(points_per_server(servers, 120))
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server]) -> str | None:

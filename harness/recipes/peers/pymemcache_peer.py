@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Self
 
 from harness.core.errors import HarnessError
 from harness.core.servers import Server, server_list_problem
-from harness.recipes.peers.sizing import deep_sizeof
+from harness.recipes.peers.sizing import deep_sizeof, per_server_bytes
 
 
 def unweighted_servers_problem(library: str, servers: Sequence[Server]) -> str | None:
@@ -45,6 +45,11 @@ class PymemcachePeer:
         self._hasher = hasher  # a pymemcache RendezvousHash; pymemcache ships no type hints
         self._index = {server.name: i for i, server in enumerate(servers)}
         self.get_node = hasher.get_node
+
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server]) -> float:
+        """No ring: the node list (57 bytes a server measured), at 200 bytes a server."""
+        return per_server_bytes(servers, 200)
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server]) -> str | None:

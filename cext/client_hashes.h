@@ -1,0 +1,46 @@
+/* The key hashes of clients that route by a hash of the key and a fixed table (no ring):
+ * Kafka's default partitioner, Redis Cluster's key slots, and twemproxy's key hashes.
+ *
+ * - murmur2_32: MurmurHash2 (Austin Appleby), 32 bits, words read little-endian, tail
+ *   bytes unsigned. Kafka's Utils.murmur2 is it with seed 0x9747b28c (kafka-python 3.0's
+ *   kafka/partitioner/default.py, the Java client's org.apache.kafka.common.utils.Utils);
+ *   twemproxy 0.5.0's hash_murmur (src/hashkit/nc_murmur.c) is it with seed
+ *   0xdeadbeef * length.
+ * - redis_keyslot: Redis Cluster's keyHashSlot (redis 7.0 src/cluster.c): CRC-16/XMODEM
+ *   of the key, or of its hash tag (the bytes between the first '{' and the first '}'
+ *   after it, when there are any), & 0x3FFF.
+ * - twemproxy_fnv1a_64: twemproxy 0.5.0's hash_fnv1a_64 (src/hashkit/nc_fnv.c), which is
+ *   not FNV-1a 64: it runs in 32 bits from the 64-bit basis and prime truncated, each byte
+ *   read as a C char (signed on x86: bytes >= 0x80 are sign-extended before the xor). */
+#ifndef RING_CLIENT_HASHES_H
+#define RING_CLIENT_HASHES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KAFKA_MURMUR2_SEED 0x9747b28cu
+#define REDIS_CLUSTER_SLOTS 16384u
+
+uint32_t murmur2_32(const uint8_t *data, size_t length, uint32_t seed);
+uint32_t redis_keyslot(const uint8_t *data, size_t length);
+uint32_t twemproxy_fnv1a_64(const uint8_t *data, size_t length);
+
+/* Kafka's partition of many keys stored end to end (key i is
+ * data[offsets[i]:offsets[i + 1]]): (murmur2 & 0x7fffffff) % partitions. */
+void kafka_partition_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                          uint32_t partitions, uint16_t *out);
+/* The murmur2 (Kafka's seed) of many keys stored end to end. */
+void kafka_murmur2_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                        uint32_t *out);
+/* The Redis Cluster slot of many keys stored end to end. */
+void redis_keyslot_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                        uint32_t *out);
+/* The owner of many keys stored end to end, through a table of 16384 slot owners. */
+void redis_route_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                      const uint16_t *slot_owners, uint16_t *out);
+/* twemproxy's key hash of many keys stored end to end: kind 0 md5 (the first four digest
+ * bytes, little-endian, computed elsewhere: not here), 1 fnv1a_64, 2 murmur. */
+void twemproxy_hash_many(const uint8_t *data, const uint64_t *offsets, size_t count, int kind,
+                         uint32_t *out);
+
+#endif
