@@ -15,7 +15,6 @@ import numpy.typing as npt
 
 from harness.recipes.layouts.base import LayoutBase
 
-
 #: the ints CPython keeps as singletons (-5 to 256): every entry holding one shares it
 SMALL_INTS = (-5, 256)
 
