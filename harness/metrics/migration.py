@@ -48,7 +48,7 @@ from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import per_weight
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
 from harness.metrics.migration_sides import (
     Side,
     SortedKeys,
@@ -266,23 +266,23 @@ class MigrationMetric(MetricBase):
         return seconds, (f"the peer side routes each of universe = {options.universe:,} "
                          "objects")
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The new recipe's ring of all servers, held throughout; with [process], each ring
         of the process in both recipes at once, and both fleets' points they are filtered
         from (packed words). The new ring is sized from the old as their points per unit
         weight go (the same where `to` leaves them, or names another algorithm)."""
         options = shape.options.get(self.name)
         if not isinstance(options, MigrationOptions):
-            return 0.0
+            return NOTHING_MORE
         old_points, new_points = shape.params.get("points_per_weight"), options.to.get(
             "points_per_weight")
         scale = (new_points / old_points if isinstance(old_points, int)
                  and isinstance(new_points, int) and old_points > 0 else 1.0)
         new_ring = scale * shape.reference_bytes
         if not isinstance(shape.options.get("process"), ProcessOptions):
-            return new_ring
+            return Working(new_ring)
         fleets = FLEET_BYTES_PER_POINT * shape.entries * (1 + scale)
-        return float(fleets + shape.reference_bytes + 2 * new_ring)
+        return Working(float(fleets + shape.reference_bytes + 2 * new_ring))
 
     @staticmethod
     def parse_options(table: Fields) -> MigrationOptions:

@@ -32,7 +32,7 @@ from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import MetricBase, RunShape
+from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
 from harness.recipes.layouts import LAYOUTS
@@ -152,7 +152,7 @@ class ProcessMetric(MetricBase):
         table.finish()
         return options
 
-    def working_bytes(self, shape: RunShape) -> float:
+    def working(self, shape: RunShape) -> Working:
         """The fleet's points as packed words, the ring being filtered (positions and owners
         for every point of its servers), its costliest layout being built, and the ring
         compared with a fresh build: that build's generation and the ring in the recipe's
@@ -162,10 +162,11 @@ class ProcessMetric(MetricBase):
         most of them)."""
         options = shape.options.get(self.name)
         if not isinstance(options, ProcessOptions):
-            return 0.0
+            return NOTHING_MORE
         layouts = max(layout_cost(name).build_bytes(shape.entries) for name in options.layouts)
-        return float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes + layouts
-                     + GENERATION_BYTES_PER_POINT * shape.entries + shape.reference_bytes)
+        return Working(float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes
+                             + layouts + GENERATION_BYTES_PER_POINT * shape.entries
+                             + shape.reference_bytes))
 
     name: ClassVar[str] = "process"
     scope: ClassVar[Scope] = "run"

@@ -11,6 +11,7 @@ tracemalloc cannot see, and their builds allocate nothing else.
 
 from __future__ import annotations
 
+import sys
 import tracemalloc
 from dataclasses import dataclass
 from functools import cache
@@ -51,6 +52,10 @@ class LayoutCost:
     #: the most bytes one batch lookup adds, by ring entries and by keys looked up
     lookup_by_entries: Line
     lookup_per_key: float
+    #: Python objects (pymalloc blocks) it holds once built: an allocation tracker such as
+    #: memray keeps a record per live allocation, so a probe of a layout of Python objects
+    #: (tuples: a tuple and an int an entry) holds that much more
+    blocks: Line = Line(0.0, 0.0)
 
     def held_bytes(self, entries: int) -> float:
         return self.held.at(entries)
@@ -73,15 +78,18 @@ def _ring(bits: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return positions, (np.arange(n) % 251).astype(np.uint16)
 
 
-def _measure(name: str, entries: int, keys: int) -> tuple[float, float, float]:
-    """(held, build peak, lookup peak) bytes of one build and one batch lookup."""
+def _measure(name: str, entries: int, keys: int) -> tuple[float, float, float, float]:
+    """(held, build peak, lookup peak) bytes of one build and one batch lookup, and the
+    pymalloc blocks the built layout holds."""
     cls = LAYOUTS[name]
     positions, owners = _ring(cls.hash_bits, entries)
     key_hashes = np.random.default_rng(entries).integers(
         0, 2**cls.hash_bits, keys, dtype=np.uint64).astype(positions.dtype)
+    blocks = sys.getallocatedblocks()
     tracemalloc.start()
     try:
         layout = cls.build(positions, owners)
+        blocks = max(0, sys.getallocatedblocks() - blocks)
         traced, traced_peak = tracemalloc.get_traced_memory()
         unseen = max(0, layout.nbytes - traced)
         tracemalloc.reset_peak()
@@ -90,7 +98,7 @@ def _measure(name: str, entries: int, keys: int) -> tuple[float, float, float]:
         lookup_peak = tracemalloc.get_traced_memory()[1] - before_lookup
     finally:
         tracemalloc.stop()
-    return traced + unseen, traced_peak + unseen, float(lookup_peak)
+    return traced + unseen, traced_peak + unseen, float(lookup_peak), float(blocks)
 
 
 @cache
@@ -98,12 +106,13 @@ def layout_cost(name: str) -> LayoutCost:
     """The layout's memory lines, measured on first use (about 0.1 s a layout)."""
     if tracemalloc.is_tracing():  # pragma: no cover - someone else is tracing
         raise RuntimeError("layout costs are measured with tracemalloc, which is in use")
-    held0, build0, lookup0 = _measure(name, SMALL, FEW_KEYS)
-    held1, build1, lookup1 = _measure(name, LARGE, FEW_KEYS)
+    held0, build0, lookup0, blocks0 = _measure(name, SMALL, FEW_KEYS)
+    held1, build1, lookup1, blocks1 = _measure(name, LARGE, FEW_KEYS)
     lookup2 = _measure(name, LARGE, MANY_KEYS)[2]
     return LayoutCost(
         held=Line.through(SMALL, held0, LARGE, held1),
         build_peak=Line.through(SMALL, build0, LARGE, build1),
         lookup_by_entries=Line.through(SMALL, lookup0, LARGE, lookup1),
         lookup_per_key=max(0.0, (lookup2 - lookup1) / (MANY_KEYS - FEW_KEYS)),
+        blocks=Line.through(SMALL, blocks0, LARGE, blocks1),
     )
