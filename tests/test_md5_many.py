@@ -70,6 +70,14 @@ def test_batch_prefixes_match_hashlib(names: list[bytes]) -> None:
                                   for n in names]
 
 
+@given(st.lists(st.binary(max_size=70), max_size=40))
+def test_one_block_lanes_and_long_names_mixed(names: list[bytes]) -> None:
+    """Names of one block (up to 55 bytes) are hashed eight side by side, a group with a
+    longer name one by one: batches that mix both, and end in a partial group."""
+    assert md5_prefix32_many(names, "big").tolist() == [
+        int.from_bytes(hashlib.md5(n).digest()[:4], "big") for n in names]
+
+
 def test_md5_32_is_big_endian_prefix() -> None:
     """The harness's md5-32 batch reads the prefix big-endian, libketama's little-endian."""
     names = [b"", b"abc", b"key:1"]
