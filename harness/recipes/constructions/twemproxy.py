@@ -90,6 +90,6 @@ class TwemproxyConstruction(LibmemcachedConstruction):
             hashes = md5_key_hashes(keys)
         else:
             hashes = c_client_hashes.twemproxy_hash_many(keys, self.key_hash)
-        empty = np.fromiter((not key for key in keys), dtype=bool, count=len(keys))
-        hashes[empty] = 0
+        if not all(keys):  # one pass in C; the mask is built only when some key is empty
+            hashes[[i for i, key in enumerate(keys) if not key]] = 0
         return hashes
