@@ -188,6 +188,8 @@ int blake2b512_prefixes_many(const uint8_t *, const uint64_t *, size_t, int, voi
 
 size_t ring_sort_dedupe64(uint64_t *, uint16_t *, size_t, int, int);
 size_t ring_split_packed32(const uint64_t *, size_t, int, uint32_t *, uint16_t *);
+size_t ring_sub_split_packed32(const uint64_t *, size_t, const uint16_t *, int, uint32_t *,
+                               uint16_t *, size_t);
 void ring_arc_sums32(const uint32_t *, const uint16_t *, size_t, double *);
 void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
 

@@ -20,6 +20,16 @@
 size_t ring_split_packed32(const uint64_t *words, size_t n, int keep_highest,
                            uint32_t *positions, uint16_t *owners);
 
+/* The same for a ring of some of the servers, from the sorted packed words of all of
+ * them (collided points included): keep the points of owners with sub_index[owner] below
+ * 0xFFFF, renumbered to it, then one per position. A sub-ring that lists its servers in
+ * the same order keeps the same point of a collision as generating it afresh would, since
+ * renumbering keeps the owners' order. Returns the number kept, or SIZE_MAX (having
+ * written no more) when positions and owners, of `capacity` slots, cannot hold them. */
+size_t ring_sub_split_packed32(const uint64_t *words, size_t n, const uint16_t *sub_index,
+                               int keep_highest, uint32_t *positions, uint16_t *owners,
+                               size_t capacity);
+
 /* Sort 64-bit (position, owner) pairs by position then owner and de-duplicate them in
  * place, on up to `threads` threads; returns the number kept (they lead both arrays). */
 size_t ring_sort_dedupe64(uint64_t *positions, uint16_t *owners, size_t n, int keep_highest,

@@ -36,9 +36,12 @@ case "${1:-}" in
     guava) exec java -cp build/peers/java:/usr/share/java/guava.jar GuavaJumpPeer ;;
     libmemcached) exec build/peers/abi_pipe build/peers/libmemcached_ketama.so ;;
     hashring-js) exec node peers/js/hashring_peer.js ;;
+    # kafka-python is installed beside the harness: the harness names its interpreter.
+    kafka) exec "${RING_PEER_PYTHON:-python3}" peers/python/kafka_peer.py ;;
+    redis) exec python3 peers/python/redis_slots_peer.py ;;
     *)
         echo "peers/run.sh: expected one of build, groupcache, spymemcached, guava," \
-            "libmemcached, hashring-js (got '${1:-}')" >&2
+            "libmemcached, hashring-js, kafka, redis (got '${1:-}')" >&2
         exit 2
         ;;
 esac

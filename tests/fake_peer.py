@@ -52,8 +52,11 @@ def main(mode: str) -> int:
         if opcode == b"H":
             version = 99 if mode == "old-version" else 2 if shared else 1
             # A peer names itself: in a report that is a user string like any other.
-            name = HOSTILE_NAME if mode == "hostile-name" else b"fake"
-            reply(struct.pack("<III", version, 16 if shared else 0, len(name)) + name
+            name = {"hostile-name": HOSTILE_NAME, "huge-name": b"N" * (8 << 20),
+                    "control-name": b"fake\n\x1b[31m"}.get(mode, b"fake")
+            # 16: shared batches; 2: TIME
+            features = (16 if shared else 0) | (2 if mode.startswith("time-") else 0)
+            reply(struct.pack("<III", version, features, len(name)) + name
                   + struct.pack("<I", 1) + b"0")
         elif opcode == b"S":
             if mode == "shared-refuse-share":
@@ -91,6 +94,18 @@ def main(mode: str) -> int:
             if mode == "hang-on-route":
                 note_pid(subprocess.Popen(["sleep", "300"]).pid)  # a child left to the group
                 time.sleep(300)
+            if mode == "stderr-escapes":  # a last line that would drive a terminal
+                sys.stderr.write("fake_peer: \x1b[2J\x1b]0;owned\x07 died\n")
+                return 5
+            if mode == "stderr-forever":  # and never answer
+                while True:
+                    sys.stderr.write("y" * 65535 + "\n")
+            if mode == "stderr-flood":
+                for _ in range(512):  # 32 MiB, more than any pipe holds
+                    sys.stderr.write("x" * 65535 + "\n")
+                sys.stderr.write("fake_peer: flooded stderr, then died\n")
+                sys.stderr.flush()
+                return 4
             if mode == "garbage":
                 sys.stdout.buffer.write(b"Traceback? no: plain garbage on stdout\n")
                 sys.stdout.buffer.flush()
@@ -101,6 +116,10 @@ def main(mode: str) -> int:
             if mode == "out-of-range":
                 owners[-1] = servers
             reply(struct.pack(f"<I{len(owners)}H", len(owners), *owners))
+        elif opcode == b"T":
+            repeats = struct.unpack("<I", body[1:5])[0]
+            figure = {"time-nan": float("nan"), "time-negative": -5.0}.get(mode, 10.0)
+            reply(struct.pack(f"<I{repeats}d", repeats, *[figure] * repeats))
         elif opcode == b"Q":
             return 0
         else:

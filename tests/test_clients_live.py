@@ -129,6 +129,22 @@ def test_redis_peer_routes_like_redis_slots(redis: None, servers: list[Server]) 
                           check=False).stdout == b""
 
 
+def test_redis_peers_run_side_by_side(redis: None) -> None:
+    """Two redis peers open at once each route every key: every cluster-mode redis-server
+    took the bus port 10000 when it had no client port, so the second one aborted and its
+    peer's first ROUTE failed with a broken pipe (seen in a clients run beside the tests)."""
+    first = open_foreign_peer(ForeignPeerSpec("redis-a", command=REDIS_PEER), TEN)
+    try:
+        second = open_foreign_peer(ForeignPeerSpec("redis-b", command=REDIS_PEER), TEN)
+        try:
+            assert np.array_equal(first.route_many(KEYS[:5_000]),
+                                  second.route_many(KEYS[:5_000]))
+        finally:
+            second.close()
+    finally:
+        first.close()
+
+
 def test_redis_peer_and_recipe_refuse_weights(redis: None) -> None:
     """Redis has no weights: the 1:2:4 fleet is refused by the peer at BUILD and by the
     recipe, each in one line."""

@@ -117,6 +117,19 @@ def test_hostile_keys_page_draws_its_chart(driver: Any) -> None:
     assert console_errors(driver) == []
 
 
+def test_the_6gb_process_page_has_its_headline_and_draws_its_charts(driver: Any) -> None:
+    """The committed 6 GB process page loads with no console error, opens with its
+    headline, shows the process in each layout and after the cut on one table, and draws
+    every chart (each sweep point's process memory, the migration's origin load)."""
+    page = Path(__file__).resolve().parents[1] / "results" / "process-cloudflare-6gb.html"
+    drawn = _open(driver, page)
+    assert drawn == len(driver.find_elements("css selector", "div.chart")) >= 3
+    body = driver.find_element("css selector", "body").text
+    assert "Cloudflare's process at 8 B, at 6 B, bucketed, and after the cut." in body
+    assert "The process in each layout, and after the cut" in body
+    assert console_errors(driver) == []
+
+
 @pytest.mark.parametrize("page", ["tutorial.html", "tutorial-migration.html"])
 def test_wide_tables_fit_the_page(page: str, driver: Any) -> None:
     """The committed tutorial pages' widest tables (Memory: ten columns; the weighted

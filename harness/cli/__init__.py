@@ -53,7 +53,14 @@ from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
-from harness.report.history import DEFAULT_HISTORY, find, is_history_name, machine_name, record
+from harness.report.history import (
+    DEFAULT_HISTORY,
+    find,
+    is_history_name,
+    machine_name,
+    next_number,
+    record,
+)
 from harness.report.history_figures import index_cost, write_sidecar
 from harness.report.history_page import write_index
 from harness.report.results import (
@@ -198,6 +205,7 @@ def _run(args: argparse.Namespace) -> int:
     check_outputs(outputs, paths)
     afterwards = None
     if not args.no_history:
+        next_number(args.history)
         index = index_cost(args.history)
         afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
                                 f"the run history's index ({args.history}, "

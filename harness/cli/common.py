@@ -46,12 +46,17 @@ def escape_unshowable_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-#: characters `str.splitlines` breaks a line at, besides the newline: a field name or
-#: value echoed from a hostile file must not turn a one-line refusal into several
-_LINE_BREAKS = {ord(c): f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-                for c in "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+#: what one_line escapes: every line break `str.splitlines` knows besides the newline (a
+#: field name or value echoed from a hostile file must not turn a one-line refusal into
+#: several), and every other control character (C0 but the tab, DEL, C1), since a foreign
+#: peer's stderr line or a library's build error reaches the message as it wrote it, and
+#: an ESC there would drive the terminal (clear it, rewrite the line before, set its title)
+_CONTROLS = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+             for code in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0),
+                          0x2028, 0x2029]}
 
 
 def one_line(message: object) -> str:
-    """The message on one line: newlines and every other line break escaped."""
-    return str(message).replace("\n", "\\n").translate(_LINE_BREAKS)
+    """The message on one line: newlines and every other line break escaped, and every
+    control character a terminal would act on."""
+    return str(message).replace("\n", "\\n").translate(_CONTROLS)

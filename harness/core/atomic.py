@@ -24,7 +24,7 @@ import math
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from harness.core.errors import HarnessError
@@ -105,17 +105,22 @@ def write_atomically(path: Path, text: str | bytes) -> None:
 
 
 def write_numbered(directory: Path, name: Callable[[int], str], first: int,
-                   text: str | bytes) -> tuple[int, Path]:
+                   text: str | bytes, siblings: Sequence[str] = ()) -> tuple[int, Path]:
     """Write `text` under the first name `name(n)`, n >= first, that no file holds yet, and
     return n and the path. The content is written whole beside it first and then
     hard-linked to the name, which fails if the name is taken: so two processes numbering
     entries in one directory at once each get their own number, neither replaces the
-    other's file, and no reader sees a partial one."""
+    other's file, and no reader sees a partial one. A number is also passed over while the
+    name with any suffix of `siblings` exists as anything (a file, a FIFO, a symlink): the
+    caller writes those beside it next, and must not replace what is there."""
     number = first
     temporary = _write_temporary(directory / name(number), _as_bytes(text))
     try:
         while True:
             target = directory / name(number)
+            if any(os.path.lexists(target.with_suffix(suffix)) for suffix in siblings):
+                number += 1
+                continue
             try:
                 os.link(temporary, target)
             except FileExistsError:

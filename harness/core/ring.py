@@ -110,17 +110,17 @@ class Ring:
                 raise HarnessError("a 32-bit ring takes packed words: owners must be None")
             positions.sort()  # in place; numpy sorts uint64 without a second buffer
             kept_positions, kept_owners, kept = c_lean.split_packed(positions, keep_highest)
-            return cls(positions=_shrunk(kept_positions, kept),
-                       owners=_shrunk(kept_owners, kept), bits=32,
+            return cls(positions=shrunk(kept_positions, kept),
+                       owners=shrunk(kept_owners, kept), bits=32,
                        collisions=points - kept, servers=servers)
         if owners is None or len(owners) != points:
             raise HarnessError("a 64-bit ring needs one owner per position")
         kept = c_lean.sort_dedupe64(positions, owners, keep_highest, usable_cores())
-        return cls(positions=_shrunk(positions, kept), owners=_shrunk(owners, kept),
+        return cls(positions=shrunk(positions, kept), owners=shrunk(owners, kept),
                    bits=bits, collisions=points - kept, servers=servers)
 
 
-def _shrunk(array: npt.NDArray[_Element], length: int) -> npt.NDArray[_Element]:
+def shrunk(array: npt.NDArray[_Element], length: int) -> npt.NDArray[_Element]:
     """The first `length` elements as an array of that size: cut down in place (realloc,
     no copy) when the array owns its data, which the callers of `from_owned_points`
     promise nobody else holds; a view is copied."""

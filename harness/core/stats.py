@@ -109,9 +109,25 @@ class PerWeight:
 
 
 def per_weight(counts: npt.ArrayLike, weights: npt.ArrayLike) -> PerWeight:
-    """Min, max, mean, peak-to-mean and the hottest server of counts / weights."""
+    """Min, max, mean, peak-to-mean and the hottest server of counts / weights.
+
+    A ValueError for counts and weights no run gives (a crafted result's): weights that are
+    not finite and positive, negative counts, no count at all, or loads that overflow.
+    Their figures would read NaN or inf, or a negative weight's load, beside numpy's
+    warnings."""
     raw = np.asarray(counts, dtype=np.float64)
-    load = raw / np.asarray(weights, dtype=np.float64)
+    scale = np.asarray(weights, dtype=np.float64)
+    if raw.shape != scale.shape or raw.ndim != 1 or not len(raw):
+        raise ValueError(f"per unit weight needs one weight a count ({raw.size} counts, "
+                         f"{scale.size} weights)")
+    if not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise ValueError("per unit weight needs finite positive weights")
+    if not (np.isfinite(raw).all() and (raw >= 0).all() and raw.sum() > 0):
+        raise ValueError("per unit weight needs counts of zero or more, not all zero")
+    with np.errstate(over="ignore"):
+        load = raw / scale
+    if not np.isfinite(load).all() or not np.isfinite(load.sum()):
+        raise ValueError("per unit weight: counts over weights overflow")
     hottest = int(np.argmax(load))
     mean = float(load.mean())
     return PerWeight(min=float(load.min()), max=float(load.max()), mean=mean,

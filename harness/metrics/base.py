@@ -67,6 +67,8 @@ class RunShape:
     #: options of the metrics configured by their own table (what their work holds per
     #: entry may depend on them: [replication]'s copies)
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: the sweep point's recipe (a migration scales its new ring from it)
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def largest_build_and_lookup_bytes(self) -> float:
         """The costliest measured layout built and then looking up every key (0 without

@@ -73,6 +73,11 @@ class RunContext:
     #: builds another recipe (parameters) for a server list (migrations)
     build: Callable[[Sequence[Server], dict[str, Any]], Algorithm] = (
         lambda _servers, _params: _unavailable("build"))
+    #: a builder of the recipe (None: the run's own; else parameters as `build` takes) for
+    #: parts of `servers`, each of some of them in their order (a process's rings): a ring
+    #: is filtered from the fleet's points hashed once (harness.recipes.algorithms.parts)
+    parts: Callable[[dict[str, Any] | None], Callable[[Sequence[Server]], Algorithm]] = (
+        lambda _params: _unavailable("parts"))
     #: entries the recipe gives a server list, known before building (processes)
     estimated_entries: Callable[[Sequence[Server]], int] = (
         lambda _servers: _unavailable("estimated_entries"))

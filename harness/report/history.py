@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.atomic import dumps_strict, write_atomically, write_numbered
-from harness.core.errors import ResultFormatError
+from harness.core.errors import OutputError, ResultFormatError
 from harness.core.model import Result
 from harness.report import markdown
 from harness.report.results import load_result
@@ -37,6 +37,8 @@ DEFAULT_HISTORY = Path(os.environ.get(HISTORY_VARIABLE) or "runs/history")
 NAMED = ("latest", "previous")
 _ENTRY = re.compile(r"^(\d{4,9})\.json$")
 _RUN_ID = re.compile(r"^(?:([A-Za-z0-9._-]+)/)?(\d{1,9})$")
+#: the last run number an entry's name can hold (nine digits, as _ENTRY reads them)
+LAST_NUMBER = 999_999_999
 
 
 def machine_name() -> str:
@@ -73,14 +75,35 @@ def machines(history: Path) -> list[str]:
     return sorted(p.name for p in history.iterdir() if p.is_dir() and entries(history, p.name))
 
 
+def next_number(history: Path) -> int:
+    """The number the next entry of this machine takes at least, checked before any work:
+    past LAST_NUMBER an entry would be written that no listing reads, and `latest` would
+    name an older run."""
+    existing = entries(history, machine_name())
+    first = existing[-1].number + 1 if existing else 1
+    if first > LAST_NUMBER:
+        raise _full(history)
+    return first
+
+
+def _full(history: Path) -> OutputError:
+    return OutputError(f"{history / machine_name()}: holds run {LAST_NUMBER}, the last "
+                       "number the history can take; expected a history with room (move "
+                       "its entries, or give another --history)")
+
+
 def record(result: Result, history: Path) -> Entry:
-    """Keep `result` as the next numbered entry of this machine; its Markdown beside it."""
+    """Keep `result` as the next numbered entry of this machine; its Markdown beside it
+    (under a number whose .md and .figures.json names are free too: a FIFO or symlink
+    there is left alone)."""
     machine = machine_name()
     folder = history / machine
     document = dumps_strict(result.to_json(), f"result {result.name!r}")
-    existing = entries(history, machine)
-    first = existing[-1].number + 1 if existing else 1
-    number, path = write_numbered(folder, lambda n: f"{n:04d}.json", first, document)
+    number, path = write_numbered(folder, lambda n: f"{n:04d}.json", next_number(history),
+                                  document, siblings=(".md", ".figures.json"))
+    if number > LAST_NUMBER:  # another process took the last numbers meanwhile
+        path.unlink()
+        raise _full(history)
     write_atomically(path.with_suffix(".md"), markdown.report(result_report(result)))
     return Entry(machine, number, path)
 

@@ -108,6 +108,11 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
                               else 0.0)
         costs = tuple(layout_cost(name) for name in measure.layouts)
         forms = sum(cost.held_bytes(entries) for cost in costs)
+        # Each form is built beside those built before it: the most a build holds beyond
+        # what it keeps (the tuples' lists of Python ints, 30 MiB at 800,000 entries) comes
+        # on top, before any lookup.
+        building = max((cost.build_bytes(entries) - cost.held_bytes(entries)
+                        for cost in costs), default=0.0)
         template = recipe.params.get("point_name")
         # Names C does not format, or a keyed hash (the C generator takes no key), are
         # formatted by Python.
@@ -118,7 +123,7 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
         generation = float(per_point * entries)
         form_bytes = 0.0
     else:
-        bits, arrays, costs, generation = 64, 0.0, (), 0.0
+        bits, arrays, costs, generation, building = 64, 0.0, (), 0.0, 0.0
         form_bytes = max(algorithm.estimated_bytes(fleet, recipe.params) for fleet in fleets)
         reference = form_bytes
         forms = form_bytes * len(measure.forms)
@@ -130,9 +135,9 @@ def _point_bytes(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]])
                      ring_array_bytes=arrays, reference_bytes=reference, layouts=costs,
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
                      peer_bytes=peer, operations=len(scenario.operations),
-                     options=measure.options)
+                     options=measure.options, params=recipe.params)
     # Parity looks every key up in every form; each metric then works on what is held.
-    working = max([shape.largest_lookup_bytes(),
+    working = max([building, shape.largest_lookup_bytes(),
                    *(metric.working(shape).bytes for metric in selected(measure.metrics))])
     return generation, reference + forms + sum(peers) + working, shape
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
 from harness.core.model import (
     FORMAT_NAME,
@@ -40,6 +41,7 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, require_servers_for
+from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
@@ -134,6 +136,18 @@ def _run_recipe(
         return algorithm_class.from_params(require_servers_for(algorithm_class, after,
                                                                recipe.params), recipe.params)
 
+    # A ring recipe's points for the whole fleet, hashed once for this sweep point's metrics
+    # (a process and its migration); dropped with the context.
+    fleet_points: dict[str, FleetPoints | None] = {}
+
+    def parts(params: dict[str, Any] | None) -> Callable[[Sequence[Server]], Algorithm]:
+        if params is None:
+            return parts_builder(recipe.algorithm, servers, recipe.params, checked=True,
+                                 cache=fleet_points)
+        return parts_builder(params.get("algorithm", recipe.algorithm), servers,
+                             {k: v for k, v in params.items() if k != "algorithm"},
+                             cache=fleet_points)
+
     with tempfile.TemporaryDirectory(prefix="recipe-", dir=scratch) as workdir:
         context = RunContext(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
@@ -141,6 +155,7 @@ def _run_recipe(
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
             settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
             build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
+            parts=parts,
             estimated_entries=lambda fleet: algorithm_class.estimated_entries(
                 fleet, recipe.params),
             capabilities=scenario.ring_capabilities(), zones=scenario.ring_zones(),
@@ -156,6 +171,7 @@ def _run_recipe(
             else:
                 for name, subject_record in record.items():
                     by_name[name].figures[metric.name] = subject_record
+    fleet_points.clear()
     run.wall_s = round(time.perf_counter() - started, 3)
     run.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return run

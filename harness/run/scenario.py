@@ -203,6 +203,10 @@ class Scenario:
             generator["points_per_weight"] = [p["points_per_weight"] for p in sweep]
         for foreign in record["measure"]["foreign_peers"]:
             foreign.pop("recipe_params")  # the checked form of routes_like, for building it
+            # A key there is always the scenario's own (none is drawn for a claim), whatever
+            # the generator's key was.
+            foreign["routes_like"] = without_keys(foreign["routes_like"],
+                                                  f"{HIDDEN_KEY}: given in the scenario")
         if not record["measure"]["foreign_peers"]:
             # Results of scenarios without foreign peers read as they did before them.
             record["measure"].pop("foreign_peers")

@@ -41,6 +41,15 @@ MAX_MASTERS = 4096
 #: keys per pipelined batch: about 400 KB of requests, well inside redis' query buffer
 BATCH = 10_000
 STARTUP_S = 10.0
+#: redis-servers started before giving up, each on another bus port
+STARTUP_ATTEMPTS = 5
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nobody holds now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def float32(value: float) -> float:
@@ -85,13 +94,32 @@ class Redis:
     def __init__(self, program: str) -> None:
         self.directory = tempfile.TemporaryDirectory(prefix="redis-slots-peer-")
         path = os.path.join(self.directory.name, "redis.sock")
-        self.process = subprocess.Popen(
-            [program, "--port", "0", "--unixsocket", path, "--cluster-enabled", "yes",
-             "--cluster-config-file", os.path.join(self.directory.name, "nodes.conf"),
-             "--dir", self.directory.name, "--save", "", "--appendonly", "no"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent)
-        self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Cluster mode also listens on a TCP bus port, by default the client port + 10000:
+        # with no client port, 10000 for every instance, so a second peer running at once
+        # failed to start (its first request: broken pipe). Each takes a free port of its
+        # own on loopback, and tries another if it is taken before redis binds it.
+        for attempt in range(STARTUP_ATTEMPTS):
+            if os.path.exists(path):  # a failed attempt's
+                os.unlink(path)
+            self.process = subprocess.Popen(
+                [program, "--port", "0", "--unixsocket", path, "--cluster-enabled", "yes",
+                 "--bind", "127.0.0.1", "--cluster-port", str(free_port()),
+                 "--cluster-config-file", os.path.join(self.directory.name, "nodes.conf"),
+                 "--dir", self.directory.name, "--save", "", "--appendonly", "no"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            if self._connected(path):
+                break
+            self.connection.close()
+            self.process.wait()
+            if attempt == STARTUP_ATTEMPTS - 1:
+                self.directory.cleanup()
+                raise ValueError(f"{program} did not start in cluster mode")
+        self.buffer = b""
+
+    def _connected(self, path: str) -> bool:
+        """Connected to the socket of a server that is still up once its bus port is bound."""
         deadline = time.monotonic() + STARTUP_S
         while True:
             try:
@@ -99,10 +127,16 @@ class Redis:
                 break
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.close()
-                    raise ValueError(f"{program} did not start in cluster mode") from None
+                    if self.process.poll() is None:
+                        self.process.kill()
+                    return False
                 time.sleep(0.02)
-        self.buffer = b""
+        # A PING answered: the bus port was bound (redis aborts before serving otherwise).
+        try:
+            self.connection.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return self.connection.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
 
     def keyslots(self, keys: list[bytes]) -> list[int]:
         """CLUSTER KEYSLOT of every key, pipelined in batches."""

@@ -107,6 +107,21 @@ def held_keys(port: int) -> list[bytes]:
             for line in data[:-len(b"END\r\n")].split(b"\n") if line.startswith(b"key=")]
 
 
+def held_among(port: int, keys: list[bytes]) -> list[bytes]:
+    """Those of `keys` a memcached holds: `mg <key> k q` answers a hit with its key and a
+    miss not at all; `mn` ends the batch with "MN"."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(b"".join(b"mg %s k q\r\n" % key for key in keys) + b"mn\r\n")
+        data = b""
+        while not data.endswith(b"MN\r\n"):
+            chunk = connection.recv(1 << 20)
+            if not chunk:
+                raise ValueError(f"memcached on port {port} closed the connection")
+            data += chunk
+    return [line.split(b" k", 1)[1].split(b" ", 1)[0] for line in data.split(b"\r\n")
+            if line.startswith(b"HD ")]
+
+
 class Fleet:
     """A memcached per server and a nutcracker in front of them."""
 
@@ -132,8 +147,10 @@ class Fleet:
             if name not in self.backends:
                 port = free_port()
                 self.backends[name] = (port, start(
+                    # A flat LRU (no maintainer thread moving items between segments
+                    # while the crawler walks them: metadump missed a key so, under load).
                     ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "64",
-                     "-t", "1", *user], port))
+                     "-t", "1", "-o", "no_lru_maintainer", *user], port))
         if self.proxy is not None:
             stop(self.proxy[1])
             self.proxy = None
@@ -168,6 +185,11 @@ class Fleet:
                 if key in owner:
                     raise ValueError(f"key {key[:60]!r} is on two memcached")
                 owner[key] = index
+        missing = [key for key in set(keys) if key not in owner]
+        for index, (name, _) in enumerate(self.servers):
+            if missing:  # what the crawl did not see, asked of each server (mg: hits only)
+                for key in held_among(self.backends[name][0], missing):
+                    owner.setdefault(key, index)
         if len(owner) != len(set(keys)):
             raise ValueError(f"{len(set(keys)) - len(owner)} keys set through nutcracker "
                              "were found on no memcached")

@@ -1,6 +1,7 @@
 """Bindings of cext/lean.c: the lean ring's passes over generated points (lean.h).
 
 `split_packed` turns a 32-bit ring's sorted packed words into positions and owners,
+`sub_split_packed` does the same for some of its servers (a ring of a sub-fleet),
 `sort_dedupe64` sorts and deduplicates a 64-bit ring's points in place on several
 threads, and `arc_sums` adds up each server's arcs.
 """
@@ -13,7 +14,7 @@ import numpy.typing as npt
 from harness.core.errors import HarnessError
 from harness.core.native._c import ffi, lib, u16_out
 
-__all__ = ["arc_sums", "sort_dedupe64", "split_packed"]
+__all__ = ["arc_sums", "sort_dedupe64", "split_packed", "sub_split_packed"]
 
 
 def split_packed(
@@ -30,6 +31,31 @@ def split_packed(
         ffi.from_buffer("uint32_t[]", positions, require_writable=True),
         u16_out(owners),
     )
+    return positions, owners, int(kept)
+
+
+def sub_split_packed(
+    words: npt.NDArray[np.uint64], sub_index: npt.NDArray[np.uint16], keep_highest: bool,
+    capacity: int,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint16], int]:
+    """Sorted packed words of a ring of many servers -> the ring of those with
+    `sub_index[owner] != 0xFFFF`, renumbered to it (lean.h): arrays of `capacity` slots (the
+    points of the kept owners) whose first `kept` are filled, and `kept`."""
+    if len(sub_index) != 2**16:
+        raise HarnessError("sub_split_packed needs one sub-ring index per possible owner")
+    positions = np.empty(capacity, dtype=np.uint32)
+    owners = np.empty(capacity, dtype=np.uint16)
+    kept = lib.ring_sub_split_packed32(
+        ffi.from_buffer("uint64_t[]", words),
+        len(words),
+        ffi.from_buffer("uint16_t[]", np.ascontiguousarray(sub_index, dtype=np.uint16)),
+        int(keep_highest),
+        ffi.from_buffer("uint32_t[]", positions, require_writable=True),
+        u16_out(owners),
+        capacity,
+    )
+    if kept > capacity:
+        raise HarnessError(f"sub_split_packed: the kept owners have more than {capacity} points")
     return positions, owners, int(kept)
 
 

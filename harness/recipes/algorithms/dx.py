@@ -132,6 +132,13 @@ class DxAlgorithm(RemovesInPlace):
         return math.ceil(capacity_for(len(servers), params) / 128)
 
     @classmethod
+    def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:
+        """A slot: one bit in C, but a list item (an 8-byte pointer to a shared bool) in the
+        plain reference and a byte in the vectorised one's flags; 16 bytes with margin (the
+        default, 64 bytes an entry of 128 slots, counted half a byte)."""
+        return 16.0 * capacity_for(len(servers), params) + 64.0 * len(servers)
+
+    @classmethod
     def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:

@@ -13,13 +13,16 @@ side by side and checked against one reference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.errors import HarnessError
 from harness.core.fields import Fields
+from harness.core.fleet_points import FleetPoints
 from harness.core.params import parse_params
 from harness.core.ring import Ring, reference_lookup_many, reference_owners
 from harness.core.servers import Server, server_list_problem
@@ -133,10 +136,41 @@ class RingAlgorithm(Routing):
     def from_params(cls, servers: Sequence[Server], params: dict[str, Any]) -> Self:
         construction = cls.construction_of(params)
         ring = construction.build_ring(servers)
-        layout: Layout | ReferenceForm = (
-            ReferenceForm(ring) if params["layout"] == NO_LAYOUT
-            else LAYOUTS[params["layout"]].build(ring.positions, ring.owners))
-        return cls(servers, dict(params), construction, ring, layout)
+        return cls(servers, dict(params), construction, ring, _layout_of(params, ring))
+
+    @classmethod
+    def parts_of(cls, servers: Sequence[Server], params: dict[str, Any],
+                 cache: dict[str, FleetPoints | None] | None = None,
+                 ) -> Callable[[Sequence[Server]], RingAlgorithm] | None:
+        """A builder of this recipe's ring for parts of `servers` (each listed in their
+        order) that hashes and sorts every server's points once, then filters each part's
+        ring from them (`FleetPoints`); None when the construction's points of a server
+        depend on the others, so that each part is built afresh. `cache` keeps the points
+        by construction parameters for the builders of the same fleet that follow (a
+        process and its migration, whatever layout each asks for)."""
+        construction = cls.construction_of(params)
+        own = {param.name for param in type(construction).params}
+        key = json.dumps({"construction": params["construction"],
+                          **{k: v for k, v in params.items() if k in own}}, sort_keys=True)
+        if cache is not None and key in cache:
+            points = cache[key]
+        else:
+            points = construction.fleet_points(servers)
+            if cache is not None:
+                cache[key] = points
+        if points is None:
+            return None
+        index = {server.name: i for i, server in enumerate(servers)}
+
+        def build(part: Sequence[Server]) -> RingAlgorithm:
+            members = [index.get(server.name, -1) for server in part]
+            if any(i < 0 or servers[i] != server for i, server in zip(members, part,
+                                                                        strict=True)):
+                raise HarnessError("a part of a fleet must be some of its servers")
+            ring = points.ring_of(members)
+            return cls(part, dict(params), construction, ring, _layout_of(params, ring))
+
+        return build
 
     def with_layout(self, name: str) -> RingAlgorithm:
         """The same ring (sharing its points) held in another layout."""
@@ -224,8 +258,13 @@ class RingAlgorithm(Routing):
 
     def _holding(self, ring: Ring, servers: Sequence[Server]) -> RingAlgorithm:
         """Another ring of the same recipe, in the same layout."""
-        name = self._params["layout"]
-        layout: Layout | ReferenceForm = (
-            ReferenceForm(ring) if name == NO_LAYOUT
-            else LAYOUTS[name].build(ring.positions, ring.owners))
-        return RingAlgorithm(servers, self._params, self.construction, ring, layout)
+        return RingAlgorithm(servers, self._params, self.construction, ring,
+                             _layout_of(self._params, ring))
+
+
+def _layout_of(params: dict[str, Any], ring: Ring) -> Layout | ReferenceForm:
+    """The ring held in the layout its parameters name."""
+    name = params["layout"]
+    if name == NO_LAYOUT:
+        return ReferenceForm(ring)
+    return LAYOUTS[name].build(ring.positions, ring.owners)

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.fleet_points import FleetPoints
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server
@@ -92,9 +93,16 @@ class Construction(Protocol):
         when this recipe cannot move points (default: None)."""
         ...
 
+    def fleet_points(self, servers: Sequence[Server]) -> FleetPoints | None:
+        """Every point of the servers' ring, sorted, collided points kept, when each
+        server's points depend on that server alone: the ring of any part of the fleet is
+        then a filter of them (`FleetPoints.ring_of`), equal to `build_ring` of that part.
+        None when a server's points depend on the others (default: None)."""
+        ...
+
 
 #: the members of `Construction` with a default in `ConstructionBase`
-CONSTRUCTION_DEFAULTS: tuple[str, ...] = ("remove_server", "rebalance")
+CONSTRUCTION_DEFAULTS: tuple[str, ...] = ("remove_server", "rebalance", "fleet_points")
 
 
 class ConstructionBase:
@@ -107,6 +115,11 @@ class ConstructionBase:
     def rebalance(self, ring: Ring, weights: Sequence[float],
                   cv_target: float) -> Rebalanced | None:
         """None: hashed points sit where their names hash, and cannot be re-placed."""
+        return None
+
+    def fleet_points(self, servers: Sequence[Server]) -> FleetPoints | None:
+        """None: each part of a fleet is built afresh (the safe default for a recipe whose
+        points depend on the whole fleet, as libketama's shares do)."""
         return None
 
 

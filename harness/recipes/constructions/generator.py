@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
+from harness.core.fleet_points import FleetPoints
 from harness.core.hashing import HashFunction, get_hash, is_keyed
 from harness.core.machine import usable_cores
 from harness.core.native import generate as c_generate
@@ -105,12 +106,44 @@ def generate_ring(
     if template is None or is_keyed(hash_name):
         positions, owners = _python_points(servers, counts, hash_function, point_name)
         return Ring.from_points(positions, owners, bits=hash_function.bits, servers=names)
-    literals, segments = template
-    points, owners_or_none = c_generate.generate_points(
-        hash_name, literals, segments, [name.encode() for name in names], counts,
-        generation_threads(),
-    )
+    points, owners_or_none = _c_points(hash_name, template, names, counts)
     return Ring.from_owned_points(points, owners_or_none, bits=hash_function.bits, servers=names)
+
+
+def _c_points(hash_name: str, template: tuple[bytes, list[tuple[int, int, int]]],
+              names: Sequence[str], counts: Sequence[int]) -> c_generate.Points:
+    literals, segments = template
+    return c_generate.generate_points(hash_name, literals, segments,
+                                      [name.encode() for name in names], counts,
+                                      generation_threads())
+
+
+def generate_fleet_points(
+    servers: Sequence[Server],
+    points_per_weight: int,
+    hash_name: str = "blake2b-32",
+    point_name: str = DEFAULT_POINT_NAME,
+    hash_key: bytes | None = None,
+) -> FleetPoints | None:
+    """Every point of `generate_ring`, sorted with collided points kept, so that the ring
+    of any part of the fleet is one pass over them (`FleetPoints.ring_of`); None for a
+    64-bit hash, whose positions leave no room for the owner in a packed word."""
+    hash_function = get_hash(hash_name, hash_key)
+    if hash_function.bits != 32:
+        return None
+    _check_ring_request(servers, points_per_weight)
+    counts = [points_for(s.weight, points_per_weight) for s in servers]
+    names = tuple(s.name for s in servers)
+    template = parse_template(point_name)
+    if template is None or is_keyed(hash_name):
+        positions, owners = _python_points(servers, counts, hash_function, point_name)
+        words = positions.astype(np.uint64)
+        words <<= np.uint64(16)
+        words |= owners
+        del positions, owners
+    else:
+        words, _ = _c_points(hash_name, template, names, counts)
+    return FleetPoints.from_words(words, names, counts)
 
 
 def _python_points(

@@ -22,13 +22,19 @@ import numpy.typing as npt
 
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
+from harness.core.fleet_points import FleetPoints
 from harness.core.hashing import HASH_NAMES, KEY_BYTES, hash_bits, hash_many, is_keyed
 from harness.core.params import Param, parse_keywords
 from harness.core.redact import HIDDEN_KEY
 from harness.core.ring import Ring
 from harness.core.servers import Server
 from harness.recipes.constructions.base import ConstructionBase
-from harness.recipes.constructions.generator import DEFAULT_POINT_NAME, generate_ring, points_for
+from harness.recipes.constructions.generator import (
+    DEFAULT_POINT_NAME,
+    generate_fleet_points,
+    generate_ring,
+    points_for,
+)
 
 #: largest points_per_weight accepted (the estimate refuses what will not fit long before)
 MAX_POINTS_PER_WEIGHT = 10**8
@@ -81,6 +87,11 @@ class PointsConstruction(ConstructionBase):
     def build_ring(self, servers: Sequence[Server]) -> Ring:
         return generate_ring(servers, self.points_per_weight, self.hash, self.point_name,
                              self.hash_key)
+
+    def fleet_points(self, servers: Sequence[Server]) -> FleetPoints | None:
+        """A server's points are its own name's and weight's: any sub-fleet is a filter."""
+        return generate_fleet_points(servers, self.points_per_weight, self.hash,
+                                     self.point_name, self.hash_key)
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         return hash_many(self.hash, keys, self.hash_key)

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import ParityError
+from harness.core.redact import without_keys
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers.foreign.base import Batch, ForeignPeer
@@ -30,9 +31,12 @@ class Agreement:
 
 
 def recipe_name(spec: ForeignPeerSpec) -> str | None:
+    """The claimed recipe as tables and messages name it; a secret key is hidden, since a
+    name is a string the results' redaction of `hash_key` fields cannot see into."""
     if spec.routes_like is None:
         return None
-    params = " ".join(f"{key}={value}" for key, value in spec.routes_like.items()
+    params = " ".join(f"{key}={value}" for key, value in without_keys(spec.routes_like,
+                                                                        "(secret)").items()
                       if key != "algorithm")
     return f"{spec.routes_like['algorithm']} {params}".strip()
 

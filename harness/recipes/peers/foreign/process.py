@@ -8,7 +8,9 @@ writes wait on the pipes with `select`, so a peer that stops reading or never an
 stopped at its deadline, and one that dies is noticed at once (end of file).
 
 Any failure is a HarnessError of one line: `peer 'NAME': what it did` (and the last line
-it wrote to stderr, if any).
+it wrote to stderr, if any). Its stderr comes through a pipe, drained while the harness
+waits on it, of which only the last STDERR_TAIL bytes are kept: a peer writing to stderr
+without end (7 GB in 25 s into a temporary file, before) costs neither memory nor disk.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
+import sys
 import time
 from collections.abc import Sequence
 
@@ -81,24 +83,28 @@ class PeerProcess:
         """`shared_fd`: a descriptor the peer inherits, its number in the environment
         (protocol.SHARED_FD_VARIABLE), for shared batches."""
         self.name, self.timeout_s = name, timeout_s
-        env = None
+        # The harness's own interpreter, for a Python peer that needs the packages it is
+        # installed with (peers/run.sh kafka: kafka-python is in the harness's environment).
+        env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable}
         if shared_fd is not None:
-            env = {**os.environ, protocol.SHARED_FD_VARIABLE: str(shared_fd)}
-        # Kept open for the peer's life (closed by close()): its last line explains a failure.
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+            env[protocol.SHARED_FD_VARIABLE] = str(shared_fd)
+        # The tail of what it wrote to stderr: its last line explains a failure.
+        self._stderr_tail = bytearray()
         try:
             self._process = subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._stderr, start_new_session=True, env=env,
+                stderr=subprocess.PIPE, start_new_session=True, env=env,
                 pass_fds=() if shared_fd is None else (shared_fd,),
                 preexec_fn=_die_with_parent)  # safe: the harness starts no threads
         except OSError as exc:
-            self._stderr.close()
             raise HarnessError(f"peer {name!r}: failed to start ({exc.strerror or exc})") \
                 from None
         assert self._process.stdin is not None and self._process.stdout is not None
+        assert self._process.stderr is not None
         self._in, self._out = self._process.stdin.fileno(), self._process.stdout.fileno()
+        self._err: int | None = self._process.stderr.fileno()
         os.set_blocking(self._in, False)
+        os.set_blocking(self._err, False)
         for fd in (self._in, self._out):
             # A batch of 100,000 keys is about 2.5 MB: through the default 64 KiB pipe that
             # is 40 hand-overs between the processes, each a wait for the scheduler on a
@@ -111,14 +117,16 @@ class PeerProcess:
     def pid(self) -> int:
         return self._process.pid
 
-    def request(self, message: bytes, what: str) -> bytes:
-        """Send one request and return its reply's payload, or fail with the peer's line."""
+    def request(self, message: bytes, what: str,
+                limit: int = protocol.MAX_REPLY_BYTES) -> bytes:
+        """Send one request and return its reply's payload, or fail with the peer's line; a
+        reply frame longer than `limit` bytes is refused before it is read."""
         deadline = time.monotonic() + self.timeout_s
         try:
             self._write(message, deadline, what)
             header = self._read(4, deadline, what)
             length = int.from_bytes(header, "little")
-            if not 1 <= length <= protocol.MAX_REPLY_BYTES:
+            if not 1 <= length <= min(limit, protocol.MAX_REPLY_BYTES):
                 raise protocol.ProtocolError(f"answered {what} with garbage (a frame of "
                                              f"{length:,} bytes)")
             body = self._read(length, deadline, what)
@@ -127,7 +135,7 @@ class PeerProcess:
         status, payload = body[:1], body[1:]
         if status == protocol.ERROR:
             message_text = protocol.Reader(payload, what).string() if len(payload) >= 4 else ""
-            raise self.failure(f"refused {what}: {message_text or 'no message'}")
+            raise self.failure(f"refused {what}: {message_text[:300] or 'no message'}")
         if status != protocol.OK:
             raise self.failure(f"answered {what} with garbage (status byte {status!r})")
         return payload
@@ -163,12 +171,39 @@ class PeerProcess:
         return bytes(buffer)
 
     def _wait(self, fd: int, direction: str, deadline: float, what: str) -> None:
-        left = deadline - time.monotonic()
-        ready = select.select(*(([fd], [], []) if direction == "read" else ([], [fd], [])),
-                              max(0.0, left))
-        if not any(ready):
-            raise self.failure(f"did not answer {what} within its timeout of "
-                               f"{self.timeout_s:g} s")
+        """Wait until `fd` is ready, draining the peer's stderr meanwhile (a peer blocked
+        writing to a full stderr pipe would never answer)."""
+        while True:
+            errors = [self._err] if self._err is not None else []
+            reads, writes = ([fd, *errors], []) if direction == "read" else (errors, [fd])
+            ready = select.select(reads, writes, [],
+                                  max(0.0, deadline - time.monotonic()))
+            if self._err is not None and self._err in ready[0]:
+                self._drain_stderr()
+            if fd in ready[0] or fd in ready[1]:
+                return
+            # Checked by the clock, not by select's timeout alone: a peer that writes to
+            # stderr without end keeps select returning and must still meet its deadline.
+            if not any(ready) or time.monotonic() >= deadline:
+                raise self.failure(f"did not answer {what} within its timeout of "
+                                   f"{self.timeout_s:g} s")
+
+    def _drain_stderr(self) -> None:
+        """Read what the peer's stderr holds now (without waiting), keeping the tail."""
+        if self._err is None:
+            return
+        for _ in range(64):  # at most 4 MiB a call: a peer cannot keep us here
+            try:
+                chunk = os.read(self._err, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._err = None  # end of file: no select on it any more
+                return
+            self._stderr_tail += chunk
+            del self._stderr_tail[:-STDERR_TAIL]
 
     def _ended(self) -> str:
         """How the peer ended: its exit status (waited for briefly: it closed its pipe)."""
@@ -185,10 +220,7 @@ class PeerProcess:
     def failure(self, what: str) -> HarnessError:
         """The one-line error for `what` the peer did; the peer is stopped first."""
         self.stop()
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - STDERR_TAIL))
-        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        lines = bytes(self._stderr_tail).decode(errors="replace").strip().splitlines()
         said = f" (its stderr: {lines[-1].strip()[:300]})" if lines else ""
         return HarnessError(f"peer {self.name!r}: {what}{said}")
 
@@ -203,19 +235,21 @@ class PeerProcess:
         self.stop()
 
     def stop(self) -> None:
-        """Kill the peer's whole process group and reap the peer; idempotent."""
+        """Kill the peer's whole process group and reap the peer; idempotent. What it wrote
+        to stderr before it ended is read first (its last line explains a failure)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout):
+        self._drain_stderr()
+        self._err = None  # closed below: its number may be reused by another file
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
 
     def close(self) -> None:
         self.quit()
-        self._stderr.close()
 
 
 def pss_bytes(pid: int) -> int | None:

@@ -57,7 +57,8 @@ class ProcessPeer:
             raise
         try:
             self.hello = self._parse(protocol.parse_hello,
-                                     self._process.request(protocol.hello(), "HELLO"))
+                                     self._process.request(protocol.hello(), "HELLO",
+                                                           protocol.reply_limit("HELLO")))
             if self.hello.version not in protocol.VERSIONS:
                 raise self._process.failure(
                     f"speaks protocol version {self.hello.version}, this harness speaks "
@@ -71,7 +72,8 @@ class ProcessPeer:
             self.identity = f"{self.hello.name} {self.hello.library_version}".strip()
             self.pss_before_build = pss_bytes(self._process.pid)
             reply = self._process.request(protocol.build(
-                self._servers, [float(s.weight) for s in servers], spec.params), "BUILD")
+                self._servers, [float(s.weight) for s in servers], spec.params), "BUILD",
+                protocol.reply_limit("BUILD"))
             self._entries = self._parse(lambda p: protocol.parse_count(p, "BUILD"), reply)
             self.pss_after_build = pss_bytes(self._process.pid)
         except BaseException:
@@ -117,7 +119,8 @@ class ProcessPeer:
         """What the peer says its structure holds (MEMORY); 0 if it does not say."""
         if not self.supports(protocol.FEATURE_MEMORY):
             return 0
-        reply = self._process.request(protocol.memory(), "MEMORY")
+        reply = self._process.request(protocol.memory(), "MEMORY",
+                                      protocol.reply_limit("MEMORY"))
         return max(0, self._parse(lambda p: protocol.parse_count(p, "MEMORY"), reply))
 
     @property
@@ -152,12 +155,14 @@ class ProcessPeer:
     def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
         what = "ROUTE" if batch.hashes is None else "LOOKUP"
         if batch.shared is None:
-            reply = self._process.request(batch.request, what)
+            reply = self._process.request(batch.request, what,
+                                          protocol.reply_limit(what, keys=batch.keys))
             return self._parse(lambda p: protocol.parse_owners(
                 p, batch.keys, len(self._servers), what), reply)
         what += "_SHARED"
         self._load(batch)
-        reply = self._process.request(batch.request, what)
+        # The owners are in the region: the reply holds only their count.
+        reply = self._process.request(batch.request, what, protocol.reply_limit(what))
         self._parse(lambda p: protocol.parse_shared_count(p, batch.keys, what), reply)
         assert self._region is not None
         # Copied out: the region is the next batch's, and a peer could still write to it.
@@ -177,7 +182,8 @@ class ProcessPeer:
         assert self._region is not None and batch.shared is not None
         self._loaded = None
         if self._region.fit(batch.shared.size):
-            self._process.request(protocol.share(self._region.size), "SHARE")
+            self._process.request(protocol.share(self._region.size), "SHARE",
+                                  protocol.reply_limit("SHARE"))
         if isinstance(batch.shared, SharedLookup):
             assert batch.hashes is not None
             self._region.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes
@@ -208,16 +214,19 @@ class ProcessPeer:
             assert isinstance(batch.shared, SharedRoute)
             self._load(batch)
             request, what = protocol.time_shared(repeats, batch.shared), "TIME_SHARED"
-        reply = self._process.request(request, what)
+        reply = self._process.request(request, what,
+                                      protocol.reply_limit("TIME", repeats=repeats))
         return self._parse(lambda p: protocol.parse_times(p, repeats), reply)
 
     def add(self, name: str, weight: float) -> int:
-        reply = self._process.request(protocol.add(name, weight), "ADD")
+        reply = self._process.request(protocol.add(name, weight), "ADD",
+                                      protocol.reply_limit("ADD"))
         self._servers.append(name)
         return self._parse(lambda p: protocol.parse_count(p, "ADD"), reply)
 
     def remove(self, name: str) -> int:
-        reply = self._process.request(protocol.remove(name), "REMOVE")
+        reply = self._process.request(protocol.remove(name), "REMOVE",
+                                      protocol.reply_limit("REMOVE"))
         self._servers.remove(name)
         return self._parse(lambda p: protocol.parse_count(p, "REMOVE"), reply)
 

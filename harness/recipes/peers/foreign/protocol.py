@@ -55,6 +55,9 @@ HELLO, BUILD, ROUTE, LOOKUP, TIME, MEMORY, ADD, REMOVE, QUIT = (
 SHARE, ROUTE_SHARED, LOOKUP_SHARED, TIME_SHARED = b"S", b"r", b"l", b"t"
 #: the environment variable that names the region's file descriptor in the peer
 SHARED_FD_VARIABLE = "RING_PEER_SHARED_FD"
+#: the environment variable holding the path of the harness's Python interpreter, set for
+#: every process peer (a Python peer may need the packages the harness runs with)
+PYTHON_VARIABLE = "RING_PEER_PYTHON"
 OK, ERROR = b"K", b"E"
 #: feature bits of the HELLO reply: which optional requests the peer answers
 FEATURE_LOOKUP, FEATURE_TIME, FEATURE_MEMORY, FEATURE_CHANGE = 1, 2, 4, 8
@@ -64,6 +67,14 @@ FEATURES = {FEATURE_LOOKUP: "lookup", FEATURE_TIME: "time", FEATURE_MEMORY: "mem
             FEATURE_CHANGE: "add/remove", FEATURE_SHARED_BATCHES: "shared batches"}
 #: the largest reply frame accepted: a batch of 2**26 owners, with room to spare
 MAX_REPLY_BYTES = 1 << 28
+#: the largest reply to a request whose answer is a few fields (HELLO, BUILD, MEMORY, ADD,
+#: REMOVE): a peer answering HELLO with a 200 MiB name took 6 GiB and minutes to render,
+#: as the name is copied into every table cell and padded
+SMALL_REPLY_BYTES = 1 << 16
+#: the longest name or version a peer may give itself in HELLO (characters)
+MAX_IDENTITY_CHARS = 200
+#: ns per key a peer may report by its own clock: an hour a key is no measurement
+MAX_SELF_TIMED_NS = 3.6e12
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
@@ -243,9 +254,30 @@ class Reader:
                                 "protocol's reply")
 
 
+def reply_limit(what: str, keys: int = 0, repeats: int = 0) -> int:
+    """The most bytes a reply frame to `what` may take: what the protocol's answer takes
+    (owners for ROUTE and LOOKUP, figures for TIME), and never less than SMALL_REPLY_BYTES,
+    room for an error reply's message or a few fields."""
+    exact = {"ROUTE": 5 + 2 * keys, "LOOKUP": 5 + 2 * keys, "TIME": 5 + 8 * repeats}
+    return max(SMALL_REPLY_BYTES, exact.get(what, 0))
+
+
+def _identity(text: str, what: str) -> str:
+    """A name or version the report shows: short, and free of control characters, which
+    would break a one-line message or move a terminal's cursor when shown."""
+    if len(text) > MAX_IDENTITY_CHARS:
+        raise ProtocolError(f"answered HELLO with a {what} of {len(text):,} characters (at "
+                            f"most {MAX_IDENTITY_CHARS})")
+    if any(not character.isprintable() for character in text):
+        raise ProtocolError(f"answered HELLO with a {what} holding control characters "
+                            f"({text!r:.80})")
+    return text
+
+
 def parse_hello(payload: bytes) -> Hello:
     reader = Reader(payload, "HELLO")
-    reply = Hello(reader.u32(), reader.u32(), reader.string(), reader.string())
+    reply = Hello(reader.u32(), reader.u32(), _identity(reader.string(), "name"),
+                  _identity(reader.string(), "version"))
     reader.end()
     return reply
 
@@ -294,4 +326,10 @@ def parse_times(payload: bytes, repeats: int) -> list[float]:
         raise ProtocolError(f"answered TIME of {repeats} repeats with {count} figures")
     times = [reader.f64() for _ in range(count)]
     reader.end()
+    # A NaN, an infinity or a negative time is no measurement: it would stop the run when
+    # the result is written (NaN is not JSON) or stand in the report as a figure.
+    for figure in times:
+        if not 0.0 <= figure <= MAX_SELF_TIMED_NS:
+            raise ProtocolError(f"answered TIME with {figure!r} ns per key (expected a "
+                                f"number from 0 to {MAX_SELF_TIMED_NS:g})")
     return times
