@@ -83,6 +83,13 @@ void redis_route_many(const uint8_t *, const uint64_t *, size_t, const uint16_t 
 void twemproxy_hash_many(const uint8_t *, const uint64_t *, size_t, int, uint32_t *);
 """
 
+# MD5 (md5_many.h) and CRC-32 (crc32_many.h) of batches of names, exactly as in C.
+CDEF_NAME_HASHES = """
+void md5_digest(const uint8_t *, size_t, uint8_t *);
+void md5_prefix32_many(const uint8_t *, const uint64_t *, size_t, int, uint32_t *);
+void crc32_many(const uint8_t *, const uint64_t *, size_t, uint32_t *);
+"""
+
 # The algorithms beyond the ring (algorithms.h), declared exactly as in C.
 CDEF_ALGORITHMS = """
 uint16_t jump_bucket(uint64_t, uint32_t);
@@ -211,6 +218,7 @@ ffibuilder.cdef(
 ffibuilder.cdef(CDEF)
 ffibuilder.cdef(CDEF_HASHES)
 ffibuilder.cdef(CDEF_CLIENT_HASHES)
+ffibuilder.cdef(CDEF_NAME_HASHES)
 ffibuilder.cdef(CDEF_ALGORITHMS)
 ffibuilder.cdef(CDEF_RANGE_HASHES)
 ffibuilder.cdef(CDEF_REMOVABLE)
@@ -221,20 +229,22 @@ ffibuilder.set_source(
     '#include "algorithms.h"\n#include "generate.h"\n#include "blake2b_lanes.h"\n'
     '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
     '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"\n'
-    '#include "replicas.h"\n#include "client_hashes.h"',
+    '#include "replicas.h"\n#include "client_hashes.h"\n#include "md5_many.h"\n'
+    '#include "crc32_many.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
              "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
-             "cext/dx.c", "cext/jumpback.c", "cext/replicas.c", "cext/client_hashes.c"],
+             "cext/dx.c", "cext/jumpback.c", "cext/replicas.c", "cext/client_hashes.c",
+             "cext/md5_many.c", "cext/crc32_many.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
              "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
              "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h", "cext/replicas.h",
-             "cext/client_hashes.h"],
-    # MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib (cext/generate.c
-    # says why);
+             "cext/client_hashes.h", "cext/md5_many.h", "cext/crc32_many.h"],
+    # Point names' MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib
+    # (cext/generate.c says why; key names' MD5 is our own, cext/md5_many.h says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.
     libraries=["crypto", "z", "pthread", "m"],
     extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],

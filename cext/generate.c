@@ -4,11 +4,12 @@
  * Which hash code: names of up to one BLAKE2b block (128 bytes, every template
  * in practice) are hashed BLAKE2B_LANES at a time by blake2b_lanes.c, which
  * says why no library does it: OpenSSL's EVP costs 420-560 ns a call against
- * 33 ns a name in lanes. Longer names, and MD5, go through OpenSSL's libcrypto
- * EVP interface, CRC-32 through zlib (the library Python's zlib.crc32 wraps).
- * Why OpenSSL there: one well-kept library for both digests, packaged on every
- * Linux distribution (libssl-dev). EVP because libcrypto has no low-level
- * BLAKE2 API and its MD5_* functions are deprecated since 3.0.
+ * 33 ns a name in lanes. MD5 is md5_many.c's, one name at a time, for the same
+ * reason (EVP's per-call cost is several times one MD5 block). Longer BLAKE2b
+ * names go through OpenSSL's libcrypto EVP interface, CRC-32 through zlib (the
+ * library Python's zlib.crc32 wraps). Why OpenSSL there: a well-kept library,
+ * packaged on every Linux distribution (libssl-dev). EVP because libcrypto has no
+ * low-level BLAKE2 API.
  *
  * Servers are split over threads in contiguous groups; each group writes its
  * own slice of the output, so the result does not depend on the number of
@@ -17,6 +18,7 @@
 #include "generate.h"
 
 #include "blake2b_lanes.h"
+#include "md5_many.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -233,8 +235,8 @@ static void *generate_names(void *arg)
         job->status = GEN_NO_MEMORY;
         goto done;
     }
-    if ((blake && !lanes) || kind == GEN_MD5_32 || kind == GEN_MD5_KETAMA) {
-        md = EVP_MD_fetch(NULL, blake ? "BLAKE2B-512" : "MD5", NULL);
+    if (blake && !lanes) {
+        md = EVP_MD_fetch(NULL, "BLAKE2B-512", NULL);
         ctx = EVP_MD_CTX_new();
         if (!md || !ctx) {
             job->status = GEN_CRYPTO;
@@ -262,6 +264,15 @@ static void *generate_names(void *arg)
                 store(job, point++, fnv1a_fmix32(name, len), s);
             } else if (kind == GEN_CRC32) {
                 store(job, point++, (uint32_t)crc32(0L, name, (uInt)len), s);
+            } else if (kind == GEN_MD5_32 || kind == GEN_MD5_KETAMA) {
+                uint8_t digest[MD5_DIGEST_BYTES];
+                md5_digest(name, len, digest);
+                if (kind == GEN_MD5_KETAMA) {
+                    for (int q = 0; q < 4; q++)
+                        store(job, point++, read_little_endian32(digest + 4 * q), s);
+                } else {
+                    store(job, point++, read_big_endian(digest, 4), s);
+                }
             } else {
                 unsigned char digest[EVP_MAX_MD_SIZE];
                 unsigned int digest_len = 0;
@@ -271,13 +282,7 @@ static void *generate_names(void *arg)
                     job->status = GEN_CRYPTO;
                     goto done;
                 }
-                if (kind == GEN_MD5_KETAMA) {
-                    for (int q = 0; q < 4; q++)
-                        store(job, point++, read_little_endian32(digest + 4 * q), s);
-                } else {
-                    store(job, point++, read_big_endian(digest, kind == GEN_BLAKE2B_64 ? 8 : 4),
-                          s);
-                }
+                store(job, point++, read_big_endian(digest, kind == GEN_BLAKE2B_64 ? 8 : 4), s);
             }
         }
     }

@@ -11,10 +11,12 @@ Byte orders are part of each definition, since they decide where points land:
   names up to one 128-byte block are hashed in C, eight at a time
   (cext/blake2b_lanes.c), and `hash_one` calls hashlib.
 - md5-32: first 4 bytes of the MD5 digest, big-endian (the Python ring of
-  Semicolony's "Consistent hashing simulator").
+  Semicolony's "Consistent hashing simulator"); batches are hashed by our own MD5 in C
+  (cext/md5_many.c, from RFC 1321), `hash_one` calls hashlib.
 - fnv1a-fmix32: 32-bit FNV-1a, then MurmurHash3's fmix32 finalizer (the hash
   of Semicolony's "Consistent hashing simulator"); computed in C for batches.
-- crc32: zlib's CRC-32 (IEEE 802.3), as nginx and Pingora hash keys.
+- crc32: zlib's CRC-32 (IEEE 802.3), as nginx, Pingora and groupcache hash keys;
+  batches in one C call to zlib (cext/crc32_many.c), `hash_one` calls Python's zlib.
 
 Keyed hashes (`KEYED_HASHES`) take a secret 16-byte key, so that whoever does not
 hold it cannot tell where a name lands (Aumasson and Bernstein, "SipHash: a fast
@@ -47,8 +49,10 @@ import xxhash
 
 from harness.core.errors import HarnessError, UnknownNameError
 from harness.core.machine import usable_cores
+from harness.core.native import crc32_many as c_crc32
 from harness.core.native import generate as c_generate
 from harness.core.native import hashes as c_hashes
+from harness.core.native import md5_many as c_md5
 
 FNV32_OFFSET_BASIS = 2166136261
 FNV32_PRIME = 16777619
@@ -114,8 +118,8 @@ def _blake2b_prefixes_many(width: int, names: Sequence[bytes]) -> npt.NDArray[np
     return _digest_prefixes_many(_blake2b_digest, width, names)
 
 
-def _md5_digest(data: bytes) -> bytes:
-    return hashlib.md5(data).digest()
+def _md5_32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+    return c_md5.md5_prefix32_many(names, "big")
 
 
 def _fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
@@ -123,8 +127,7 @@ def _fnv1a_fmix32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger
 
 
 def _crc32_many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-    crc = zlib.crc32
-    return np.fromiter((crc(name) for name in names), dtype=np.uint32, count=len(names))
+    return c_crc32.crc32_many(names)
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ HASHES: dict[str, HashFunction] = {
         HashFunction(
             "blake2b-64", 64, _blake2b_64, lambda n: _blake2b_prefixes_many(8, n)
         ),
-        HashFunction("md5-32", 32, _md5_32, lambda n: _digest_prefixes_many(_md5_digest, 4, n)),
+        HashFunction("md5-32", 32, _md5_32, _md5_32_many),
         HashFunction("fnv1a-fmix32", 32, _fnv1a_fmix32, _fnv1a_fmix32_many),
         HashFunction("crc32", 32, _crc32, _crc32_many),
     ]

@@ -39,7 +39,7 @@ import numpy.typing as npt
 from harness.core.native import client_hashes as c_client_hashes
 from harness.core.params import Param, parse_keywords
 from harness.core.servers import Server
-from harness.recipes.constructions.libketama import _md5_prefixes
+from harness.recipes.constructions.libketama import md5_key_hashes
 from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
 
 #: the key hashes of twemproxy measured here (its others: crc16, crc32, crc32a, fnv1_32,
@@ -87,9 +87,9 @@ class TwemproxyConstruction(LibmemcachedConstruction):
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint32]:
         if self.key_hash == "md5":
-            hashes = _md5_prefixes(keys)
+            hashes = md5_key_hashes(keys)
         else:
             hashes = c_client_hashes.twemproxy_hash_many(keys, self.key_hash)
-        empty = np.fromiter((not key for key in keys), dtype=bool, count=len(keys))
-        hashes[empty] = 0
+        if not all(keys):  # one pass in C; the mask is built only when some key is empty
+            hashes[[i for i, key in enumerate(keys) if not key]] = 0
         return hashes
