@@ -9,7 +9,8 @@ Every outcome is exit 0 with complete outputs, exit 2 with one line (`error: ...
 gate's `ring-bench-gate: ...`) and nothing written, or exit 1 with one line (the gate's exit
 0 and 1 may also print warnings and the regressions it names); argparse's own
 refusal of a value of the wrong type is one line too; never an exception (SystemExit included)
-escaping main, never a hang (an alarm fails a command that takes more than TIMEOUT_S).
+escaping main, never a hang (an alarm fails a command that spends more than TIMEOUT_S of
+CPU, or WALL_TIMEOUT_S of wall time).
 
 RING_FUZZ_EXAMPLES sets the examples per fuzzer (CI's short profile by default); e.g.
 `RING_FUZZ_EXAMPLES=10000 pytest tests/test_fuzz_commands.py` for a long run.
@@ -24,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -69,22 +71,38 @@ MINUTES: list[list[str]] = [[], *(["--max-minutes", value] for value in FLOATS)]
 
 
 class Hang(Exception):
-    """A command ran longer than TIMEOUT_S."""
+    """A command spent more than TIMEOUT_S of CPU, or WALL_TIMEOUT_S of wall time."""
 
 
-def _alarm(_signum: int, _frame: FrameType | None) -> None:
-    raise Hang(f"no answer in {TIMEOUT_S} s")
+#: wall time a command may take, however loaded the machine: a command blocked (on a FIFO,
+#: a lock) spends no CPU, so only the clock on the wall catches it
+WALL_TIMEOUT_S = 120
+
+
+def _cpu_alarm(_signum: int, _frame: FrameType | None) -> None:
+    raise Hang(f"{TIMEOUT_S} s of CPU without an answer")
+
+
+def _wall_alarm(_signum: int, _frame: FrameType | None) -> None:
+    raise Hang(f"no answer in {WALL_TIMEOUT_S} s")
 
 
 @contextlib.contextmanager
 def deadline() -> Iterator[None]:
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TIMEOUT_S)
+    """A command that loops (TIMEOUT_S of this process's CPU: what a loaded machine does
+    not stretch, where 20 s of wall time once failed a full rendering of reproduce under
+    a load of 10) or blocks (WALL_TIMEOUT_S of wall time) is a hang."""
+    previous_cpu = signal.signal(signal.SIGPROF, _cpu_alarm)
+    previous_wall = signal.signal(signal.SIGALRM, _wall_alarm)
+    signal.setitimer(signal.ITIMER_PROF, TIMEOUT_S)
+    signal.alarm(WALL_TIMEOUT_S)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous_cpu)
+        signal.signal(signal.SIGALRM, previous_wall)
 
 
 def sandbox(folder: Path) -> None:
@@ -546,3 +564,18 @@ def test_concurrent_runs_into_one_out_leave_one_runs_three_files(tmp_path: Path)
         assert described in ("written by alpha", "written by omega")
         for suffix in (".md", ".html"):
             assert described in (out / f"same{suffix}").read_text(encoding="utf-8")
+
+
+def test_the_deadline_catches_a_loop_by_cpu_and_a_block_by_the_wall(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fuzzers' hang detector: a busy loop is stopped by its CPU time, a command
+    blocked on nothing by the wall clock."""
+    import tests.test_fuzz_commands as fuzz
+
+    monkeypatch.setattr(fuzz, "TIMEOUT_S", 0.2)
+    with pytest.raises(Hang, match="of CPU"), deadline():
+        while True:
+            pass
+    monkeypatch.setattr(fuzz, "WALL_TIMEOUT_S", 1)
+    with pytest.raises(Hang, match="no answer in 1 s"), deadline():
+        time.sleep(5)
