@@ -4,6 +4,7 @@ with one line; no traceback; nothing written on refusal."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -75,34 +76,41 @@ FIELDS = sorted({(e.table, e.key) for e in build_entries(Path(__file__).resolve(
                 | {("generator", "layout"), ("servers", "typo"), ("", "typo")})
 
 
+def _drawn(draw: st.DrawFn, options: list[Any]) -> Any:
+    return copy.deepcopy(draw(st.sampled_from(options)))
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     """A valid scenario of the grammar, then none, one or two fields set to hostile values
     (and now and then an operation)."""
+    # Every drawn value is a copy: the options are module constants, and a value set in
+    # place by one example (a table a mutation writes into) would otherwise be what the
+    # next example draws; over 10,000 examples one table came to hold itself.
     document: dict[str, Any] = {
-        section: {key: draw(st.sampled_from(options)) for key, options in keys.items()
+        section: {key: _drawn(draw, options) for key, options in keys.items()
                   if draw(st.booleans())}
         for section, keys in GOOD.items()}
     document["measure"].setdefault("layouts", ["numpy-packed"])
     document["servers"].setdefault("count", 3)
     for section, keys in OPTIONAL.items():
         if draw(st.booleans()):
-            table = {key: draw(st.sampled_from(options)) for key, options in keys.items()
+            table = {key: _drawn(draw, options) for key, options in keys.items()
                      if draw(st.booleans())}
             for key in ALWAYS[section]:
-                table.setdefault(key, keys[key][0])
+                table.setdefault(key, copy.deepcopy(keys[key][0]))
             document[section] = table
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
-        value = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)))
+        value = copy.deepcopy(draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6))))
         target = document.setdefault(section, {}) if section else document
         if isinstance(target, dict):  # not a table a first mutation made a hostile value
             target[key] = value
     if isinstance(document.get("removals"), dict):  # a mutation may have made the table
         for key, options in OPTIONAL["removals"].items():
-            document["removals"].setdefault(key, options[0])
+            document["removals"].setdefault(key, copy.deepcopy(options[0]))
     if isinstance(document.get("migration"), dict):  # its defaults replay 7M requests
         for key in ALWAYS["migration"]:
-            document["migration"].setdefault(key, OPTIONAL["migration"][key][0])
+            document["migration"].setdefault(key, copy.deepcopy(OPTIONAL["migration"][key][0]))
     if draw(st.booleans()):
         document["operations"] = [{
             "kind": draw(st.sampled_from(["add", "remove", "move"])),
