@@ -34,7 +34,8 @@ import sys
 import tempfile
 import time
 
-TIME, MEMORY, CHANGE = 2, 4, 8
+from peer_protocol import CHANGE, MEMORY, TIME, serve
+
 SLOTS = 16384
 #: redis-cli's float32 split tiles the slots exactly up to this many masters
 MAX_MASTERS = 4096
@@ -170,32 +171,22 @@ class Redis:
         self.directory.cleanup()
 
 
-class Request:
-    """The fields of one request, taken in order."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body, self.at = body, 1  # body[0] is the opcode
-
-    def take(self, size: int) -> bytes:
-        chunk = self.body[self.at:self.at + size]
-        self.at += size
-        return chunk
-
-    def u32(self) -> int:
-        return int(struct.unpack("<I", self.take(4))[0])
-
-    def f64(self) -> float:
-        return float(struct.unpack("<d", self.take(8))[0])
-
-    def string(self) -> str:
-        return self.take(self.u32()).decode()
-
-
 class Peer:
     def __init__(self) -> None:
         self.redis: Redis | None = None
+        self.program = "redis-server"
         self.servers: list[tuple[str, float]] = []
         self.owners: list[int] = []
+
+    def configure(self, params: str) -> None:
+        program = "redis-server"
+        if params:
+            if not params.startswith("redis-server="):
+                raise ValueError(f"params must be redis-server=PATH or empty (got {params!r})")
+            program = params.removeprefix("redis-server=")
+        if shutil.which(program) is None:
+            raise ValueError(f"{program!r} is not an executable on PATH (Debian redis-server)")
+        self.program = program
 
     def build(self) -> int:
         for name, weight in self.servers:
@@ -205,6 +196,8 @@ class Peer:
             raise ValueError(f"1 to {MAX_MASTERS} servers, where redis-cli's split of the "
                              f"slots holds (got {len(self.servers)})")
         self.owners = slot_owners([name for name, _ in self.servers])
+        if self.redis is None:  # started once, at the first BUILD that holds
+            self.redis = Redis(self.program)
         return SLOTS
 
     def route(self, keys: list[bytes]) -> list[int]:
@@ -212,86 +205,14 @@ class Peer:
         owners = self.owners
         return [owners[slot] for slot in self.redis.keyslots(keys)]
 
+    def memory(self) -> int:
+        # Its list of 16,384 slot owners: an 8-byte slot each (the small ints are shared).
+        return 8 * SLOTS
+
     def close(self) -> None:
         if self.redis is not None:
             self.redis.close()
 
 
-def keys_of(request: Request) -> list[bytes]:
-    n = request.u32()
-    offsets = struct.unpack(f"<{n + 1}I", request.take(4 * (n + 1)))
-    blob = request.take(offsets[n])
-    return [blob[offsets[i]:offsets[i + 1]] for i in range(n)]
-
-
-def owners_reply(owners: list[int]) -> bytes:
-    return struct.pack(f"<I{len(owners)}H", len(owners), *owners)
-
-
-def answer(peer: Peer, request: Request) -> bytes:
-    """The payload of the reply to one request (its status is 'K')."""
-    opcode = request.body[:1]
-    if opcode == b"H":
-        name, version = b"redis_slots_peer.py", b"1"
-        return struct.pack("<III", request.u32(), TIME | MEMORY | CHANGE,
-                           len(name)) + name + struct.pack("<I", len(version)) + version
-    if opcode == b"B":
-        peer.servers = [(request.string(), request.f64()) for _ in range(request.u32())]
-        params = request.string()
-        program = "redis-server"
-        if params:
-            if not params.startswith("redis-server="):
-                raise ValueError(f"params must be redis-server=PATH or empty (got {params!r})")
-            program = params.removeprefix("redis-server=")
-        if shutil.which(program) is None:
-            raise ValueError(f"{program!r} is not an executable on PATH (Debian redis-server)")
-        points = peer.build()
-        if peer.redis is None:
-            peer.redis = Redis(program)
-        return struct.pack("<q", points)
-    if opcode == b"R":
-        return owners_reply(peer.route(keys_of(request)))
-    if opcode == b"T":
-        repeats = request.u32()
-        keys = keys_of(request)
-        times = []
-        for _ in range(repeats):
-            start = time.monotonic_ns()
-            peer.route(keys)
-            times.append((time.monotonic_ns() - start) / max(1, len(keys)))
-        return struct.pack(f"<I{repeats}d", repeats, *times)
-    if opcode == b"M":
-        # Its list of 16,384 slot owners: an 8-byte slot each (the small ints are shared).
-        return struct.pack("<q", 8 * SLOTS)
-    if opcode == b"A":
-        peer.servers.append((request.string(), request.f64()))
-        return struct.pack("<q", peer.build())
-    if opcode == b"D":
-        name = request.string()
-        peer.servers = [server for server in peer.servers if server[0] != name]
-        return struct.pack("<q", peer.build())
-    raise ValueError(f"unsupported request {opcode!r}")
-
-
-def main() -> int:
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    peer = Peer()
-    try:
-        while len(header := stdin.read(4)) == 4:
-            body = stdin.read(struct.unpack("<I", header)[0])
-            if body[:1] == b"Q":
-                return 0
-            try:
-                payload = b"K" + answer(peer, Request(body))
-            except (ValueError, OSError, struct.error, UnicodeDecodeError) as exc:
-                message = str(exc).encode()
-                payload = b"E" + struct.pack("<I", len(message)) + message
-            stdout.write(struct.pack("<I", len(payload)) + payload)
-            stdout.flush()
-        return 0
-    finally:
-        peer.close()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(Peer(), b"redis_slots_peer.py", TIME | MEMORY | CHANGE))

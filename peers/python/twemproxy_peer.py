@@ -28,12 +28,13 @@ import ctypes
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
+
+from peer_protocol import CHANGE, serve
 
 HASHES = ("fnv1a_64", "md5", "murmur")
 #: keys per pipelined batch
@@ -195,6 +196,15 @@ class Fleet:
                              "were found on no memcached")
         return [owner[key] for key in keys]
 
+    def configure(self, params: str) -> None:
+        self.hash = params.removeprefix("hash=") if params else HASHES[0]
+        if self.hash not in HASHES or (params and not params.startswith("hash=")):
+            raise ValueError(f"params must be hash=fnv1a_64, hash=md5 or hash=murmur "
+                             f"(got {params!r})")
+
+    def memory(self) -> int:
+        return -1  # not asked: MEMORY is not among its features
+
     def close(self) -> None:
         if self.proxy is not None:
             stop(self.proxy[1])
@@ -203,82 +213,6 @@ class Fleet:
         self.directory.cleanup()
 
 
-class Request:
-    """The fields of one request, taken in order."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body, self.at = body, 1  # body[0] is the opcode
-
-    def take(self, size: int) -> bytes:
-        chunk = self.body[self.at:self.at + size]
-        self.at += size
-        return chunk
-
-    def u32(self) -> int:
-        return int(struct.unpack("<I", self.take(4))[0])
-
-    def f64(self) -> float:
-        return float(struct.unpack("<d", self.take(8))[0])
-
-    def string(self) -> str:
-        return self.take(self.u32()).decode()
-
-
-def keys_of(request: Request) -> list[bytes]:
-    n = request.u32()
-    offsets = struct.unpack(f"<{n + 1}I", request.take(4 * (n + 1)))
-    blob = request.take(offsets[n])
-    return [blob[offsets[i]:offsets[i + 1]] for i in range(n)]
-
-
-def answer(fleet: Fleet, request: Request) -> bytes:
-    """The payload of the reply to one request (its status is 'K')."""
-    opcode = request.body[:1]
-    if opcode == b"H":
-        name, version = b"twemproxy_peer.py", b"1"
-        # ADD and REMOVE (8): the pool changes and nutcracker is restarted.
-        return struct.pack("<III", request.u32(), 8, len(name)) + name + struct.pack(
-            "<I", len(version)) + version
-    if opcode == b"B":
-        fleet.servers = [(request.string(), request.f64()) for _ in range(request.u32())]
-        params = request.string()
-        fleet.hash = params.removeprefix("hash=") if params else HASHES[0]
-        if fleet.hash not in HASHES or (params and not params.startswith("hash=")):
-            raise ValueError(f"params must be hash=fnv1a_64, hash=md5 or hash=murmur "
-                             f"(got {params!r})")
-        return struct.pack("<q", fleet.build())
-    if opcode == b"R":
-        owners = fleet.route(keys_of(request))
-        return struct.pack(f"<I{len(owners)}H", len(owners), *owners)
-    if opcode == b"A":
-        fleet.servers.append((request.string(), request.f64()))
-        return struct.pack("<q", fleet.build())
-    if opcode == b"D":
-        name = request.string()
-        fleet.servers = [server for server in fleet.servers if server[0] != name]
-        return struct.pack("<q", fleet.build())
-    raise ValueError(f"unsupported request {opcode!r}")
-
-
-def main() -> int:
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    fleet = Fleet()
-    try:
-        while len(header := stdin.read(4)) == 4:
-            body = stdin.read(struct.unpack("<I", header)[0])
-            if body[:1] == b"Q":
-                return 0
-            try:
-                payload = b"K" + answer(fleet, Request(body))
-            except (ValueError, OSError, struct.error, UnicodeDecodeError) as exc:
-                message = str(exc).encode()
-                payload = b"E" + struct.pack("<I", len(message)) + message
-            stdout.write(struct.pack("<I", len(payload)) + payload)
-            stdout.flush()
-        return 0
-    finally:
-        fleet.close()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # ADD and REMOVE: the pool changes and nutcracker is restarted.
+    sys.exit(serve(Fleet(), b"twemproxy_peer.py", CHANGE))
