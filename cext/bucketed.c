@@ -168,26 +168,6 @@ static inline size_t count_below(const struct ring_bucket_entry *first, uint16_t
 #endif
 }
 
-/* Index of the owning entry, counting the window's entries below the key: exact when
- * the window starts the bucket or begins below the key, and ends the bucket or ends at
- * or above the key; otherwise (about one key in eight with 16 entries, one in a
- * hundred with 32, more in skewed buckets) the search from the guess decides, as it
- * does for buckets shorter than two windows. */
-static inline size_t resolve_in_window(const struct ring_bucket_entry *entries, size_t n,
-                                       size_t lo, size_t hi, size_t start, uint32_t key,
-                                       size_t window)
-{
-    uint16_t key_low = (uint16_t)key;
-    size_t i;
-    size_t below = hi - lo >= 2 * window ? count_below(entries + start, key_low, window) : 0;
-    if (hi - lo >= 2 * window && (start == lo || below > 0)
-        && (start + window == hi || below < window))
-        i = start + below;
-    else
-        i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
-    return i == n ? 0 : i;
-}
-
 /* The batch lookup as it was before the window: for rings whose buckets are short,
  * where the window measured ~30% slower (1M entries: 22 against 29 ns a key). */
 static void lookup_many_search(const uint32_t *offsets, const struct ring_bucket_entry *entries,
@@ -213,55 +193,147 @@ static void lookup_many_search(const uint32_t *offsets, const struct ring_bucket
 }
 
 /* What the pipeline keeps of a key between reading its offsets and counting its
- * window: 12 bytes, so 16 keys in flight take three cache lines (192 bytes). */
+ * window, 8 bytes (16 keys in flight take two cache lines): where the window starts
+ * (moved inside the entries for a bucket too short for one), and the counts that make
+ * it an answer, set when the offsets are read so that counting the window is followed
+ * by one compare: `below` is the answer when below - first_ok < limit (unsigned), that
+ * is when it is at least 1 unless the window starts its bucket, and at most window - 1
+ * unless it ends it. A bucket shorter than two windows gets limit 0: always a miss. */
 struct pending_key {
-    uint32_t lo, hi, start;
+    uint32_t start;
+    uint16_t first_ok, limit;
 };
 
-/* The batch lookup with a window of `window` entries. Step i counts the window of key
- * i - depth, reads the offsets of key i and prefetches its window, and prefetches the
- * offsets of key i + offsets_ahead: a rolling pipeline, so each key's window arrives
- * while the keys before it are counted, with no block boundary where the misses in
- * flight drain. `depth` is a power of two (a slot is i & (depth - 1), one AND, as with
- * the constant 16 it replaced). Always inlined into a caller per width: with `window`
- * a run-time value (GCC neither inlined nor cloned it on its own) each key tested the
- * width, measured 2.5x to 3.9x one random access at 10M entries against 2.1x to 2.6x.
- * The depth and the distance as run-time values cost little: the default tuning
- * through this loop measured 2.22x to 2.78x where the loop with them as constants
- * measured 2.16x to 2.69x (AMD EPYC, CPU-timed, interleaved in the same runs). */
+/* A key whose window missed, kept for the second pass: its index in the batch and its
+ * window's first entry. */
+struct missed_key {
+    uint32_t key, start;
+};
+
+/* Misses kept before a second pass runs over them (2 KiB of stack), and how many
+ * misses ahead that pass prefetches the lines beside their windows. */
+#define MISSES_KEPT 256
+#define MISSES_AHEAD 32
+
+static inline void prefetch_beside(const struct ring_bucket_entry *entries, size_t start,
+                                   size_t window)
+{
+    /* the window before this one and the window after it, two lines each at most; a
+     * prefetch never faults, so indices past either end of the entries are harmless */
+    __builtin_prefetch(&entries[start - window]);
+    __builtin_prefetch(&entries[start - 1]);
+    __builtin_prefetch(&entries[start + window]);
+    __builtin_prefetch(&entries[start + 2 * window - 1]);
+}
+
+/* The second pass over the keys whose window missed. The first window's count says on
+ * which side the answer lies (its first entry at or above the key: before it; else
+ * after), so the window beside it on that side is counted, chosen and judged with no
+ * branch: on hash data it holds the answer of all but about 2 keys in 10,000 (16
+ * entries at 10M), which the search from the guess decides. The lines beside each
+ * miss's window are prefetched MISSES_AHEAD misses ahead, so a pass over a few hundred
+ * misses keeps their memory accesses in flight together, as the first pass does. */
+static inline __attribute__((always_inline)) void resolve_misses(
+    const uint32_t *offsets, const struct ring_bucket_entry *entries, const uint32_t *keys,
+    uint16_t *out, const struct missed_key *misses, size_t count, size_t window)
+{
+    size_t n = offsets[RING_BUCKETS];
+    for (size_t j = 0; j < count && j < MISSES_AHEAD; j++)
+        prefetch_beside(entries, misses[j].start, window);
+    for (size_t j = 0; j < count; j++) {
+        if (j + MISSES_AHEAD < count)
+            prefetch_beside(entries, misses[j + MISSES_AHEAD].start, window);
+        uint32_t key = keys[misses[j].key];
+        uint16_t key_low = (uint16_t)key;
+        uint32_t b = key >> RING_BUCKET_BITS;
+        size_t lo = offsets[b], hi = offsets[b + 1], start = misses[j].start, i;
+        if (__builtin_expect(hi - lo >= 2 * window, 1)) {
+            size_t before = start >= lo + window ? start - window : lo;
+            size_t after = start + 2 * window <= hi ? start + window : hi - window;
+            size_t look_before = entries[start].low >= key_low;
+            size_t next = after ^ ((before ^ after) & (0 - look_before));
+            size_t below = count_below(entries + next, key_low, window);
+            /* The entry past the second window's far side is known (the first window's
+             * first entry, at or above the key; or its last, below it), so only the near
+             * side can miss. */
+            size_t fits_before = (below > 0) | (next == lo);
+            size_t fits_after = (below < window) | (next + window == hi);
+            if (__builtin_expect(((look_before & fits_before) | (~look_before & fits_after)) & 1, 1))
+                i = next + below;
+            else
+                i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
+        } else {
+            i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
+        }
+        out[misses[j].key] = entries[i == n ? 0 : i].idx;
+    }
+}
+
+/* The batch lookup with a window of `window` entries, in two passes. The first is a
+ * rolling pipeline: step i counts the window of key i - depth, reads the offsets of key
+ * i and prefetches its window, and prefetches the offsets of key i + offsets_ahead, so
+ * each key's window arrives while the keys before it are counted, with no block
+ * boundary where the misses in flight drain. Counting a window and judging it take no
+ * branch: every key's count is written as its answer, and every key is appended to the
+ * miss list, whose length grows only by a miss, so a miss (about one key in four at 16
+ * entries on hash data) costs no mispredicted branch and no search in the first pass;
+ * the second pass (resolve_misses) overwrites the answers of the misses, each time the
+ * list fills and at the end.
+ *
+ * Measured at 10M entries on an AMD EPYC (Zen 2), by thread CPU time against one
+ * random access, interleaved: the single pass that searched each miss where it found it
+ * (its branch mispredicted on about a quarter of keys, and its search read lines
+ * nobody had prefetched) ran at 2.0x to 2.1x with huge pages and 1.5x to 1.7x without;
+ * these two passes at 1.7x to 1.8x and 1.3x to 1.5x; the first pass alone, with no
+ * miss resolved, at 1.0x to 1.1x, so what is left is the misses' own work.
+ * docs/performance-notes.md has the whole story.
+ *
+ * `depth` is a power of two (a slot is i & (depth - 1)). Always inlined into a caller
+ * per width: with `window` a run-time value each key tested the width. The caller
+ * ensures the ring has at least 2 * window entries, so every window read is inside the
+ * entries. */
 static inline __attribute__((always_inline)) void lookup_many_window(
     const uint32_t *offsets, const struct ring_bucket_entry *entries, const uint32_t *keys,
     size_t m, uint16_t *out, size_t window, size_t depth, size_t offsets_ahead)
 {
     struct pending_key pending[RING_BUCKETED_MAX_DEPTH];
-    size_t n = offsets[RING_BUCKETS], slot_mask = depth - 1;
+    struct missed_key misses[MISSES_KEPT];
+    size_t missed = 0;
+    size_t n = offsets[RING_BUCKETS], slot_mask = depth - 1, last_start = n - window;
     for (size_t i = 0; i < m && i < offsets_ahead; i++)
         __builtin_prefetch(&offsets[keys[i] >> RING_BUCKET_BITS]);
     for (size_t i = 0; i < m + depth; i++) {
         struct pending_key *slot = &pending[i & slot_mask];
-        if (i >= depth)
-            out[i - depth] = entries[resolve_in_window(
-                entries, n, slot->lo, slot->hi, slot->start, keys[i - depth], window)].idx;
+        if (i >= depth) {
+            size_t k = i - depth;
+            struct pending_key p = *slot;
+            size_t below = count_below(entries + p.start, (uint16_t)keys[k], window);
+            size_t answer = p.start + below;
+            out[k] = entries[answer == n ? 0 : answer].idx;
+            misses[missed].key = (uint32_t)k;
+            misses[missed].start = p.start;
+            missed += below - p.first_ok >= p.limit;
+            if (__builtin_expect(missed == MISSES_KEPT, 0)) {
+                resolve_misses(offsets, entries, keys, out, misses, missed, window);
+                missed = 0;
+            }
+        }
         if (i < m) {
             uint32_t b = keys[i] >> RING_BUCKET_BITS;
             size_t lo = offsets[b], hi = offsets[b + 1];
-            size_t guess = guess_index(lo, hi, (uint16_t)keys[i]);
-            size_t start = window_start(lo, hi, guess, window);
-            slot->lo = (uint32_t)lo;
-            slot->hi = (uint32_t)hi;
-            slot->start = (uint32_t)start;
-            if (hi - lo >= 2 * window) {
-                for (size_t line = 0; line < window; line += 16) /* 16 entries a line */
-                    __builtin_prefetch(&entries[start + line]);
-                __builtin_prefetch(&entries[start + window - 1]);
-            } else {
-                /* guess may be n (one past the end): prefetch never faults. */
-                __builtin_prefetch(&entries[guess]);
-            }
+            size_t start = window_start(lo, hi, guess_index(lo, hi, (uint16_t)keys[i]), window);
+            size_t first_ok = start != lo, last_ok = window - (start + window != hi);
+            slot->first_ok = (uint16_t)first_ok;
+            slot->limit = hi - lo >= 2 * window ? (uint16_t)(last_ok + 1 - first_ok) : 0;
+            slot->start = (uint32_t)(start < last_start ? start : last_start);
+            for (size_t line = 0; line < window; line += 16) /* 16 entries a line */
+                __builtin_prefetch(&entries[start + line]);
+            __builtin_prefetch(&entries[start + window - 1]);
         }
         if (i + offsets_ahead < m)
             __builtin_prefetch(&offsets[keys[i + offsets_ahead] >> RING_BUCKET_BITS]);
     }
+    resolve_misses(offsets, entries, keys, out, misses, missed, window);
 }
 
 #define WINDOWED(width)                                                                      \
@@ -311,6 +383,10 @@ int ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_
         tuning ? *tuning : ring_bucketed_default_tuning(offsets[RING_BUCKETS]);
     if (!ring_bucketed_tuning_valid(&chosen))
         return -1;
+    /* a ring shorter than two windows has no bucket a window pays in (and a window
+     * there could read past the entries) */
+    if ((size_t)offsets[RING_BUCKETS] < 2 * (size_t)chosen.window)
+        chosen.window = 0;
     switch (chosen.window) {
     case 0:
         lookup_many_search(offsets, entries, keys, m, out);

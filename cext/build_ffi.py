@@ -195,6 +195,9 @@ void ring_arc_sums64(const uint64_t *, const uint16_t *, size_t, double *);
 
 void ring_random_reads(const uint32_t *, size_t, const uint32_t *, size_t, uint16_t *);
 
+void *ring_advised_alloc(size_t);
+void ring_advised_free(void *);
+
 void replica_start_table(const uint16_t *, const uint16_t *, size_t, uint32_t, uint16_t *);
 """
 
@@ -230,19 +233,20 @@ ffibuilder.set_source(
     '#include "lean.h"\n#include "random_access.h"\n#include "range_hashes.h"\n'
     '#include "anchor.h"\n#include "memento.h"\n#include "dx.h"\n#include "jumpback.h"\n'
     '#include "replicas.h"\n#include "client_hashes.h"\n#include "md5_many.h"\n'
-    '#include "crc32_many.h"',
+    '#include "crc32_many.h"\n#include "advised_alloc.h"',
     # Relative to the project root, where setup.py runs (sdists need this).
     sources=["cext/ring.c", "cext/bucketed.c", "cext/lru.c", "cext/hashes.c",
              "cext/algorithms.c", "cext/generate.c", "cext/blake2b_lanes.c", "cext/lean.c",
              "cext/random_access.c", "cext/range_hashes.c", "cext/anchor.c", "cext/memento.c",
              "cext/dx.c", "cext/jumpback.c", "cext/replicas.c", "cext/client_hashes.c",
-             "cext/md5_many.c", "cext/crc32_many.c"],
+             "cext/md5_many.c", "cext/crc32_many.c", "cext/advised_alloc.c"],
     include_dirs=["cext"],
     depends=["cext/ring.h", "cext/bucketed.h", "cext/lru.h", "cext/hashes.h",
              "cext/algorithms.h", "cext/generate.h", "cext/blake2b_lanes.h", "cext/lean.h",
              "cext/random_access.h", "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h",
              "cext/dx.h", "cext/jumpback.h", "cext/splitmix.h", "cext/replicas.h",
-             "cext/client_hashes.h", "cext/md5_many.h", "cext/crc32_many.h"],
+             "cext/client_hashes.h", "cext/md5_many.h", "cext/crc32_many.h",
+             "cext/advised_alloc.h"],
     # Point names' MD5 and long names' BLAKE2b from OpenSSL's libcrypto, CRC-32 from zlib
     # (cext/generate.c says why; key names' MD5 is our own, cext/md5_many.h says why);
     # libm's log for weighted rendezvous, the one mcrouter's std::log calls.

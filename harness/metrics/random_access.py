@@ -35,8 +35,9 @@ class RandomAccess:
         if entries < 1:
             raise ValueError(f"entries must be at least 1 (got {entries})")
         self.entries = entries
-        # Written, not np.empty: every page is mapped before the first timed read.
-        self._array = np.arange(entries, dtype=np.uint32)
+        # Written, not only allocated: every page is mapped before the first timed read;
+        # on the same kind of pages as the C layouts' entries (floor_array says why).
+        self._array = c_random_access.floor_array(entries)
 
     @property
     def nbytes(self) -> int:

@@ -30,12 +30,26 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 
 # `compiled_scalar` (cext/scalar.c) is imported here under the same check, for
 # harness.core.native.scalar, which binds it.
-__all__ = ["COMPILED_FILE", "address", "c_input", "compiled_scalar", "ffi", "joined_names", "lib",
-           "u16_out", "u32_buffer", "u64_in"]
+__all__ = ["COMPILED_FILE", "address", "c_input", "compiled_scalar", "ffi", "joined_names",
+           "large_array", "lib", "u16_out", "u32_buffer", "u64_in"]
 
 ffi, lib = _ring_c.ffi, _ring_c.lib
 #: the compiled C core's file: its digest names the build a tuning was measured with
 COMPILED_FILE: str = str(_ring_c.__file__)
+
+
+#: cffi arrays from cext/advised_alloc.c, zeroed there (a fresh mapping is zero already,
+#: and writing it here would fault its pages in before the advice could matter)
+_advised_new = ffi.new_allocator(alloc=lib.ring_advised_alloc, free=lib.ring_advised_free,
+                                 should_clear_after_alloc=False)
+
+
+def large_array(ctype: str, count: int) -> Any:
+    """A zeroed cffi array of `count` `ctype` (say "uint32_t[]") for an array read at
+    random, a ring's entries or the memory floor's: from 4 MiB on it is a fresh mapping
+    advised for huge pages, so every layout and the floor are timed on the same kind of
+    pages whatever the process allocated before (cext/advised_alloc.h says why)."""
+    return _advised_new(ctype, count)
 
 
 def address(cdata: Any) -> int:

@@ -21,7 +21,16 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import COMPILED_FILE, address, c_input, ffi, lib, u16_out, u32_buffer
+from harness.core.native._c import (
+    COMPILED_FILE,
+    address,
+    c_input,
+    ffi,
+    large_array,
+    lib,
+    u16_out,
+    u32_buffer,
+)
 from harness.core.native.ring import StructSpec, check_struct
 from harness.core.native.scalar import ScalarLookup
 
@@ -103,7 +112,8 @@ class CBucketedRing:
     """The bucketed layout of bucketed.h: a table of 2**16 + 1 bucket offsets and an
     array of 4-byte `struct ring_bucket_entry`, both built in C from sorted positions.
 
-    Both arrays come from `ffi.new` (malloc), so allocator profilers see them.
+    Both arrays come from malloc (the offsets by `ffi.new`, the entries by `large_array`,
+    which advises a large one for huge pages), so allocator profilers see them.
     """
 
     def __init__(self, positions: npt.NDArray[np.uint32], owners: npt.NDArray[np.uint16]) -> None:
@@ -116,7 +126,7 @@ class CBucketedRing:
         owners = c_input(owners, np.uint16)
         self.entries = len(positions)
         self._offsets = ffi.new("uint32_t[]", BUCKETS + 1)
-        self._array = ffi.new("struct ring_bucket_entry[]", self.entries)
+        self._array = large_array("struct ring_bucket_entry[]", self.entries)
         status = lib.ring_bucketed_build(
             self._offsets,
             self._array,

@@ -8,9 +8,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.native._c import lib, u16_out, u32_buffer
+from harness.core.native._c import ffi, large_array, lib, u16_out, u32_buffer
 
-__all__ = ["random_reads"]
+__all__ = ["floor_array", "random_reads"]
+
+
+def floor_array(entries: int) -> npt.NDArray[np.uint32]:
+    """0, 1, ..., entries - 1 as uint32, in an array allocated as the C layouts' entries
+    are (large_array: from 4 MiB on, a fresh mapping advised for huge pages), so that the
+    floor and the layouts it is compared with are read on the same kind of pages."""
+    array = np.frombuffer(ffi.buffer(large_array("uint32_t[]", entries)), dtype=np.uint32)
+    array[:] = np.arange(entries, dtype=np.uint32)
+    return array
 
 
 def random_reads(array: npt.NDArray[np.uint32], key_hashes: npt.NDArray[np.uint32]) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import address, c_input, ffi, lib, u16_out
+from harness.core.native._c import address, c_input, ffi, large_array, lib, u16_out
 from harness.core.native.scalar import ScalarLookup
 
 __all__ = ["STRUCTS", "CEntryArray", "StructSpec", "check_struct", "struct_layout"]
@@ -83,8 +83,9 @@ def struct_layout(kind: str) -> tuple[int, int]:
 class CEntryArray:
     """A C array of `struct ring_entry_<kind>` built from sorted positions and owners.
 
-    The array is allocated once with `ffi.new` (malloc underneath, so allocator
-    profilers see it) and freed when this object is collected.
+    The array is allocated once with `large_array` (calloc, or from 4 MiB on a mapping
+    advised for huge pages; allocator profilers see both) and freed when this object is
+    collected.
     """
 
     def __init__(
@@ -103,7 +104,7 @@ class CEntryArray:
         self.kind = kind
         self.entries = len(positions)
         self.entry_size = spec.size
-        self._array = ffi.new(f"struct ring_entry_{kind}[]", self.entries)
+        self._array = large_array(f"struct ring_entry_{kind}[]", self.entries)
         self._lookup_many = getattr(lib, f"ring_lookup_many_{kind}")
         getattr(lib, f"ring_fill_{kind}")(
             self._array,

@@ -1,0 +1,93 @@
+"""Large arrays for rings and the memory floor (cext/advised_alloc.h): zeroed, freed, and
+from 4 MiB on a mapping of their own advised for huge pages before it is first written, so
+that every C layout and the floor are read on the same kind of pages."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from harness.core.native._c import address, ffi, large_array
+from harness.core.native.bucketed import CBucketedRing
+from harness.core.native.random_access import floor_array
+from harness.core.native.ring import CEntryArray
+
+HUGE_PAGES_FROM = 4 * 2**20
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="madvise advice is read back from /proc/self/smaps")
+
+
+def _mapping_of(addr: int) -> dict[str, str]:
+    """The /proc/self/smaps fields of the mapping that holds `addr`, VmFlags among them."""
+    fields: dict[str, str] = {}
+    inside = False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split(None, 1)[0]
+            if not head.endswith(":"):
+                low, high = (int(part, 16) for part in head.split("-"))
+                if inside:
+                    break
+                inside = low <= addr < high
+                fields = {"range": head}
+            elif inside:
+                fields[head[:-1]] = line.split(None, 1)[1].strip() if " " in line else ""
+    return fields
+
+
+@pytest.mark.parametrize("count", [1, 1000, HUGE_PAGES_FROM // 4 - 1, HUGE_PAGES_FROM // 4,
+                                   3 * HUGE_PAGES_FROM // 4 + 5])
+def test_an_array_is_zeroed_writable_and_cache_line_aligned(count: int) -> None:
+    """Below and above the threshold: every element reads 0, takes a write, and the array
+    starts on a 64-byte line (a bucketed window's lines are whole lines of the array)."""
+    array = large_array("uint32_t[]", count)
+    view = np.frombuffer(ffi.buffer(array), dtype=np.uint32)
+    assert len(view) == count and not view.any()
+    view[:] = np.arange(count, dtype=np.uint32)
+    assert int(array[count - 1]) == count - 1
+    assert address(array) % 64 == 0
+
+
+@linux_only
+def test_a_large_array_is_its_own_mapping_advised_for_huge_pages() -> None:
+    """From 4 MiB on: a mapping of its own (never heap pages written before), carrying the
+    huge-page advice (VmFlags "hg") whether or not the kernel had huge pages to give."""
+    array = large_array("uint32_t[]", HUGE_PAGES_FROM // 4)
+    mapping = _mapping_of(address(array))
+    assert "hg" in mapping["VmFlags"].split(), mapping
+    low, high = (int(part, 16) for part in mapping["range"].split("-"))
+    # the mapping is the array's (plus its 64-byte header, rounded to pages), or one the
+    # kernel merged it with: never smaller than the array
+    assert high - low >= HUGE_PAGES_FROM
+
+
+def test_freed_arrays_give_their_memory_back() -> None:
+    """A hundred 8 MiB arrays made and dropped one after another: the process does not
+    keep them (each mapping is unmapped when cffi frees the array)."""
+    def rss_kib() -> int:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+    before = rss_kib()
+    for _ in range(100):
+        array = large_array("uint8_t[]", 8 * 2**20)
+        ffi.buffer(array)[:] = b"\x01" * (8 * 2**20)
+        del array
+    assert rss_kib() - before < 64 * 1024
+
+
+@linux_only
+def test_the_c_layouts_and_the_floor_share_the_advised_pages() -> None:
+    """The entries of cffi-packed and bucketed and the floor's array, at 2M entries, are
+    all advised mappings: timed against each other on the same kind of pages."""
+    rng = np.random.default_rng(7)
+    positions = np.unique(rng.integers(0, 2**32, 2_000_000, dtype=np.uint64)).astype(np.uint32)
+    owners = rng.integers(0, 100, len(positions)).astype(np.uint16)
+    bucketed = CBucketedRing(positions, owners)
+    packed = CEntryArray("packed", positions, owners)
+    floor = floor_array(len(positions))
+    assert floor.tolist()[:3] == [0, 1, 2] and int(floor[-1]) == len(positions) - 1
+    for addr in (address(bucketed._array), address(packed._array), floor.ctypes.data):
+        assert "hg" in _mapping_of(addr)["VmFlags"].split()
