@@ -11,24 +11,20 @@
 /* The windowed batch lookup's parameters are chosen per machine by measurement
  * (harness/recipes/layouts/bucketed_tuning.py): the window's width, the pipeline's
  * depth and how far ahead the offsets are prefetched arrive in a
- * `struct ring_bucketed_tuning`. What they trade, as first measured on an Intel Xeon
- * at 10M entries (~150 entries a bucket): the answer is a median 3 and a 99th
- * percentile 14 entries from the guess, so 16 entries hold the answer of about 86%
- * of keys and 32 entries (128 bytes, two or three cache lines) of about 99.5%; the
- * others fall back to the search, which mispredicts. A wider window fetches more
- * lines and compares more; a deeper pipeline keeps more misses in flight but holds
- * more keys. There a 32-entry window, 16 keys deep, offsets 32 keys ahead, measured
- * 2.1x to 2.6x one random access; GCC's 64-byte vectors (split badly without
- * AVX-512: 7x to 13x), a second window tried on a miss (5.4x) and blocks of 64 keys
- * measured worse. On an AMD EPYC (Zen 2) at 10M entries, timed by CPU time against
- * the same floor: 16 entries 2.2x to 2.4x, 32 entries 2.6x to 2.8x, 24 entries (two
- * or three lines) 2.6x, and a window moved to start on a cache line (32 entries in
- * exactly two lines, 16 in one) no better than centred (2.6x, 3.2x): there the
- * compares, not the lines fetched, set the pace, and a pure two-access loop (the
- * offsets, then one entry, prefetched alike) runs at 1.1x. Without a tuning (NULL),
- * the choice by size made on the Xeon: rings of
- * 2**22 entries and more count 32 entries, rings of 2**21 and more 16, smaller
- * rings search (their buckets are too short for a window). */
+ * `struct ring_bucketed_tuning`. What they trade, at 10M entries (~150 entries a
+ * bucket): the answer is a median 3 and a 99th percentile 14 entries from the guess,
+ * so 16 entries hold the answer of about 86% of keys and 32 entries (two or three
+ * cache lines) of about 99.5%; the others are finished by a second pass
+ * (resolve_misses). A wider window fetches more lines and compares more; a deeper
+ * pipeline keeps more misses in flight but holds more keys. On an AMD EPYC (Zen 2),
+ * timed by CPU time against one random access at 1,000,000 keys a call: 16 entries,
+ * 32 keys deep, offsets 32 ahead, 1.8x to 2.1x; 24 entries 2.4x, 32 entries 2.8x
+ * (a third line costs more than the misses it saves); whole aligned lines instead
+ * of a centred window 2.2x to 2.7x (docs/performance-notes.md has the rest). On an
+ * Intel Xeon the single-pass loop this replaced was fastest with 32 entries. Without
+ * a tuning (NULL), the choice by size made on the Xeon: rings of 2**22 entries and
+ * more count 32 entries, rings of 2**21 and more 16, smaller rings search (their
+ * buckets are too short for a window). */
 #define WINDOW 16
 #define WIDE_WINDOW 32
 #define DEFAULT_DEPTH 16
@@ -275,18 +271,18 @@ static inline __attribute__((always_inline)) void resolve_misses(
  * each key's window arrives while the keys before it are counted, with no block
  * boundary where the misses in flight drain. Counting a window and judging it take no
  * branch: every key's count is written as its answer, and every key is appended to the
- * miss list, whose length grows only by a miss, so a miss (about one key in four at 16
+ * miss list, whose length grows only by a miss, so a miss (about one key in seven at 16
  * entries on hash data) costs no mispredicted branch and no search in the first pass;
  * the second pass (resolve_misses) overwrites the answers of the misses, each time the
  * list fills and at the end.
  *
  * Measured at 10M entries on an AMD EPYC (Zen 2), by thread CPU time against one
- * random access, interleaved: the single pass that searched each miss where it found it
- * (its branch mispredicted on about a quarter of keys, and its search read lines
- * nobody had prefetched) ran at 2.0x to 2.1x with huge pages and 1.5x to 1.7x without;
- * these two passes at 1.7x to 1.8x and 1.3x to 1.5x; the first pass alone, with no
- * miss resolved, at 1.0x to 1.1x, so what is left is the misses' own work.
- * docs/performance-notes.md has the whole story.
+ * random access, interleaved, 1,000,000 keys a call: the single pass that searched
+ * each miss where it found it (its branch mispredicted on those keys, and its search
+ * read lines nobody had prefetched) ran at 2.2x to 2.4x; these two passes at 1.8x to
+ * 2.1x; the first pass alone, with no miss resolved, at 1.4x to 1.5x (its two
+ * adjacent lines a key cost 1.34x by themselves). docs/performance-notes.md has the
+ * whole story.
  *
  * `depth` is a power of two (a slot is i & (depth - 1)). Always inlined into a caller
  * per width: with `window` a run-time value each key tested the width. The caller

@@ -59,9 +59,13 @@ from harness.core.native import bucketed as c_bucketed
 from harness.core.native.bucketed import BucketedTuning
 from harness.core.safe_read import read_regular_file
 
-#: keys each candidate routes per round: 256 KiB of keys, about two milliseconds a call
-#: on a ring that does not fit in the caches, so a round takes a few tens of them
-CALIBRATION_KEYS = 2**16
+#: keys each candidate routes per round: 1 MiB of keys and 512 KiB of answers, past
+#: the L2 cache as the batches of a run are (a scenario routes 1,000,000 keys a call).
+#: At 2**16 keys and answers stay in the L2 between calls, and there the window's lines
+#: cost nothing beside the floor's one (AMD EPYC, 10M entries: a 16-entry window's count
+#: alone timed 1.0x the floor at 2**16 keys a call, 1.4x at 2**18 and at 10**6), so the
+#: calibration judged a batch unlike the ones it was choosing for. About 5 ms a call.
+CALIBRATION_KEYS = 2**18
 #: timed rounds per stage (after one warm-up round): many short rounds, so that a burst
 #: of a neighbour's load spoils a few pairs, not a candidate
 ROUNDS = 15
