@@ -211,15 +211,17 @@ struct missed_key {
 #define MISSES_KEPT 256
 #define MISSES_AHEAD 32
 
-static inline void prefetch_beside(const struct ring_bucket_entry *entries, size_t start,
-                                   size_t window)
+/* Prefetches the window before the one at `start` and the window after it, two lines
+ * each at most. A prefetch never faults, but forming a pointer outside the array is
+ * undefined behaviour (and UBSan reports one that wraps), so each index is kept inside
+ * [0, n): the ring has at least 2 * window entries and start <= n - window. */
+static inline void prefetch_beside(const struct ring_bucket_entry *entries, size_t n,
+                                   size_t start, size_t window)
 {
-    /* the window before this one and the window after it, two lines each at most; a
-     * prefetch never faults, so indices past either end of the entries are harmless */
-    __builtin_prefetch(&entries[start - window]);
-    __builtin_prefetch(&entries[start - 1]);
-    __builtin_prefetch(&entries[start + window]);
-    __builtin_prefetch(&entries[start + 2 * window - 1]);
+    __builtin_prefetch(&entries[start >= window ? start - window : 0]);
+    __builtin_prefetch(&entries[start >= 1 ? start - 1 : 0]);
+    __builtin_prefetch(&entries[start + window < n ? start + window : n - 1]);
+    __builtin_prefetch(&entries[start + 2 * window <= n ? start + 2 * window - 1 : n - 1]);
 }
 
 /* The second pass over the keys whose window missed. The first window's count says on
@@ -235,10 +237,10 @@ static inline __attribute__((always_inline)) void resolve_misses(
 {
     size_t n = offsets[RING_BUCKETS];
     for (size_t j = 0; j < count && j < MISSES_AHEAD; j++)
-        prefetch_beside(entries, misses[j].start, window);
+        prefetch_beside(entries, n, misses[j].start, window);
     for (size_t j = 0; j < count; j++) {
         if (j + MISSES_AHEAD < count)
-            prefetch_beside(entries, misses[j + MISSES_AHEAD].start, window);
+            prefetch_beside(entries, n, misses[j + MISSES_AHEAD].start, window);
         uint32_t key = keys[misses[j].key];
         uint16_t key_low = (uint16_t)key;
         uint32_t b = key >> RING_BUCKET_BITS;
@@ -321,7 +323,9 @@ static inline __attribute__((always_inline)) void lookup_many_window(
             size_t first_ok = start != lo, last_ok = window - (start + window != hi);
             slot->first_ok = (uint16_t)first_ok;
             slot->limit = hi - lo >= 2 * window ? (uint16_t)(last_ok + 1 - first_ok) : 0;
-            slot->start = (uint32_t)(start < last_start ? start : last_start);
+            /* inside the entries even for a short bucket at the end (then always a miss) */
+            start = start < last_start ? start : last_start;
+            slot->start = (uint32_t)start;
             for (size_t line = 0; line < window; line += 16) /* 16 entries a line */
                 __builtin_prefetch(&entries[start + line]);
             __builtin_prefetch(&entries[start + window - 1]);
