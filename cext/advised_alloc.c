@@ -17,6 +17,25 @@ struct advised_header {
 };
 #define HEADER_BYTES ((size_t)64)
 
+/* Advises the whole pages inside [block, block + length) for huge pages, from
+ * RING_HUGE_PAGES_FROM bytes on (the kernel backs only the 2 MiB-aligned runs inside). */
+static void advise_huge_pages(void *block, size_t length)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (length < RING_HUGE_PAGES_FROM)
+        return;
+    uintptr_t page = 4096, first = ((uintptr_t)block + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)block + length) & ~(page - 1);
+    /* Advice only: refused (EINVAL where huge pages are compiled out), the block is
+     * still good, on small pages. */
+    if (end > first)
+        (void)madvise((void *)first, end - first, MADV_HUGEPAGE);
+#else
+    (void)block;
+    (void)length;
+#endif
+}
+
 void *ring_advised_alloc(size_t size)
 {
     if (size > SIZE_MAX - HEADER_BYTES)
@@ -25,7 +44,7 @@ void *ring_advised_alloc(size_t size)
     struct advised_header *header = NULL;
     int mapped = 0;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (size >= RING_HUGE_PAGES_FROM) {
+    if (size >= RING_OWN_MAPPING_FROM) {
         void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                              -1, 0);
         if (mapping == MAP_FAILED)
@@ -41,7 +60,8 @@ void *ring_advised_alloc(size_t size)
         void *block = NULL;
         if (posix_memalign(&block, HEADER_BYTES, length) != 0)
             return NULL;
-        memset(block, 0, length);
+        advise_huge_pages(block, length);
+        memset(block, 0, length); /* after the advice: the first write faults the pages in */
         header = block;
     }
     header->length = length;
