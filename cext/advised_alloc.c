@@ -49,9 +49,7 @@ void *ring_advised_alloc(size_t size)
                              -1, 0);
         if (mapping == MAP_FAILED)
             return NULL;
-        /* Advice only: if the kernel refuses it (EINVAL where huge pages are compiled
-         * out), the mapping is still good, on small pages. */
-        (void)madvise(mapping, length, MADV_HUGEPAGE);
+        advise_huge_pages(mapping, length);
         header = mapping;
         mapped = 1;
     }

@@ -244,7 +244,8 @@ static inline __attribute__((always_inline)) void resolve_misses(
         uint32_t key = keys[misses[j].key];
         uint16_t key_low = (uint16_t)key;
         uint32_t b = key >> RING_BUCKET_BITS;
-        size_t lo = offsets[b], hi = offsets[b + 1], start = misses[j].start, i;
+        size_t lo = offsets[b], hi = offsets[b + 1], start = misses[j].start, i = 0;
+        size_t found = 0; /* by the window beside; else (or in a short bucket) the search */
         if (__builtin_expect(hi - lo >= 2 * window, 1)) {
             size_t before = start >= lo + window ? start - window : lo;
             size_t after = start + 2 * window <= hi ? start + window : hi - window;
@@ -256,13 +257,11 @@ static inline __attribute__((always_inline)) void resolve_misses(
              * side can miss. */
             size_t fits_before = (below > 0) | (next == lo);
             size_t fits_after = (below < window) | (next + window == hi);
-            if (__builtin_expect(((look_before & fits_before) | (~look_before & fits_after)) & 1, 1))
-                i = next + below;
-            else
-                i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
-        } else {
-            i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
+            found = ((look_before & fits_before) | (~look_before & fits_after)) & 1;
+            i = next + below;
         }
+        if (__builtin_expect(!found, 0))
+            i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
         out[misses[j].key] = entries[i == n ? 0 : i].idx;
     }
 }

@@ -38,17 +38,18 @@ ffi, lib = _ring_c.ffi, _ring_c.lib
 COMPILED_FILE: str = str(_ring_c.__file__)
 
 
-#: cffi arrays from cext/advised_alloc.c, zeroed there (a fresh mapping is zero already,
-#: and writing it here would fault its pages in before the advice could matter)
+#: cffi arrays from cext/advised_alloc.c, zeroed there (after the advice: zeroed here,
+#: their pages would be written, and faulted in, before the advice could matter)
 _advised_new = ffi.new_allocator(alloc=lib.ring_advised_alloc, free=lib.ring_advised_free,
                                  should_clear_after_alloc=False)
 
 
 def large_array(ctype: str, count: int) -> Any:
     """A zeroed cffi array of `count` `ctype` (say "uint32_t[]") for an array read at
-    random, a ring's entries or the memory floor's: from 4 MiB on it is a fresh mapping
-    advised for huge pages, so every layout and the floor are timed on the same kind of
-    pages whatever the process allocated before (cext/advised_alloc.h says why)."""
+    random, a ring's entries or the memory floor's: from 4 MiB on advised for huge pages
+    before it is written, from 32 MiB on a fresh mapping of its own, so that every C
+    layout and the floor are timed on the same kind of pages (cext/advised_alloc.h says
+    why, and why not a mapping of its own below 32 MiB)."""
     return _advised_new(ctype, count)
 
 

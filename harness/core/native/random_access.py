@@ -13,12 +13,19 @@ from harness.core.native._c import ffi, large_array, lib, u16_out, u32_buffer
 __all__ = ["floor_array", "random_reads"]
 
 
+#: elements the floor's array is filled with at a time: a whole np.arange would be a
+#: second array of the floor's size, for a moment
+_FILL_CHUNK = 1 << 20
+
+
 def floor_array(entries: int) -> npt.NDArray[np.uint32]:
     """0, 1, ..., entries - 1 as uint32, in an array allocated as the C layouts' entries
-    are (large_array: from 4 MiB on, a fresh mapping advised for huge pages), so that the
-    floor and the layouts it is compared with are read on the same kind of pages."""
+    are (large_array), so that the floor and the layouts it is compared with are read on
+    the same kind of pages."""
     array = np.frombuffer(ffi.buffer(large_array("uint32_t[]", entries)), dtype=np.uint32)
-    array[:] = np.arange(entries, dtype=np.uint32)
+    for first in range(0, entries, _FILL_CHUNK):
+        last = min(first + _FILL_CHUNK, entries)
+        array[first:last] = np.arange(first, last, dtype=np.uint32)
     return array
 
 

@@ -83,9 +83,9 @@ def struct_layout(kind: str) -> tuple[int, int]:
 class CEntryArray:
     """A C array of `struct ring_entry_<kind>` built from sorted positions and owners.
 
-    The array is allocated once with `large_array` (calloc, or from 4 MiB on a mapping
-    advised for huge pages; allocator profilers see both) and freed when this object is
-    collected.
+    The array is allocated once with `large_array` (malloc's, advised for huge pages
+    from 4 MiB on, a mapping of its own from 32 MiB on; allocator profilers see both)
+    and freed when this object is collected.
     """
 
     def __init__(
