@@ -140,6 +140,22 @@ static double now_ns(void) {
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+/* Routes the n keys `repeats` times into owners, each time's ns per key in times[r]:
+ * what TIME does, and ROUTE with one repeat whose time is not sent, on keys from the
+ * pipe or from the shared batch alike. Returns 0, or the library's status once a route
+ * fails (the times after it are not written). */
+static int timed_routes(const ring_peer *peer, const uint8_t *keys, const uint64_t *offsets,
+                        uint32_t n, uint16_t *owners, uint32_t repeats, double *times)
+{
+    int status = 0;
+    for (uint32_t r = 0; r < repeats && status == 0; r++) {
+        double start = now_ns();
+        status = route(peer, keys, offsets, n, owners);
+        times[r] = n ? (now_ns() - start) / n : 0.0;
+    }
+    return status;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) fail("usage: abi_pipe LIBRARY.so");
     void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -210,12 +226,7 @@ int main(int argc, char **argv) {
             uint32_t n = (uint32_t)take_keys(&keys, &offsets);
             uint16_t *owners = malloc(((size_t)n + 1) * sizeof *owners);
             double *times = malloc(((size_t)repeats + 1) * sizeof *times);
-            int status = 0;
-            for (uint32_t r = 0; r < repeats && status == 0; r++) {
-                double start = now_ns();
-                status = route(peer, keys, offsets, n, owners);
-                times[r] = n ? (now_ns() - start) / n : 0.0;
-            }
+            int status = timed_routes(peer, keys, offsets, n, owners, repeats, times);
             if (status != 0) reply_error("ring_peer_route failed");
             else if (request[0] == 'R') reply(&n, 4, owners, (size_t)n * 2);
             else reply(&repeats, 4, times, (size_t)repeats * 8);
@@ -247,12 +258,7 @@ int main(int argc, char **argv) {
             const char *why = take_shared_keys(&n, &keys, &offsets, &owners);
             if (why) { reply_error(why); break; }
             double *times = malloc(((size_t)repeats + 1) * sizeof *times);
-            int status = 0;
-            for (uint32_t r = 0; r < repeats && status == 0; r++) {
-                double start = now_ns();
-                status = route(peer, keys, offsets, n, owners);
-                times[r] = n ? (now_ns() - start) / n : 0.0;
-            }
+            int status = timed_routes(peer, keys, offsets, n, owners, repeats, times);
             if (status != 0) reply_error("ring_peer_route failed");
             else if (request[0] == 'r') reply(&n, 4, NULL, 0);
             else reply(&repeats, 4, times, (size_t)repeats * 8);

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal
 import socket
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+from collections.abc import Callable
 
 from peer_protocol import CHANGE, serve
 
@@ -72,6 +74,23 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def _read_until(connection: socket.socket, who: str,
+                done: Callable[[bytes], bool]) -> bytes:
+    """What `connection` sends until `done` holds of all of it (`who` names the server in
+    the error if it closes the connection first)."""
+    data = b""
+    while not done(data):
+        chunk = connection.recv(1 << 20)
+        if not chunk:
+            raise ValueError(f"{who} closed the connection")
+        data += chunk
+    return data
+
+
+def _has_lines(count: int, data: bytes) -> bool:
+    return data.count(b"\r\n") >= count
+
+
 def exchange(port: int, requests: list[bytes]) -> bytes:
     """Requests in batches, each batch's replies (one line per request) read before the
     next."""
@@ -80,13 +99,8 @@ def exchange(port: int, requests: list[bytes]) -> bytes:
         for at in range(0, len(requests), BATCH):
             batch = requests[at:at + BATCH]
             connection.sendall(b"".join(batch))
-            data = b""
-            while data.count(b"\r\n") < len(batch):
-                chunk = connection.recv(1 << 20)
-                if not chunk:
-                    raise ValueError(f"127.0.0.1:{port} closed the connection")
-                data += chunk
-            replies.append(data)
+            replies.append(_read_until(connection, f"127.0.0.1:{port}",
+                                       functools.partial(_has_lines, len(batch))))
     return b"".join(replies)
 
 
@@ -96,12 +110,8 @@ def held_keys(port: int) -> list[bytes]:
     number of keys."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
         connection.sendall(b"lru_crawler metadump all\r\n")
-        data = b""
-        while not data.endswith(b"END\r\n"):
-            chunk = connection.recv(1 << 20)
-            if not chunk:
-                raise ValueError(f"memcached on port {port} closed the connection")
-            data += chunk
+        data = _read_until(connection, f"memcached on port {port}",
+                           lambda data: data.endswith(b"END\r\n"))
     if data.startswith(b"ERROR") or data.startswith(b"BUSY"):
         raise ValueError(f"memcached on port {port} answered {data[:200]!r}")
     return [urllib.parse.unquote_to_bytes(line.split(b" ", 1)[0][4:].decode())
@@ -113,12 +123,8 @@ def held_among(port: int, keys: list[bytes]) -> list[bytes]:
     miss not at all; `mn` ends the batch with "MN"."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
         connection.sendall(b"".join(b"mg %s k q\r\n" % key for key in keys) + b"mn\r\n")
-        data = b""
-        while not data.endswith(b"MN\r\n"):
-            chunk = connection.recv(1 << 20)
-            if not chunk:
-                raise ValueError(f"memcached on port {port} closed the connection")
-            data += chunk
+        data = _read_until(connection, f"memcached on port {port}",
+                           lambda data: data.endswith(b"MN\r\n"))
     return [line.split(b" k", 1)[1].split(b" ", 1)[0] for line in data.split(b"\r\n")
             if line.startswith(b"HD ")]
 
