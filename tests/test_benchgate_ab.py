@@ -365,15 +365,28 @@ def test_checkout_against_its_own_head(tmp_path: Path, cache: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The real thing on the smoke plan: HEAD exported and built, both suites run, every
     timing of the small ring sampled in pairs and judged; unchanged code (the checkout's
-    harness, against HEAD's) passes, and the report is written in both forms."""
-    regressions = tmp_path / "regressions.txt"
-    code = main(["--against", "HEAD", "--suite", str(ROOT / "benchmarks"), "--bench-mode",
-                 "smoke", "--min-pairs", "8", "--max-pairs", "8", "--report-dir",
-                 str(tmp_path / "report"), "--regressions-out", str(regressions)])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "exported and built" in out and "PASS" in out
-    assert regressions.read_text() == ""
+    harness, against HEAD's) passes as CI judges it, and the report is written in both
+    forms.
+
+    As in .ci/bench.sh, a regression must show in two runs: on a shared machine one run
+    of 8 pairs flagged scalar/bucketed/16k at 1.17x between identical trees (while a
+    neighbour slowed every candidate sample by 10 to 30%), and a check that fails on
+    unchanged code is a check CI cannot keep."""
+    def gate(run: str) -> tuple[int, str, set[str]]:
+        regressions = tmp_path / f"regressions-{run}.txt"
+        code = main(["--against", "HEAD", "--suite", str(ROOT / "benchmarks"), "--bench-mode",
+                     "smoke", "--min-pairs", "8", "--max-pairs", "8", "--report-dir",
+                     str(tmp_path / "report"), "--regressions-out", str(regressions)])
+        return code, capsys.readouterr().out, set(regressions.read_text().split())
+
+    code, out, first = gate("first")
+    assert "exported and built" in out
+    if code != 0:
+        assert first, out  # a failing run names what regressed
+        code, out, second = gate("second")
+        assert not first & second, f"regressed in both runs: {first & second}\n{out}"
+    else:
+        assert "PASS" in out and not first
     md = (tmp_path / "report" / "ab-gate.md").read_text()
     for benchmark in ("batch/cffi-packed/16k", "scalar/tuples/16k", "build/bucketed/16k"):
         row = next(line for line in md.splitlines() if line.startswith(f"| {benchmark} "))
