@@ -13,15 +13,15 @@
  * depth and how far ahead the offsets are prefetched arrive in a
  * `struct ring_bucketed_tuning`. What they trade, at 10M entries (~150 entries a
  * bucket): the answer is a median 3 and a 99th percentile 14 entries from the guess,
- * so 16 entries hold the answer of about 86% of keys and 32 entries (two or three
+ * so 16 entries decide the answer of about 85% of keys and 32 entries (two or three
  * cache lines) of about 99.5%; the others are finished by a second pass
  * (resolve_misses). A wider window fetches more lines and compares more; a deeper
  * pipeline keeps more misses in flight but holds more keys. On an AMD EPYC (Zen 2),
- * timed by CPU time against one random access at 1,000,000 keys a call: 16 entries,
- * 32 keys deep, offsets 32 ahead, 1.8x to 2.1x; 24 entries 2.4x, 32 entries 2.8x
- * (a third line costs more than the misses it saves); whole aligned lines instead
- * of a centred window 2.2x to 2.7x (docs/performance-notes.md has the rest). On an
- * Intel Xeon the single-pass loop this replaced was fastest with 32 entries. Without
+ * timed by CPU time against one random access at 262,144 keys a call: 16 entries,
+ * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x
+ * (a third line costs more than the misses it saves; docs/performance-notes.md has
+ * the rest). On an Intel Xeon the single-pass loop of before was fastest with 32
+ * entries. Without
  * a tuning (NULL), the choice by size made on the Xeon: rings of 2**22 entries and
  * more count 32 entries, rings of 2**21 and more 16, smaller rings search (their
  * buckets are too short for a window). */
@@ -126,36 +126,34 @@ static inline size_t window_start(size_t lo, size_t hi, size_t guess, size_t win
     return start + window > hi ? hi - window : start;
 }
 
-/* How many of the `window` entries from `first` have a low below key_low, with no
- * branch per entry (`window` is 8, 16, 24, 32, 48 or 64, a constant where this is inlined).
- * With SSE2 (every x86-64), four entries per compare: an entry is
- * one 32-bit lane, its low the lane's bottom half, so masking off idx leaves a
- * non-negative int32 that a signed compare orders correctly; each compare gives -1
- * per entry below, summed as a tree (no long chain of dependent adds). */
+/* How many of the `window` entries from `first` have a low below key_low, for entries
+ * sorted by low (one bucket), with no branch per entry (`window` is 8, 16, 24, 32, 48 or
+ * 64, a constant where this is inlined). With SSE2 (every x86-64), four entries per
+ * compare: an entry is one 32-bit lane, its low the lane's bottom half, so masking off
+ * idx leaves a non-negative int32 that a signed compare orders correctly; the compares
+ * are packed to one byte an entry and gathered into a bit mask, whose run of ones from
+ * bit 0 is the count (the entries below come first). */
 static inline size_t count_below(const struct ring_bucket_entry *first, uint16_t key_low,
                                  size_t window)
 {
 #if defined(__SSE2__)
     const __m128i low_mask = _mm_set1_epi32(0xFFFF), key = _mm_set1_epi32(key_low);
     const __m128i *lanes = (const __m128i *)(const void *)first;
+    uint64_t below = 0;
 #define BELOW(j) _mm_cmpgt_epi32(key, _mm_and_si128(_mm_loadu_si128(lanes + (j)), low_mask))
-    __m128i sum = _mm_add_epi32(BELOW(0), BELOW(1));
-    if (window >= 16)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(2), BELOW(3)));
-    if (window >= 24)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(4), BELOW(5)));
-    if (window >= 32)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(BELOW(6), BELOW(7)));
-    if (window >= 48)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_add_epi32(BELOW(8), BELOW(9)),
-                                               _mm_add_epi32(BELOW(10), BELOW(11))));
-    if (window >= 64)
-        sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_add_epi32(BELOW(12), BELOW(13)),
-                                               _mm_add_epi32(BELOW(14), BELOW(15))));
+#define EIGHT(j) _mm_packs_epi32(BELOW(j), BELOW((j) + 1))
+    for (size_t group = 0; group < window / 16; group++) {
+        __m128i bytes = _mm_packs_epi16(EIGHT(4 * group), EIGHT(4 * group + 2));
+        below |= (uint64_t)(uint32_t)_mm_movemask_epi8(bytes) << (16 * group);
+    }
+    if (window % 16) {
+        __m128i bytes = _mm_packs_epi16(EIGHT(window / 4 - 2), _mm_setzero_si128());
+        below |= (uint64_t)(uint32_t)_mm_movemask_epi8(bytes) << (window - 8);
+    }
+#undef EIGHT
 #undef BELOW
-    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4E)); /* swap 64-bit halves */
-    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xB1)); /* swap 32-bit pairs */
-    return (size_t)(uint32_t)-_mm_cvtsi128_si32(sum);
+    /* a 64-entry window all below has no zero bit to find */
+    return window == 64 && below == UINT64_MAX ? 64 : (size_t)__builtin_ctzll(~below);
 #else
     size_t below = 0;
     for (size_t j = 0; j < window; j++)
@@ -189,15 +187,12 @@ static void lookup_many_search(const uint32_t *offsets, const struct ring_bucket
 }
 
 /* What the pipeline keeps of a key between reading its offsets and counting its
- * window, 8 bytes (16 keys in flight take two cache lines): where the window starts
- * (moved inside the entries for a bucket too short for one), and the counts that make
- * it an answer, set when the offsets are read so that counting the window is followed
- * by one compare: `below` is the answer when below - first_ok < limit (unsigned), that
- * is when it is at least 1 unless the window starts its bucket, and at most window - 1
- * unless it ends it. A bucket shorter than two windows gets limit 0: always a miss. */
+ * window, 8 bytes (32 keys in flight take four cache lines): where the window starts,
+ * and the key's low 16 bits, or 0 for a bucket shorter than two windows, so that its
+ * window counts no entry below and misses. */
 struct pending_key {
     uint32_t start;
-    uint16_t first_ok, limit;
+    uint32_t key_low;
 };
 
 /* A key whose window missed, kept for the second pass: its index in the batch and its
@@ -207,40 +202,50 @@ struct missed_key {
 };
 
 /* Misses kept before a second pass runs over them (2 KiB of stack), and how many
- * misses ahead that pass prefetches the lines beside their windows. */
+ * misses ahead that pass prefetches the window it will count. */
 #define MISSES_KEPT 256
 #define MISSES_AHEAD 32
 
-/* Prefetches the window before the one at `start` and the window after it, two lines
- * each at most. A prefetch never faults, but forming a pointer outside the array is
- * undefined behaviour (and UBSan reports one that wraps), so each index is kept inside
- * [0, n): the ring has at least 2 * window entries and start <= n - window. */
-static inline void prefetch_beside(const struct ring_bucket_entry *entries, size_t n,
-                                   size_t start, size_t window)
+/* Whether a miss's answer lies before its window: the window's first entry is at or
+ * above the key (else the answer lies after it). */
+static inline size_t answer_before(const struct ring_bucket_entry *entries, size_t start,
+                                   uint16_t key_low)
 {
-    __builtin_prefetch(&entries[start >= window ? start - window : 0]);
-    __builtin_prefetch(&entries[start >= 1 ? start - 1 : 0]);
-    __builtin_prefetch(&entries[start + window < n ? start + window : n - 1]);
-    __builtin_prefetch(&entries[start + 2 * window <= n ? start + 2 * window - 1 : n - 1]);
+    return entries[start].low >= key_low;
 }
 
-/* The second pass over the keys whose window missed. The first window's count says on
- * which side the answer lies (its first entry at or above the key: before it; else
- * after), so the window beside it on that side is counted, chosen and judged with no
- * branch: on hash data it holds the answer of all but about 2 keys in 10,000 (16
- * entries at 10M), which the search from the guess decides. The lines beside each
- * miss's window are prefetched MISSES_AHEAD misses ahead, so a pass over a few hundred
- * misses keeps their memory accesses in flight together, as the first pass does. */
+/* Prefetches the window beside a miss's window, on the side its answer lies. A
+ * prefetch never faults, but forming a pointer outside the array is undefined
+ * behaviour (and UBSan reports one that wraps), so the window is kept inside the
+ * entries: the ring has at least 2 * window entries and start <= n - window. */
+static inline void prefetch_beside(const struct ring_bucket_entry *entries, size_t n,
+                                   const uint32_t *keys, const struct missed_key *miss,
+                                   size_t window)
+{
+    size_t start = miss->start, before = start >= window ? start - window : 0;
+    size_t after = start + 2 * window <= n ? start + window : n - window;
+    size_t beside = answer_before(entries, start, (uint16_t)keys[miss->key]) ? before : after;
+    __builtin_prefetch(&entries[beside]);
+    __builtin_prefetch(&entries[beside + window - 1]);
+}
+
+/* The second pass over the keys whose window missed. The window beside each miss's
+ * window, on the side its answer lies and inside its bucket, is counted and judged with
+ * no branch: on hash data it holds the answer of all but about 2 keys in 10,000 (16
+ * entries at 10M), which the search from the guess decides, as it decides the keys of
+ * buckets shorter than two windows. The window beside is prefetched MISSES_AHEAD misses
+ * ahead, so a pass over a few hundred misses keeps their memory accesses in flight
+ * together, as the first pass does. */
 static inline __attribute__((always_inline)) void resolve_misses(
     const uint32_t *offsets, const struct ring_bucket_entry *entries, const uint32_t *keys,
     uint16_t *out, const struct missed_key *misses, size_t count, size_t window)
 {
     size_t n = offsets[RING_BUCKETS];
     for (size_t j = 0; j < count && j < MISSES_AHEAD; j++)
-        prefetch_beside(entries, n, misses[j].start, window);
+        prefetch_beside(entries, n, keys, &misses[j], window);
     for (size_t j = 0; j < count; j++) {
         if (j + MISSES_AHEAD < count)
-            prefetch_beside(entries, n, misses[j + MISSES_AHEAD].start, window);
+            prefetch_beside(entries, n, keys, &misses[j + MISSES_AHEAD], window);
         uint32_t key = keys[misses[j].key];
         uint16_t key_low = (uint16_t)key;
         uint32_t b = key >> RING_BUCKET_BITS;
@@ -249,16 +254,16 @@ static inline __attribute__((always_inline)) void resolve_misses(
         if (__builtin_expect(hi - lo >= 2 * window, 1)) {
             size_t before = start >= lo + window ? start - window : lo;
             size_t after = start + 2 * window <= hi ? start + window : hi - window;
-            size_t look_before = entries[start].low >= key_low;
-            size_t next = after ^ ((before ^ after) & (0 - look_before));
-            size_t below = count_below(entries + next, key_low, window);
+            size_t look_before = answer_before(entries, start, key_low);
+            size_t beside = look_before ? before : after;
+            size_t below = count_below(entries + beside, key_low, window);
             /* The entry past the second window's far side is known (the first window's
              * first entry, at or above the key; or its last, below it), so only the near
              * side can miss. */
-            size_t fits_before = (below > 0) | (next == lo);
-            size_t fits_after = (below < window) | (next + window == hi);
-            found = ((look_before & fits_before) | (~look_before & fits_after)) & 1;
-            i = next + below;
+            size_t fits_before = (below > 0) | (beside == lo);
+            size_t fits_after = (below < window) | (beside + window == hi);
+            found = look_before ? fits_before : fits_after;
+            i = beside + below;
         }
         if (__builtin_expect(!found, 0))
             i = search_bucket(entries, lo, hi, guess_index(lo, hi, key_low), key_low);
@@ -266,24 +271,60 @@ static inline __attribute__((always_inline)) void resolve_misses(
     }
 }
 
+/* The first pass's first stage for key `key`: reads its bucket's offsets, places its
+ * window (moved inside the entries for a short bucket at the end: that key misses
+ * anyway: `last_start` is the ring's last window) and prefetches the window's lines. */
+static inline __attribute__((always_inline)) void place_window(
+    const uint32_t *offsets, const struct ring_bucket_entry *entries, uint32_t key,
+    struct pending_key *slot, size_t last_start, size_t window)
+{
+    uint32_t b = key >> RING_BUCKET_BITS;
+    size_t lo = offsets[b], hi = offsets[b + 1];
+    size_t start = window_start(lo, hi, guess_index(lo, hi, (uint16_t)key), window);
+    start = start < last_start ? start : last_start;
+    slot->start = (uint32_t)start;
+    slot->key_low = hi - lo >= 2 * window ? (uint16_t)key : 0;
+    for (size_t line = 0; line < window; line += 16) /* 16 entries a line */
+        __builtin_prefetch(&entries[start + line]);
+    __builtin_prefetch(&entries[start + window - 1]);
+}
+
+/* The first pass's second stage for key `k`: counts its window, writes the entry there
+ * as its answer and appends the key to the miss list, which grows only if the count is
+ * not inside the window (0 or `window`: the answer may lie beside it). An inside count
+ * is the answer: entries below the key and entries at or above it are both in the
+ * window, and so in one bucket. Returns the list's new length. */
+static inline __attribute__((always_inline)) size_t count_window(
+    const struct ring_bucket_entry *entries, struct pending_key pending, size_t k,
+    uint16_t *out, struct missed_key *misses, size_t missed, size_t window)
+{
+    size_t below = count_below(entries + pending.start, (uint16_t)pending.key_low, window);
+    /* at the last entry for a count of `window`, a miss: inside the entries */
+    out[k] = entries[pending.start + (below < window ? below : window - 1)].idx;
+    misses[missed].key = (uint32_t)k;
+    misses[missed].start = pending.start;
+    return missed + (below - 1 >= window - 1);
+}
+
 /* The batch lookup with a window of `window` entries, in two passes. The first is a
  * rolling pipeline: step i counts the window of key i - depth, reads the offsets of key
  * i and prefetches its window, and prefetches the offsets of key i + offsets_ahead, so
  * each key's window arrives while the keys before it are counted, with no block
- * boundary where the misses in flight drain. Counting a window and judging it take no
- * branch: every key's count is written as its answer, and every key is appended to the
- * miss list, whose length grows only by a miss, so a miss (about one key in seven at 16
- * entries on hash data) costs no mispredicted branch and no search in the first pass;
- * the second pass (resolve_misses) overwrites the answers of the misses, each time the
- * list fills and at the end.
+ * boundary where the misses in flight drain. It runs as three loops (filling, full,
+ * draining) so that the full one tests nothing but its end. Counting a window and
+ * judging it take no branch: every key's count is written as its answer, and every key
+ * is appended to the miss list, whose length grows only by a miss, so a miss (about one
+ * key in seven at 16 entries on hash data) costs no mispredicted branch and no search
+ * in the first pass; the second pass (resolve_misses) overwrites the answers of the
+ * misses, each time the list fills and at the end.
  *
  * Measured at 10M entries on an AMD EPYC (Zen 2), by thread CPU time against one
- * random access, interleaved, 1,000,000 keys a call: the single pass that searched
- * each miss where it found it (its branch mispredicted on those keys, and its search
- * read lines nobody had prefetched) ran at 2.2x to 2.4x; these two passes at 1.8x to
- * 2.1x; the first pass alone, with no miss resolved, at 1.4x to 1.5x (its two
- * adjacent lines a key cost 1.34x by themselves). docs/performance-notes.md has the
- * whole story.
+ * random access, interleaved: the single pass that searched each miss where it found
+ * it (its branch mispredicted on those keys, and its search read lines nobody had
+ * prefetched) ran at 2.2x to 2.4x; two passes with a hit test against bounds kept in
+ * the slot, a count summed across lanes and one loop testing both stages, 1.9x to
+ * 2.1x; these, 1.7x to 1.9x. Of that, the first pass alone, with no miss resolved,
+ * takes 1.4x. docs/performance-notes.md has the whole story.
  *
  * `depth` is a power of two (a slot is i & (depth - 1)). Always inlined into a caller
  * per width: with `window` a run-time value each key tested the width. The caller
@@ -295,43 +336,42 @@ static inline __attribute__((always_inline)) void lookup_many_window(
 {
     struct pending_key pending[RING_BUCKETED_MAX_DEPTH];
     struct missed_key misses[MISSES_KEPT];
-    size_t missed = 0;
-    size_t n = offsets[RING_BUCKETS], slot_mask = depth - 1, last_start = n - window;
-    for (size_t i = 0; i < m && i < offsets_ahead; i++)
-        __builtin_prefetch(&offsets[keys[i] >> RING_BUCKET_BITS]);
-    for (size_t i = 0; i < m + depth; i++) {
-        struct pending_key *slot = &pending[i & slot_mask];
-        if (i >= depth) {
-            size_t k = i - depth;
-            struct pending_key p = *slot;
-            size_t below = count_below(entries + p.start, (uint16_t)keys[k], window);
-            size_t answer = p.start + below;
-            out[k] = entries[answer == n ? 0 : answer].idx;
-            misses[missed].key = (uint32_t)k;
-            misses[missed].start = p.start;
-            missed += below - p.first_ok >= p.limit;
-            if (__builtin_expect(missed == MISSES_KEPT, 0)) {
-                resolve_misses(offsets, entries, keys, out, misses, missed, window);
-                missed = 0;
-            }
-        }
-        if (i < m) {
-            uint32_t b = keys[i] >> RING_BUCKET_BITS;
-            size_t lo = offsets[b], hi = offsets[b + 1];
-            size_t start = window_start(lo, hi, guess_index(lo, hi, (uint16_t)keys[i]), window);
-            size_t first_ok = start != lo, last_ok = window - (start + window != hi);
-            slot->first_ok = (uint16_t)first_ok;
-            slot->limit = hi - lo >= 2 * window ? (uint16_t)(last_ok + 1 - first_ok) : 0;
-            /* inside the entries even for a short bucket at the end (then always a miss) */
-            start = start < last_start ? start : last_start;
-            slot->start = (uint32_t)start;
-            for (size_t line = 0; line < window; line += 16) /* 16 entries a line */
-                __builtin_prefetch(&entries[start + line]);
-            __builtin_prefetch(&entries[start + window - 1]);
-        }
-        if (i + offsets_ahead < m)
-            __builtin_prefetch(&offsets[keys[i + offsets_ahead] >> RING_BUCKET_BITS]);
+    size_t missed = 0, slot_mask = depth - 1, filled = m < depth ? m : depth, i = 0;
+    size_t last_start = offsets[RING_BUCKETS] - window;
+#define OFFSETS_AHEAD(i)                                                                     \
+    do {                                                                                     \
+        if ((i) + offsets_ahead < m)                                                         \
+            __builtin_prefetch(&offsets[keys[(i) + offsets_ahead] >> RING_BUCKET_BITS]);     \
+    } while (0)
+#define COUNT(k)                                                                             \
+    do {                                                                                     \
+        missed = count_window(entries, pending[(k) & slot_mask], (k), out, misses, missed,   \
+                              window);                                                       \
+        if (__builtin_expect(missed == MISSES_KEPT, 0)) {                                    \
+            resolve_misses(offsets, entries, keys, out, misses, missed, window);             \
+            missed = 0;                                                                      \
+        }                                                                                    \
+    } while (0)
+    for (size_t j = 0; j < m && j < offsets_ahead; j++)
+        __builtin_prefetch(&offsets[keys[j] >> RING_BUCKET_BITS]);
+    for (; i < filled; i++) {
+        place_window(offsets, entries, keys[i], &pending[i], last_start, window);
+        OFFSETS_AHEAD(i);
     }
+    /* full: the offsets ahead are inside the keys */
+    for (; i + offsets_ahead < m; i++) {
+        COUNT(i - depth);
+        place_window(offsets, entries, keys[i], &pending[i & slot_mask], last_start, window);
+        __builtin_prefetch(&offsets[keys[i + offsets_ahead] >> RING_BUCKET_BITS]);
+    }
+    for (; i < m; i++) {
+        COUNT(i - depth);
+        place_window(offsets, entries, keys[i], &pending[i & slot_mask], last_start, window);
+    }
+    for (size_t k = i - filled; k < m; k++)
+        COUNT(k);
+#undef COUNT
+#undef OFFSETS_AHEAD
     resolve_misses(offsets, entries, keys, out, misses, missed, window);
 }
 
