@@ -16,15 +16,51 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo), else what the platform module says."""
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def _first_cpu_fields(cpuinfo: Path) -> dict[str, str]:
+    """The first processor's `field: value` lines of /proc/cpuinfo (empty if unreadable)."""
+    fields: dict[str, str] = {}
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        text = cpuinfo.read_text()
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return fields
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the first processor's block ends at its blank line
+            continue
+        name, colon, value = line.partition(":")
+        if colon:
+            fields.setdefault(name.strip(), value.strip())
+    return fields
+
+
+def _binary_size(size: int) -> str:
+    return f"{size >> 20} MiB" if size >= 1 << 20 and size % (1 << 20) == 0 \
+        else f"{size >> 10} KiB"
+
+
+def cpu_model(cpuinfo: Path = CPUINFO, caches: Path | None = None) -> str:
+    """The CPU's model name, with its family, model and stepping and its L2 and L3 sizes
+    where the kernel reports them; else what the platform module says.
+
+    A cloud VM often shows a masked name: an AMD EPYC of the Zen 2 generation (family 23,
+    L3 16 MiB) and one of Zen 3 (family 25, L3 32 MiB) both read "AMD EPYC", and time the
+    bucketed batch lookup differently. The name alone would let the tuning cached on one
+    pass for the other's, and a reader could not tell which CPU a figure is from."""
+    fields = _first_cpu_fields(cpuinfo)
+    name = fields.get("model name")
+    if not name:
+        return platform.processor() or platform.machine()
+    details = [" ".join(f"{label} {fields[field]}" for field, label in
+                        (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"))
+                        if fields.get(field))]
+    sizes = data_cache_sizes(CACHE_DIRECTORY if caches is None else caches)
+    details += [f"L{level} {_binary_size(sizes[level])}" for level in (2, 3) if level in sizes]
+    details = [detail for detail in details if detail]
+    return f"{name} ({', '.join(details)})" if details else name
 
 
 def _memory_bytes(field: str) -> int | None:

@@ -27,10 +27,11 @@ within a few percent swap places from run to run, and the choice should not. Eve
 candidate's routes are checked against the default tuning's on the same keys before
 any is chosen.
 
-The choice is cached per CPU model, ring size class (entries from 2**(k-1) to 2**k)
-and build of the C core (the digest of the compiled module, so a rebuilt C core
-measures again), in a JSON file under the user's cache directory
-(`$RING_HARNESS_TUNING_CACHE`, else `$XDG_CACHE_HOME/ring-harness`, else
+The choice is cached per CPU (`cpu_model`: its name, family, model, stepping and
+cache sizes, as a masked name is shared by CPUs that time differently), ring size
+class (entries from 2**(k-1) to 2**k) and build of the C core (the digest of the
+compiled module, so a rebuilt C core measures again), in a JSON file under the user's
+cache directory (`$RING_HARNESS_TUNING_CACHE`, else `$XDG_CACHE_HOME/ring-harness`, else
 `~/.cache/ring-harness`), never in the checkout. docs/performance-notes.md says why.
 """
 
