@@ -214,6 +214,14 @@ static inline size_t answer_before(const struct ring_bucket_entry *entries, size
     return entries[start].low >= key_low;
 }
 
+/* All ones for 1, zero for 0: picks between two values by masks. The side a miss's
+ * answer lies on is a coin toss, and written as `side ? before : after` gcc compiled
+ * the choice to a branch, mispredicted on half the misses: at 10M entries on an AMD
+ * EPYC (Zen 3) the masks made the whole batch 9% faster (paired medians 0.87 to 0.96
+ * over four runs), and the second pass went from about a third of the first's time to
+ * about a sixth. */
+static inline size_t select_mask(size_t bit) { return (size_t)0 - bit; }
+
 /* Prefetches the window beside a miss's window, on the side its answer lies. A
  * prefetch never faults, but forming a pointer outside the array is undefined
  * behaviour (and UBSan reports one that wraps), so the window is kept inside the
@@ -224,7 +232,8 @@ static inline void prefetch_beside(const struct ring_bucket_entry *entries, size
 {
     size_t start = miss->start, before = start >= window ? start - window : 0;
     size_t after = start + 2 * window <= n ? start + window : n - window;
-    size_t beside = answer_before(entries, start, (uint16_t)keys[miss->key]) ? before : after;
+    size_t choose = select_mask(answer_before(entries, start, (uint16_t)keys[miss->key]));
+    size_t beside = (before & choose) | (after & ~choose);
     __builtin_prefetch(&entries[beside]);
     __builtin_prefetch(&entries[beside + window - 1]);
 }
@@ -254,15 +263,15 @@ static inline __attribute__((always_inline)) void resolve_misses(
         if (__builtin_expect(hi - lo >= 2 * window, 1)) {
             size_t before = start >= lo + window ? start - window : lo;
             size_t after = start + 2 * window <= hi ? start + window : hi - window;
-            size_t look_before = answer_before(entries, start, key_low);
-            size_t beside = look_before ? before : after;
+            size_t choose = select_mask(answer_before(entries, start, key_low));
+            size_t beside = (before & choose) | (after & ~choose);
             size_t below = count_below(entries + beside, key_low, window);
             /* The entry past the second window's far side is known (the first window's
              * first entry, at or above the key; or its last, below it), so only the near
              * side can miss. */
             size_t fits_before = (below > 0) | (beside == lo);
             size_t fits_after = (below < window) | (beside + window == hi);
-            found = look_before ? fits_before : fits_after;
+            found = (fits_before & choose) | (fits_after & ~choose);
             i = beside + below;
         }
         if (__builtin_expect(!found, 0))
