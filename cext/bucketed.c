@@ -18,7 +18,8 @@
  * (resolve_misses). A wider window fetches more lines and compares more; a deeper
  * pipeline keeps more misses in flight but holds more keys. On an AMD EPYC (Zen 2),
  * timed by CPU time against one random access at 262,144 keys a call: 16 entries,
- * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x
+ * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x;
+ * on a Zen 3 the same 16 entries, 1.6x to 1.9x in the harness
  * (a third line costs more than the misses it saves; docs/performance-notes.md has
  * the rest). On an Intel Xeon the single-pass loop of before was fastest with 32
  * entries. Without
@@ -333,7 +334,8 @@ static inline __attribute__((always_inline)) size_t count_window(
  * prefetched) ran at 2.2x to 2.4x; two passes with a hit test against bounds kept in
  * the slot, a count summed across lanes and one loop testing both stages, 1.9x to
  * 2.1x; these, 1.7x to 1.9x. Of that, the first pass alone, with no miss resolved,
- * takes 1.4x. docs/performance-notes.md has the whole story.
+ * takes 1.4x (1.4x to 1.7x on a Zen 3, whose memory charges more for a second line).
+ * docs/performance-notes.md has the whole story.
  *
  * `depth` is a power of two (a slot is i & (depth - 1)). Always inlined into a caller
  * per width: with `window` a run-time value each key tested the width. The caller
