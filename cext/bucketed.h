@@ -39,12 +39,16 @@ uint16_t ring_bucketed_lookup(const uint32_t *offsets, const struct ring_bucket_
  * depth: keys between reading a key's offsets (prefetching its window) and counting
  *   its window, a power of two, 1 to RING_BUCKETED_MAX_DEPTH;
  * offsets_ahead: keys between prefetching a key's offsets and reading them, 1 to
- *   RING_BUCKETED_MAX_AHEAD.
+ *   RING_BUCKETED_MAX_AHEAD;
+ * align: windows start on a multiple of this many entries, the one nearest the start
+ *   centred on the guess: 1 (centred), 8 or 16 (a 64-byte line, for entries from a
+ *   64-byte boundary), at most the window.
  * Every valid tuning routes every key identically; only the time differs. */
 struct ring_bucketed_tuning {
     uint32_t window;
     uint32_t depth;
     uint32_t offsets_ahead;
+    uint32_t align;
 };
 
 #define RING_BUCKETED_MAX_DEPTH 64

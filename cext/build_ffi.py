@@ -44,7 +44,8 @@ size_t ring_bucket_entry_idx_offset(void);
 int ring_bucketed_build(uint32_t *, struct ring_bucket_entry *, const uint32_t *,
                         const uint16_t *, size_t);
 uint16_t ring_bucketed_lookup(const uint32_t *, const struct ring_bucket_entry *, uint32_t);
-struct ring_bucketed_tuning { uint32_t window; uint32_t depth; uint32_t offsets_ahead; };
+struct ring_bucketed_tuning { uint32_t window; uint32_t depth; uint32_t offsets_ahead;
+                              uint32_t align; };
 #define RING_BUCKETED_MAX_DEPTH 64
 #define RING_BUCKETED_MAX_AHEAD 256
 int ring_bucketed_tuning_valid(const struct ring_bucketed_tuning *);

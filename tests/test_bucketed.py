@@ -4,12 +4,15 @@ guess lands far from the answer (hypothesis property tests against the reference
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.core.native.bucketed import ALIGNMENTS, CBucketedRing
 from harness.core.ring import Ring, reference_lookup_many, reference_owners
 from harness.core.servers import numbered_servers
 from harness.recipes.constructions.generator import generate_ring
@@ -179,15 +182,23 @@ def test_windowed_batch_routes_like_the_reference_key_by_key(
 ) -> None:
     """Rings of 2**21 entries and more take the windowed batch path (16 entries; 32 from
     2**22): key by key, it routes like the reference on and beside entries, at bucket
-    edges, in crowded, bunched, empty and two-window buckets, and across the wrap-around."""
+    edges, in crowded, bunched, empty and two-window buckets, and across the wrap-around,
+    with its windows centred on the guess and on multiples of 8 and 16 entries."""
     ring = _windowed_ring(points, window, empty_top)
     # the path this case is for (bucketed.c: buckets average two windows or more)
     assert 2 * window * BUCKET <= ring.entries < 4 * window * BUCKET
     keys = _windowed_keys(ring)
     expected = np.array(reference_lookup_many(ring, keys), dtype=np.uint16)
-    got = get_layout("bucketed").build(ring.positions, ring.owners).lookup_many(keys)
-    wrong = np.flatnonzero(got != expected)
-    assert not wrong.size, (
-        f"{wrong.size} of {len(keys)} keys misrouted, first: "
-        + ", ".join(f"{int(keys[i]):#010x} -> {got[i]} (reference {expected[i]})"
-                    for i in wrong[:5]))
+    layout = get_layout("bucketed").build(ring.positions, ring.owners)
+    c_ring = CBucketedRing(ring.positions, ring.owners)
+    default = c_ring.tuning
+    assert default.window == window and default.align == 1
+    for align in ALIGNMENTS:
+        tuning = replace(default, align=align)
+        # the layout as a run uses it (its own tuning), then each alignment
+        got = layout.lookup_many(keys) if align == 1 else c_ring.lookup_many(keys, tuning)
+        wrong = np.flatnonzero(got != expected)
+        assert not wrong.size, (
+            f"{tuning.label}: {wrong.size} of {len(keys)} keys misrouted, first: "
+            + ", ".join(f"{int(keys[i]):#010x} -> {got[i]} (reference {expected[i]})"
+                        for i in wrong[:5]))

@@ -1,5 +1,6 @@
 """The bucketed batch lookup's tunings: every one the calibration can choose routes like
-the reference (hypothesis, at every window width, depth and distance of the grid), the
+the reference (hypothesis, at every window width, depth, distance and alignment of the
+grid), the
 C core refuses what the binding refuses, and the calibration measures, chooses by its
 rule, caches per CPU, size class and C build, and ignores a broken cache."""
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from harness.core.errors import HarnessError
 from harness.core.machine import cpu_model
 from harness.core.native.bucketed import (
+    ALIGNMENTS,
     MAX_DEPTH,
     MAX_OFFSETS_AHEAD,
     WINDOWS,
@@ -35,6 +37,7 @@ from harness.recipes.layouts.bucketed_tuning import (
     measure,
     size_class,
     stage_one,
+    stage_three,
     stage_two,
 )
 
@@ -46,17 +49,21 @@ def _grid() -> list[BucketedTuning]:
     tried = {tuning for entries in (1, 2**21, 2**22) for tuning in stage_one(
         default_tuning(entries))}
     tried |= {tuning for first in list(tried) for tuning in stage_two(first)}
+    tried |= {tuning for first in list(tried) for tuning in stage_three(first)}
     return sorted(tried)
 
 
 GRID = _grid()
 
 
-def test_the_grid_covers_every_width_depth_and_distance() -> None:
-    """The grid holds the search, every window width, and depths 8-32 at 1-4x distances."""
+def test_the_grid_covers_every_width_depth_distance_and_alignment() -> None:
+    """The grid holds the search, every window width, depths 8-32 at 1-4x distances, and
+    every width on every alignment up to its own size."""
     assert {t.window for t in GRID} == set(WINDOWS)
     assert {(t.depth, t.offsets_ahead // t.depth) for t in GRID if t.window} >= {
         (d, f) for d in (8, 16, 32) for f in (1, 2, 4)}
+    assert {(t.window, t.align) for t in GRID if t.window} == {
+        (w, a) for w in WINDOWS if w for a in ALIGNMENTS if a <= w}
 
 
 @st.composite
@@ -92,7 +99,8 @@ def _keys(ring: Ring, seed: int) -> np.ndarray:
 @settings(max_examples=60, deadline=None)
 @given(ring=rings(), seed=st.integers(0, 2**32 - 1))
 def test_every_tuning_of_the_grid_routes_like_the_reference(ring: Ring, seed: int) -> None:
-    """Each window width, depth and distance routes every key like the reference."""
+    """Each window width, depth, distance and alignment routes every key like the
+    reference."""
     keys = _keys(ring, seed)
     expected = reference_owners(ring, keys)
     layout = CBucketedRing(ring.positions, ring.owners)
@@ -104,37 +112,42 @@ def test_every_tuning_of_the_grid_routes_like_the_reference(ring: Ring, seed: in
 @settings(max_examples=30, deadline=None)
 @given(window=st.sampled_from([w for w in WINDOWS if w]),
        depth=st.sampled_from([1, 2, 4, 64]), ahead=st.sampled_from([1, 3, 255, 256]),
-       count=st.integers(0, 200), seed=st.integers(0, 2**32 - 1))
+       align=st.sampled_from(ALIGNMENTS), count=st.integers(0, 200),
+       seed=st.integers(0, 2**32 - 1))
 def test_extreme_depths_and_distances_route_like_the_reference(
-    window: int, depth: int, ahead: int, count: int, seed: int
+    window: int, depth: int, ahead: int, align: int, count: int, seed: int
 ) -> None:
-    """The bounds of depth and distance, and batches shorter than the pipeline, route right."""
+    """The bounds of depth and distance, at every alignment, and batches shorter than the
+    pipeline, route right."""
     rng = np.random.default_rng(seed)
     positions = np.unique(rng.integers(0, 2**32, 200_000, dtype=np.uint64)).astype(np.uint32)
     ring = Ring.from_points(positions, rng.integers(0, 100, len(positions)))
     keys = rng.integers(0, 2**32, count, dtype=np.uint64).astype(np.uint32)
     layout = CBucketedRing(ring.positions, ring.owners)
-    got = layout.lookup_many(keys, BucketedTuning(window, depth, ahead))
+    got = layout.lookup_many(keys, BucketedTuning(window, depth, ahead, min(align, window)))
     assert np.array_equal(got, reference_owners(ring, keys))
 
 
-@pytest.mark.parametrize(("window", "depth", "ahead"), [
-    (12, 16, 32), (128, 16, 32), (16, 0, 32), (16, 3, 32), (16, MAX_DEPTH * 2, 32),
-    (16, 16, 0), (16, 16, MAX_OFFSETS_AHEAD + 1), (-1, 16, 32), (16, 2**32, 32),
+@pytest.mark.parametrize(("window", "depth", "ahead", "align"), [
+    (12, 16, 32, 1), (128, 16, 32, 1), (16, 0, 32, 1), (16, 3, 32, 1),
+    (16, MAX_DEPTH * 2, 32, 1), (16, 16, 0, 1), (16, 16, MAX_OFFSETS_AHEAD + 1, 1),
+    (-1, 16, 32, 1), (16, 2**32, 32, 1), (16, 16, 32, 0), (16, 16, 32, 4),
+    (16, 16, 32, 32), (8, 16, 32, 16), (16, 16, 32, -8),
 ])
 def test_a_tuning_the_c_core_refuses_is_refused_in_one_line(
-    window: int, depth: int, ahead: int
+    window: int, depth: int, ahead: int, align: int
 ) -> None:
     """Widths without a loop, depths not a power of two or past the pipeline's slots,
-    distances out of range: refused before any lookup, naming what was received."""
+    distances out of range, alignments other than 1, 8 and 16 or past the window:
+    refused before any lookup, naming what was received."""
     with pytest.raises(HarnessError, match=rf"window={window}, depth={depth}, "
-                                           rf"offsets_ahead={ahead}\)$"):
-        BucketedTuning(window, depth, ahead)
+                                           rf"offsets_ahead={ahead}, align={align}\)$"):
+        BucketedTuning(window, depth, ahead, align)
 
 
-def test_the_search_ignores_depth_and_distance() -> None:
-    """window 0 (the search) takes any depth and distance: it uses neither."""
-    assert BucketedTuning(0, 3, 0).valid()
+def test_the_search_ignores_depth_distance_and_alignment() -> None:
+    """window 0 (the search) takes any depth, distance and alignment: it uses none."""
+    assert BucketedTuning(0, 3, 0, 5).valid()
 
 
 def test_the_default_tuning_follows_the_ring_size() -> None:
@@ -142,7 +155,7 @@ def test_the_default_tuning_follows_the_ring_size() -> None:
     assert default_tuning(2**21 - 1).window == 0
     assert default_tuning(2**21).window == 16
     assert default_tuning(2**22).window == 32
-    assert default_tuning(10**7) == BucketedTuning(32, 16, 32)
+    assert default_tuning(10**7) == BucketedTuning(32, 16, 32, 1)
 
 
 def _trial(stage: int, window: int, paired: float, ns: float = 10.0) -> Trial:
@@ -159,13 +172,19 @@ def test_a_stage_keeps_its_first_candidate_unless_another_is_clearly_faster() ->
 
 
 def test_the_speedup_over_the_default_chains_the_paired_ratios() -> None:
-    """Stage one's winner at 0.8 of the default, the choice at 0.5 of that winner: 2.5x."""
+    """Stage one's winner at 0.8 of the default, stage two's choice at 0.5 of that winner:
+    2.5x; stage three's at 0.8 of stage two's: 3.125x."""
     trials = [Trial(1, 32, 16, 32, 10, 10, 10, 1.0), Trial(1, 16, 16, 32, 8, 8, 8, 0.8),
               Trial(2, 16, 16, 32, 8, 8, 8, 1.0), Trial(2, 16, 8, 8, 4, 4, 4, 0.5)]
     calibration = Calibration("cpu", 10**7, 24, "digest", "now", "measured", 1, 1,
                               trials, chosen=3, default=0)
     assert calibration.speedup_over_default == pytest.approx(2.5)
     assert calibration.chosen_tuning == BucketedTuning(16, 8, 8)
+    trials += [Trial(3, 16, 8, 8, 4, 4, 4, 1.0), Trial(3, 16, 8, 8, 3, 3, 3, 0.8, align=16)]
+    calibration = Calibration("cpu", 10**7, 24, "digest", "now", "measured", 1, 1,
+                              trials, chosen=5, default=0)
+    assert calibration.speedup_over_default == pytest.approx(3.125)
+    assert calibration.chosen_tuning == BucketedTuning(16, 8, 8, 16)
 
 
 def _ring(entries: int) -> CBucketedRing:
@@ -174,9 +193,10 @@ def _ring(entries: int) -> CBucketedRing:
     return CBucketedRing(positions, rng.integers(0, 50, len(positions)).astype(np.uint16))
 
 
-def test_measure_times_both_stages_and_chooses_from_the_last() -> None:
+def test_measure_times_every_stage_and_chooses_from_the_last() -> None:
     """Stage one tries every width with the default first; stage two the depths and
-    distances at stage one's winner; the choice is one of the last stage's trials."""
+    distances at stage one's winner; stage three the alignments at stage two's choice;
+    the choice is one of the last stage's trials."""
     ring = _ring(300_000)
     calibration = measure(ring.lookup_many, ring.entries, keys=4096, rounds=2)
     stages = [t.stage for t in calibration.trials]
@@ -185,9 +205,14 @@ def test_measure_times_both_stages_and_chooses_from_the_last() -> None:
     assert calibration.default == 0
     last = max(stages)
     assert calibration.trials[calibration.chosen].stage == last
-    if last == 2:
+    assert last in (1, 3)  # a window's stage two is always followed by its stage three
+    if last == 3:
         winner = calibration.trials[len(WINDOWS)].tuning
         assert {t.tuning for t in calibration.trials if t.stage == 2} == set(stage_two(winner))
+        second = next(t.tuning for t in calibration.trials if t.stage == 3)
+        assert second in set(stage_two(winner))
+        assert {t.tuning for t in calibration.trials if t.stage == 3} == set(
+            stage_three(second))
     assert all(0 < t.min_ns <= t.median_ns <= t.max_ns for t in calibration.trials)
     assert calibration.trials[0].paired_ratio == 1.0
     assert calibration.trials[calibration.chosen].paired_ratio <= 1.0
@@ -196,10 +221,13 @@ def test_measure_times_both_stages_and_chooses_from_the_last() -> None:
 
 
 def test_the_time_estimate_covers_every_candidate_of_the_grid() -> None:
-    """CANDIDATES bounds what both stages time: every width, then the 3 x 3 grid."""
+    """CANDIDATES bounds what the stages time: every width centred and on whole lines,
+    the 3 x 3 grid, then the three alignments; a calibration takes seconds, not minutes,
+    even at the loaded machine's 60 ns a key it is charged at."""
     assert len(stage_one(default_tuning(10**7))) + len(stage_two(
-        BucketedTuning(16, 16, 32))) == bucketed_tuning.CANDIDATES
-    assert 0 < bucketed_tuning.CALIBRATION_SECONDS < 5
+        BucketedTuning(16, 16, 32))) + len(stage_three(BucketedTuning(16, 16, 32))) \
+        == bucketed_tuning.CANDIDATES == 25
+    assert 0 < bucketed_tuning.CALIBRATION_SECONDS < 10
 
 
 def test_a_misrouting_candidate_stops_the_calibration() -> None:

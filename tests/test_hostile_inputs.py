@@ -119,6 +119,11 @@ def _bucketed_timing(document: dict[str, Any]) -> dict[str, Any]:
      "$.calibration.trials[0]"),
     (lambda t: t["calibration"]["trials"][2].__setitem__("depth", 3),
      "$.calibration.trials[2]"),
+    (lambda t: t["calibration"]["trials"][3].__setitem__("align", 4),
+     "$.calibration.trials[3]"),
+    (lambda t: t["calibration"]["trials"][7].__setitem__("offsets_ahead", 200),
+     "$.calibration"),
+    (lambda t: t["calibration"]["trials"][0].__setitem__("stage", 2), "$.calibration"),
     (lambda t: t["calibration"].__setitem__("trials", []), "$.calibration"),
     (lambda t: t.__setitem__("floor_ratio", "2x"), "$.floor_ratio"),
 ])

@@ -18,6 +18,15 @@ def _role(calibration: Calibration, index: int) -> Cell:
     return text(", ".join(roles))
 
 
+def _stage_three(calibration: Calibration) -> str:
+    """The third stage, where the calibration had one (results written before it had
+    none, and render as they were written)."""
+    if not any(trial.stage == 3 for trial in calibration.trials):
+        return ""
+    return (", stage 3 that choice's windows on multiples of 8 and 16 entries (16 are a "
+            "cache line) instead of centred on the guess")
+
+
 def calibration_table(form: str, calibration: Calibration) -> Table:
     """One row per trial, in the order tried, with the chosen one and the default marked."""
     chosen = calibration.trials[calibration.chosen]
@@ -33,7 +42,8 @@ def calibration_table(form: str, calibration: Calibration) -> Table:
         f"on {literal(calibration.cpu)}, for rings of {calibration.size_class_label} "
         f"(measured on one of {calibration.entries:,}), {where}, C core "
         f"{code(calibration.c_core)}. Stage 1 times each window width, stage 2 the "
-        f"pipeline depths and offset distances at the fastest width; each candidate "
+        f"pipeline depths and offset distances at the fastest width{_stage_three(calibration)}; "
+        f"each candidate "
         f"routes {calibration.keys:,} uniform keys in {calibration.rounds} interleaved "
         f"rounds after a warm-up (which checks its routes against the default's). "
         f"`vs first` is the median over the rounds of a candidate's time over its "

@@ -6,7 +6,7 @@ a ScalarLookup (harness.core.native.scalar) bound to both. The entry struct's si
 offset are checked at import, as harness.core.native.ring checks its structs.
 
 Its batch lookup runs as a `BucketedTuning` says (window width, pipeline depth,
-offsets prefetch distance: `struct ring_bucketed_tuning`); a ring starts with the
+offsets prefetch distance, window alignment: `struct ring_bucketed_tuning`); a ring starts with the
 C core's default for its size, and `tune` swaps in another (one the calibration in
 harness.recipes.layouts.bucketed_tuning chose). Every tuning routes identically.
 """
@@ -34,9 +34,9 @@ from harness.core.native._c import (
 from harness.core.native.ring import StructSpec, check_struct
 from harness.core.native.scalar import ScalarLookup
 
-__all__ = ["BUCKETS", "BUCKET_ENTRY", "MAX_DEPTH", "MAX_OFFSETS_AHEAD", "WINDOWS",
-           "BucketedTuning", "CBucketedRing", "bucket_entry_layout", "compiled_module_file",
-           "default_tuning"]
+__all__ = ["ALIGNMENTS", "BUCKETS", "BUCKET_ENTRY", "MAX_DEPTH", "MAX_OFFSETS_AHEAD",
+           "WINDOWS", "BucketedTuning", "CBucketedRing", "bucket_entry_layout",
+           "compiled_module_file", "default_tuning"]
 
 #: `struct ring_bucket_entry` (bucketed.h): low 16 bits of the position, then idx
 BUCKET_ENTRY = StructSpec(size=4, idx_offset=2, hash_bits=32)
@@ -47,6 +47,9 @@ check_struct("struct ring_bucket_entry", "ring_bucket_entry", BUCKET_ENTRY)
 
 #: the window widths the C lookup has a loop for; 0 is the search, with no window
 WINDOWS = (0, 8, 16, 24, 32, 48, 64)
+#: the multiples of entries a window may start on: 1 (centred on the guess), 8, or 16 (a
+#: 64-byte cache line: the entries array starts on a line, as `large_array` aligns it)
+ALIGNMENTS = (1, 8, 16)
 #: bounds of the pipeline's depth (a power of two) and of the offsets' prefetch distance
 MAX_DEPTH = int(lib.RING_BUCKETED_MAX_DEPTH)
 MAX_OFFSETS_AHEAD = int(lib.RING_BUCKETED_MAX_AHEAD)
@@ -58,23 +61,27 @@ class BucketedTuning:
 
     window: entries counted around the interpolated guess (0: search the bucket);
     depth: keys between reading a key's offsets and counting its window;
-    offsets_ahead: keys between prefetching a key's offsets and reading them.
+    offsets_ahead: keys between prefetching a key's offsets and reading them;
+    align: windows start on a multiple of this many entries (one of ALIGNMENTS, at most
+    the window), the nearest to the start centred on the guess.
     """
     window: int
     depth: int
     offsets_ahead: int
+    align: int = 1
 
     def __post_init__(self) -> None:
         if not self.valid():
             raise HarnessError(
                 f"bucketed tuning: window must be one of {', '.join(map(str, WINDOWS))}, "
-                f"depth a power of two from 1 to {MAX_DEPTH} and offsets_ahead 1 to "
-                f"{MAX_OFFSETS_AHEAD} (got window={self.window!r}, depth={self.depth!r}, "
-                f"offsets_ahead={self.offsets_ahead!r})")
+                f"depth a power of two from 1 to {MAX_DEPTH}, offsets_ahead 1 to "
+                f"{MAX_OFFSETS_AHEAD} and align one of {', '.join(map(str, ALIGNMENTS))} "
+                f"and at most the window (got window={self.window!r}, depth={self.depth!r}, "
+                f"offsets_ahead={self.offsets_ahead!r}, align={self.align!r})")
 
     def valid(self) -> bool:
         """What ring_bucketed_tuning_valid accepts, asked of the C core itself."""
-        fields = (self.window, self.depth, self.offsets_ahead)
+        fields = (self.window, self.depth, self.offsets_ahead, self.align)
         if not all(isinstance(f, int) and not isinstance(f, bool) and 0 <= f < 2**32
                    for f in fields):
             return False
@@ -84,12 +91,14 @@ class BucketedTuning:
     def label(self) -> str:
         if self.window == 0:
             return "search"
-        return f"window {self.window}, depth {self.depth}, offsets {self.offsets_ahead} ahead"
+        aligned = f" on multiples of {self.align}" if self.align > 1 else ""
+        return (f"window {self.window}{aligned}, depth {self.depth}, "
+                f"offsets {self.offsets_ahead} ahead")
 
 
 def _c_tuning(tuning: BucketedTuning) -> Any:
     return ffi.new("struct ring_bucketed_tuning *",
-                   (tuning.window, tuning.depth, tuning.offsets_ahead))
+                   (tuning.window, tuning.depth, tuning.offsets_ahead, tuning.align))
 
 
 def compiled_module_file() -> str:
@@ -100,7 +109,8 @@ def compiled_module_file() -> str:
 def default_tuning(entries: int) -> BucketedTuning:
     """The tuning the C core uses for a ring of `entries` when none is chosen."""
     chosen = lib.ring_bucketed_default_tuning(entries)
-    return BucketedTuning(int(chosen.window), int(chosen.depth), int(chosen.offsets_ahead))
+    return BucketedTuning(int(chosen.window), int(chosen.depth), int(chosen.offsets_ahead),
+                          int(chosen.align))
 
 
 def bucket_entry_layout() -> tuple[int, int]:
