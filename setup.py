@@ -21,6 +21,9 @@ from setuptools import Extension, setup
 
 EXTRA_COMPILE_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_CFLAGS", ""))
 EXTRA_LINK_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_LDFLAGS", ""))
+# Functions on 64-byte lines, as in cext/build_ffi.py (which says why: timings that do not
+# move when unrelated code does).
+ALIGNMENT_ARGS = ["-falign-functions=64"]
 OPTIONS = {}
 if EXTRA_COMPILE_ARGS or EXTRA_LINK_ARGS:
     flags = hashlib.sha256(shlex.join(EXTRA_COMPILE_ARGS + ["--"] + EXTRA_LINK_ARGS).encode())
@@ -39,13 +42,13 @@ setup(
                      "cext/jumpback.h", "cext/splitmix.h"],
             include_dirs=["cext"],
             libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
-            extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
+            extra_compile_args=["-O2", "-std=c99", *ALIGNMENT_ARGS, *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,
         ),
         Extension(
             "harness.core.native.compiled._counted",
             sources=["cext/counted.c"],
-            extra_compile_args=["-O2", "-std=c99", *EXTRA_COMPILE_ARGS],
+            extra_compile_args=["-O2", "-std=c99", *ALIGNMENT_ARGS, *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,
         ),
     ],
