@@ -112,6 +112,12 @@ def _bucketed_timing(document: dict[str, Any]) -> dict[str, Any]:
     return timing
 
 
+def _first_of_stage(timing: dict[str, Any], stage: int) -> dict[str, Any]:
+    """The first trial of a calibration's stage: a tuning the stage before must hold."""
+    trials: list[dict[str, Any]] = timing["calibration"]["trials"]
+    return next(trial for trial in trials if trial["stage"] == stage)
+
+
 @pytest.mark.parametrize(("change", "needle"), [
     (lambda t: t["calibration"].__setitem__("chosen", 99), "$.calibration"),
     (lambda t: t["calibration"].__setitem__("default", -1), "$.calibration"),
@@ -121,8 +127,7 @@ def _bucketed_timing(document: dict[str, Any]) -> dict[str, Any]:
      "$.calibration.trials[2]"),
     (lambda t: t["calibration"]["trials"][3].__setitem__("align", 4),
      "$.calibration.trials[3]"),
-    (lambda t: t["calibration"]["trials"][7].__setitem__("offsets_ahead", 200),
-     "$.calibration"),
+    (lambda t: _first_of_stage(t, 2).__setitem__("offsets_ahead", 200), "$.calibration"),
     (lambda t: t["calibration"]["trials"][0].__setitem__("stage", 2), "$.calibration"),
     (lambda t: t["calibration"].__setitem__("trials", []), "$.calibration"),
     (lambda t: t.__setitem__("floor_ratio", "2x"), "$.floor_ratio"),
