@@ -18,15 +18,14 @@
  * (resolve_misses). A wider window fetches more lines and compares more; a deeper
  * pipeline keeps more misses in flight but holds more keys. On an AMD EPYC (Zen 2),
  * timed by CPU time against one random access at 262,144 keys a call: 16 entries,
- * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x;
- * on a Zen 3 the same 16 entries, 1.6x to 1.9x in the harness. Where a window starts is
- * tuned too: centred on the guess, or on a multiple of 8 or 16 entries, so that a
- * 16-entry window is one cache line instead of two in 15 cases of 16 (at 10M entries,
- * 1.08 lines a key against 1.94, for one key in 3.5 missing instead of one in 6.7; on
- * the Zen 3, whose memory charges for the second line, 0.61 to 0.81 of the centred
- * window's time)
+ * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x
  * (a third line costs more than the misses it saves; docs/performance-notes.md has
- * the rest). On an Intel Xeon the single-pass loop of before was fastest with 32
+ * the rest); on a Zen 3 the same 16 entries, 1.6x to 1.9x in the harness. Where a
+ * window starts is tuned too: centred on the guess, or on a multiple of 8 or 16
+ * entries, so that a 16-entry window is one cache line instead of two in 15 cases of
+ * 16 (at 10M entries, 1.08 lines a key against 1.94, for one key in 3.5 missing
+ * instead of one in 6.7; on the Zen 3, whose memory charges for the second line, 0.61
+ * to 0.81 of the centred window's time). On an Intel Xeon the single-pass loop of before was fastest with 32
  * entries. Without
  * a tuning (NULL), the choice by size made on the Xeon: rings of 2**22 entries and
  * more count 32 entries, rings of 2**21 and more 16, smaller rings search (their

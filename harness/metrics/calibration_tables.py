@@ -18,13 +18,16 @@ def _role(calibration: Calibration, index: int) -> Cell:
     return text(", ".join(roles))
 
 
-def _stage_three(calibration: Calibration) -> str:
-    """The third stage, where the calibration had one (results written before it had
-    none, and render as they were written)."""
-    if not any(trial.stage == 3 for trial in calibration.trials):
-        return ""
-    return (", stage 3 that choice's windows on multiples of 8 and 16 entries (16 are a "
-            "cache line) instead of centred on the guess")
+def _alignments(calibration: Calibration) -> tuple[str, str]:
+    """What stage 1 adds to "each window width" and what stage 3 is, as this calibration
+    ran them: results written before windows could be aligned have neither, and render
+    as they were written."""
+    stage_one_aligned = any(trial.stage == 1 and trial.align > 1
+                            for trial in calibration.trials)
+    has_stage_three = any(trial.stage == 3 for trial in calibration.trials)
+    return ((", centred on the guess and on whole cache lines" if stage_one_aligned else ""),
+            (", stage 3 that choice's window centred and on multiples of 8 and 16 entries "
+             "(16 are a cache line)" if has_stage_three else ""))
 
 
 def calibration_table(form: str, calibration: Calibration) -> Table:
@@ -35,14 +38,15 @@ def calibration_table(form: str, calibration: Calibration) -> Table:
                   trial.median_ns),
              number(trial.paired_ratio, 3), _role(calibration, index)]
             for index, trial in enumerate(calibration.trials)]
+    stage_one, stage_three = _alignments(calibration)
     where = ("measured in this run" if calibration.source == "measured"
              else f"read from the cache, measured {literal(calibration.measured_at)}")
     notes = [
         f"How {code(form)}'s batch lookup was tuned before it was timed: "
         f"on {literal(calibration.cpu)}, for rings of {calibration.size_class_label} "
         f"(measured on one of {calibration.entries:,}), {where}, C core "
-        f"{code(calibration.c_core)}. Stage 1 times each window width, stage 2 the "
-        f"pipeline depths and offset distances at the fastest width{_stage_three(calibration)}; "
+        f"{code(calibration.c_core)}. Stage 1 times each window width{stage_one}, stage 2 "
+        f"the pipeline depths and offset distances at the fastest width{stage_three}; "
         f"each candidate "
         f"routes {calibration.keys:,} uniform keys in {calibration.rounds} interleaved "
         f"rounds after a warm-up (which checks its routes against the default's). "

@@ -175,7 +175,7 @@ class Calibration:
         paired ratios that chose it (stage one's winner against the default, stage two's
         against that winner, and so on to the choice), inverted."""
         chosen = self.trials[self.chosen]
-        ratio, stage, tuning = chosen.paired_ratio, chosen.stage, chosen.tuning
+        ratio, stage = chosen.paired_ratio, chosen.stage
         while stage > 1:
             # a stage's first candidate is the previous stage's winner
             tuning = next(t.tuning for t in self.trials if t.stage == stage)
