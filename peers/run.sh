@@ -4,16 +4,31 @@
 # or, with `build`, only brings build/peers up to date (scenarios/foreign-overhead.toml names
 # its library there, and a library peer is checked when the scenario is read).
 # The adapters are built into build/peers (ignored by git) by peers/build.sh the first time,
-# and again whenever a file under peers/ or the ABI header is newer than the last build, so a
-# fresh clone runs the scenario after .ci/install-peers.sh with no separate build step. The
+# and again whenever a file under peers/ or the ABI header is newer than the last build, or a
+# toolchain or library an adapter needs has appeared or gone since (the stamp lists what was
+# found), so .ci/install-peers.sh run after a first build needs no separate build step. The
 # build's output goes to stderr: stdout is the process protocol's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/build/peers"
 stamp="$out/.built"
+# What this machine has for the adapters (build.sh skips one whose toolchain or library is
+# missing): kept in the stamp, so that one installed since the last build is built now.
+toolchains() {
+    local found
+    for found in /usr/include/libmemcached/memcached.h \
+            /usr/share/gocode/src/github.com/golang/groupcache \
+            /usr/share/java/spymemcached.jar /usr/share/java/guava.jar; do
+        [ -e "$found" ] && echo "$found"
+    done
+    for found in "${CC:-cc}" go javac; do
+        command -v "$found" || true
+    done
+}
 stale() {
-    [ ! -f "$stamp" ] || [ -n "$(find "$root/peers" "$root/harness/core/native/abi" -type f \
-        -newer "$stamp" -not -path '*/node_modules/*' -print -quit)" ]
+    [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(toolchains)" ] \
+        || [ -n "$(find "$root/peers" "$root/harness/core/native/abi" -type f \
+            -newer "$stamp" -not -path '*/node_modules/*' -print -quit)" ]
 }
 if stale; then
     mkdir -p "$out"
@@ -22,7 +37,7 @@ if stale; then
         flock 9
         if stale; then
             bash "$root/peers/build.sh" "$out" >&2
-            touch "$stamp"
+            toolchains > "$stamp"
         fi
     ) 9>"$out/.lock"
 fi

@@ -1,9 +1,10 @@
 """A real headless browser for the page tests: Debian's chromium, driven by selenium.
 
 Started with the flags this closed-network machine needs (no background
-networking, no component updates) and a fresh profile; the tests skip, with
-the reason, where chromium or its driver is not installed
-(`.ci/install-peers.sh` installs both).
+networking, no component updates) and a fresh profile. A test that drives it
+carries `pytest.mark.tools("chromium")` (or calls `require_tool("chromium")`):
+it skips, naming the tool and its install command, where chromium or its
+driver is not installed, and fails instead under RING_HARNESS_REQUIRE_TOOLS.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from harness.core.tools import tool_problem
+
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
-MISSING = None if CHROMIUM and CHROMEDRIVER else (
-    "chromium and chromedriver are not installed (.ci/install-peers.sh installs them)")
+#: why no browser can be started here (the tool table's words), or None
+MISSING = tool_problem("chromium")
 
 
 @contextmanager

@@ -6,8 +6,13 @@ Likewise the bucketed layout's tuning cache (RING_HARNESS_TUNING_CACHE), so the 
 neither read a tuning measured outside them nor leave one in the user's cache.
 
 The shipped adapters are brought up to date in build/peers (ignored by git) before the
-first test, where a C compiler is found: a shipped scenario naming a library there
-(scenarios/foreign-overhead.toml) is read by every test that reads all scenarios.
+first test, where a C compiler is found, for the tests that run a shipped scenario naming
+one (scenarios/foreign-overhead.toml); reading that scenario needs none of them.
+
+A test needing an optional tool (a live server, a browser, valgrind, a peer's toolchain)
+says so with `pytest.mark.tools(...)` or tests/toolchains.py: skipped, naming the tool and
+its install command, where it is missing, and failed instead under
+RING_HARNESS_REQUIRE_TOOLS (which CI's full run sets).
 """
 
 from __future__ import annotations
@@ -27,6 +32,20 @@ os.environ.setdefault("RING_HARNESS_TUNING_CACHE",
                       tempfile.mkdtemp(prefix="ring-harness-test-tuning-"))
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "tools(*names): the optional tools of harness.core.tools the test needs; "
+                   "skipped where one is missing (failed under RING_HARNESS_REQUIRE_TOOLS)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from tests.toolchains import require_tool  # after the variables above are set
+
+    for marker in item.iter_markers("tools"):
+        for name in marker.args:
+            require_tool(name)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

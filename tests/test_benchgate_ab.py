@@ -342,8 +342,7 @@ def test_report_escapes_every_name(tmp_path: Path) -> None:
     assert "ok" in rows[1]
 
 
-@pytest.mark.skipif(__import__("tests.browser", fromlist=["MISSING"]).MISSING is not None,
-                    reason="chromium and chromedriver are not installed")
+@pytest.mark.tools("chromium")
 def test_report_page_runs_nothing_injected(tmp_path: Path) -> None:
     """The HTML page in headless chromium: no injected script ran, the hostile names are
     in its text exactly as written."""

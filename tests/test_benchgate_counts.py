@@ -19,7 +19,6 @@ import pytest
 
 from harness.apps.benchgate.decide import COUNT_FLOOR
 from harness.cli.gate import main
-from harness.metrics.callgrind import valgrind_problem
 from tests.injected_layouts import COUNTED
 
 TESTS = Path(__file__).resolve().parent
@@ -27,8 +26,7 @@ SUITE = TESTS.parent / "benchmarks"
 FEW = "injected_layouts:COUNTS_FEW"
 TENTH_MORE = "injected_layouts:COUNTS_TENTH_MORE"
 
-pytestmark = pytest.mark.skipif(valgrind_problem() is not None,
-                                reason=f"counts cannot run here: {valgrind_problem()}")
+pytestmark = pytest.mark.tools("valgrind")
 
 
 def count_suite(directory: Path, name: str, layouts: str) -> Path:

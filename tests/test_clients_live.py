@@ -21,7 +21,7 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
 from tests.live_servers import Processes, processes, redis_node
-from tests.toolchains import require, require_program
+from tests.toolchains import missing, require_program
 
 ROOT = Path(__file__).resolve().parents[1]
 #: 100,000 keys, some with hash tags (Redis hashes only the tag), one empty
@@ -163,7 +163,8 @@ def kafka_python() -> None:
     try:
         import kafka  # noqa: F401
     except ImportError:
-        require(False, "kafka-python (the test extra)")
+        missing("kafka-python", "the Python package kafka is not importable: install it "
+                "with `pip install 'kafka-python>=3.0'` (the test extra)")
 
 
 def test_kafka_python_murmur2_is_our_key_hash(kafka_python: None) -> None:

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from harness.core.errors import HarnessError, ScenarioError
-from harness.metrics.callgrind import count_layout, parse_totals, valgrind_problem
+from harness.metrics.callgrind import count_layout, parse_totals
 from harness.recipes.layouts import LAYOUTS
+from harness.run.machine_check import check_machine, machine_problems
 from harness.run.scenario import parse_scenario
 
-needs_valgrind = pytest.mark.skipif(valgrind_problem() is not None,
-                                    reason=f"counts cannot run here: {valgrind_problem()}")
+needs_valgrind = pytest.mark.tools("valgrind")
 
 CACHE_SIM_OUTPUT = """# callgrind format
 events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
@@ -36,18 +36,23 @@ def test_output_without_instruction_events_is_refused() -> None:
         parse_totals("totals: 5\n", "out.3")
 
 
-def test_counts_refused_at_validation_without_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With no valgrind on PATH, a scenario asking for counts is refused before any work,
-    with the way to install it."""
-    monkeypatch.setattr("harness.metrics.callgrind.shutil.which", lambda _name: None)
+def test_counts_reads_without_valgrind_and_is_refused_by_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no valgrind on PATH, a scenario asking for counts still reads (validation is the
+    same on every machine), and the machine check that `run` makes before any work refuses
+    it, with the way to install it."""
+    monkeypatch.setattr("harness.core.tools.shutil.which", lambda _name: None)
     document = {"servers": {"count": 3}, "measure": {"metrics": ["throughput", "counts"]}}
-    with pytest.raises(ScenarioError) as error:
-        parse_scenario(document, "scenarios/x.toml")
-    message = str(error.value)
+    scenario = parse_scenario(document, "scenarios/x.toml")
+    assert "counts" in scenario.measure.metrics
+    problems = machine_problems(scenario)
+    assert len(problems) == 1
+    message = problems[0]
     assert message.startswith("scenarios/x.toml: measure.metrics must be metrics that can run")
-    assert "valgrind is not on PATH" in message
+    assert "valgrind is missing (valgrind, setarch are not found)" in message
     assert "apt-get install valgrind" in message
-    assert "(got 'counts'" in message
+    with pytest.raises(ScenarioError, match="counts: valgrind is missing"):
+        check_machine([scenario])
 
 
 def test_counts_not_on_by_default() -> None:

@@ -17,9 +17,9 @@ from harness.core.ring import reference_owners
 from harness.core.servers import Server
 from harness.recipes.constructions.generator import generate_ring
 
-from .browser import MISSING, browser, console_errors
+from .browser import browser, console_errors
 
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+pytestmark = pytest.mark.tools("chromium")
 
 KEYS = ["", "user:42", "ключ-1", "键", "emoji-\U0001f600", "a" * 300,
         *(f"key-{i}" for i in range(994))]

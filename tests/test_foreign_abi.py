@@ -23,7 +23,7 @@ from harness.recipes.constructions.libmemcached import float32_digest_counts
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
-from tests.toolchains import require_file, require_program
+from tests.toolchains import require_program, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [f"key-{i}".encode() for i in range(100_000)]
@@ -58,7 +58,7 @@ def test_abi_command_prints_the_header_and_version(capsys: pytest.CaptureFixture
 def adapters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The C adapters, built by peers/build.sh from what .ci/install-peers.sh installs."""
     require_program("cc")
-    require_file("/usr/include/libmemcached/memcached.h", "libmemcached-dev")
+    require_tool("libmemcached")
     out = tmp_path_factory.mktemp("peers")
     subprocess.run(["bash", str(ROOT / "peers" / "build.sh"), str(out)], check=True)
     yield out

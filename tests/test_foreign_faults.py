@@ -109,7 +109,7 @@ def test_a_peer_that_cannot_start_is_refused_before_any_work(
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "measure.peers[0].command must be a command whose program is an executable " \
-           "file (got ['/nonexistent/peer'], an array)" in err
+           "file on this machine (got ['/nonexistent/peer'], an array)" in err
     assert not (tmp_path / "out").exists()
 
 

@@ -10,7 +10,6 @@ header, so no other server process is needed.
 from __future__ import annotations
 
 import http.client
-import shutil
 import socket
 import subprocess
 import time
@@ -25,6 +24,7 @@ from harness.core.ring import reference_lookup_many
 from harness.core.servers import Server
 from harness.recipes.constructions import get_construction
 from harness.recipes.constructions.haproxy import HaproxyConstruction, sdbm_many
+from tests.toolchains import require_program
 
 REQUESTS = 3_000
 START_TIMEOUT_S = 10.0
@@ -112,9 +112,7 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], output: Path) -> 
 
 @pytest.fixture(scope="module")
 def front_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    binary = shutil.which("haproxy")
-    if binary is None:
-        pytest.skip("haproxy is not installed (.ci/install-peers.sh installs it)")
+    binary = require_program("haproxy")
     tmp = tmp_path_factory.mktemp("haproxy")
     port, echo = free_port(), free_port()
     config = tmp / "haproxy.cfg"

@@ -17,9 +17,9 @@ import pytest
 
 from harness.cli import main
 
-from .browser import MISSING, browser, console_errors
+from .browser import browser, console_errors
 
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+pytestmark = pytest.mark.tools("chromium")
 
 DESCRIPTION = ('![x](x" onerror="alert(1)") ![y](y" onerror="window.__pwned=1") '
                "[z](javascript:window.__pwned=2) <img src=x onerror=alert(1)>")

@@ -18,7 +18,7 @@ from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
-from tests.toolchains import require_file, require_program
+from tests.toolchains import require_program, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [f"key-{i}".encode() for i in range(100_000)]
@@ -29,7 +29,7 @@ WEIGHTED = [Server(f"10.0.{i}.1:11212", (1, 2, 4)[i % 3]) for i in range(100)]
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require_program("cc")
-    require_file("/usr/include/libmemcached/memcached.h", "libmemcached-dev")
+    require_tool("libmemcached")
     out = tmp_path_factory.mktemp("peers")
     subprocess.run(["bash", str(ROOT / "peers" / "build.sh"), str(out)], check=True)
     yield str(out / "libmemcached_ketama.so")

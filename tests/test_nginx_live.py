@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import shutil
 import socket
 import subprocess
 import time
@@ -17,6 +16,7 @@ import pytest
 from harness.core.ring import Ring, reference_lookup_many
 from harness.core.servers import Server
 from harness.recipes.constructions import get_construction
+from tests.toolchains import require_program
 
 REQUESTS = 3_000
 START_TIMEOUT_S = 10.0
@@ -99,9 +99,7 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> Non
 
 @pytest.fixture(scope="module")
 def live_nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveNginx]:
-    binary = shutil.which("nginx")
-    if binary is None:
-        pytest.skip("nginx is not installed (.ci/install-peers.sh installs it)")
+    binary = require_program("nginx")
     tmp = tmp_path_factory.mktemp("nginx")
     pair = next((p for p in COLLIDING_PORTS if all(map(port_is_free, p))), None)
     others = [free_port() for _ in range(len(WEIGHTS) - (2 if pair else 0))]

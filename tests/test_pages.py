@@ -13,10 +13,10 @@ import pytest
 
 from harness.cli import main
 
-from .browser import MISSING, browser, console_errors, full_page_png
+from .browser import browser, console_errors, full_page_png
 from .conftest import SMALL_SCENARIO
 
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+pytestmark = pytest.mark.tools("chromium")
 FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
 
 

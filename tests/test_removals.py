@@ -34,7 +34,7 @@ from harness.report.sections import result_report
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario, parse_scenario
 
-from .browser import MISSING, browser, console_errors
+from .browser import browser, console_errors
 
 #: algorithms that move only the keys of the servers that leave
 MONOTONE = ["ring", "rendezvous", "rendezvous-weighted", "multi-probe"]
@@ -334,7 +334,7 @@ def test_without_memory_the_account_of_the_algorithm_is_shown(tmp_path: Path) ->
     assert "(nbytes)" in markdown.report(result_report(result))
 
 
-@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+@pytest.mark.tools("chromium")
 def test_the_page_draws_every_chart_in_a_browser(measured: tuple[Removals, Path]) -> None:
     """The HTML page loads in headless chromium with no console error and draws the five
     removals charts (the scenario measures nothing else that charts)."""

@@ -72,6 +72,7 @@ from harness.report.results import (
 )
 from harness.report.sections import result_report
 from harness.run.estimate import DEFAULT_MAX_MINUTES, Afterwards, check_memory, check_time
+from harness.run.machine_check import check_machine
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -210,6 +211,9 @@ def _run(args: argparse.Namespace) -> int:
         afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
                                 f"the run history's index ({args.history}, "
                                 f"{index.entries:,} entries: --history, or --no-history)")
+    # What the files say was checked as they were read; whether this machine has what they
+    # name (valgrind, a peer's library or program) is asked here, still before any work.
+    check_machine(scenarios)
     check_memory(scenarios, afterwards)
     check_time(scenarios, args.max_minutes, afterwards)
     for scenario in scenarios:

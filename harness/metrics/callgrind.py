@@ -27,7 +27,6 @@ import importlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import HarnessError
+from harness.core.tools import tool_problem
 from harness.core.native.counted import BUILT_WITH_CALLGRIND, counted, instrument
 from harness.recipes.layouts.base import CFunctions
 
@@ -61,11 +61,11 @@ def geometry_text() -> str:
 
 
 def valgrind_problem() -> str | None:
-    """Why callgrind cannot count here, or None."""
-    if shutil.which("valgrind") is None:
-        return f"valgrind is not on PATH: {INSTALL_HINT}"
-    if shutil.which("setarch") is None:
-        return "setarch (util-linux) is not on PATH: it runs each count at fixed addresses"
+    """Why callgrind cannot count here, or None (the tool table's valgrind first: its
+    programs, setarch among them, which runs each count at fixed addresses)."""
+    if (problem := tool_problem("valgrind")) is not None:
+        return f"{problem}, then reinstall ring-harness so that its counted marker is " \
+            "built with valgrind's header"
     if not BUILT_WITH_CALLGRIND:
         return f"harness.core.native.compiled._counted was built without valgrind's header: " \
             f"{INSTALL_HINT}"

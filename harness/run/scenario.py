@@ -43,7 +43,6 @@ from harness.metrics.registry import (
     METRIC_NAMES,
     TABLE_METRICS,
     get_metric,
-    unavailable,
 )
 from harness.metrics.replication import ReplicationOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
@@ -454,10 +453,9 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
             raise table.error(
                 "layouts", f"layouts that store {bits}-bit hashes ({', '.join(fitting)})", name
             )
+    # Whether this machine can run them (counts needs valgrind) is run's question, not the
+    # file's: harness.run.machine_check.
     metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
-    for name in metrics:
-        if problem := unavailable(name):
-            raise table.error("metrics", f"metrics that can run here ({name}: {problem})", name)
     # Some metrics are measured on the algorithm itself and need no layout: this is how
     # rings too large for a layout are measured.
     on_forms = [m for m in metrics if "forms" in get_metric(m).needs]

@@ -21,6 +21,7 @@ from harness.core.outputs import Outcome
 from harness.report import html, markdown
 from harness.report.results import load_result, write_result
 from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
+from harness.run.machine_check import check_machine
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
@@ -38,6 +39,7 @@ def run_scenarios(out: Path, show_progress: bool | None,
     at once rather than failing minutes in.
     """
     scenarios = [load_scenario(p) for p in scenario_paths()]
+    check_machine(scenarios)
     check_memory(scenarios)
     check_time(scenarios, max_minutes)
     outcome = outcome or Outcome()

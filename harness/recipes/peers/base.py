@@ -30,6 +30,9 @@ class Peer(Protocol):
     exact: ClassVar[bool]
     #: why the agreement is not exact, or why no recipe of ours matches ("" when exact)
     agreement_note: ClassVar[str]
+    #: the Python package it wraps, (module imported, requirement pip installs): a test
+    #: extra, not a dependency, so `run` checks it is importable before any work
+    package: ClassVar[tuple[str, str]]
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server]) -> str | None:

@@ -42,6 +42,8 @@ class HashringPeer:
     """hashring 1.5.1's ring: three MD5 points per digest, strictly-greater lookup."""
 
     name: ClassVar[str] = "hashring"
+    #: the Python package it wraps: (module imported, requirement pip installs)
+    package: ClassVar[tuple[str, str]] = ("hashring", "hashring==1.5.1")
     agrees_with: ClassVar[dict[str, Any] | None] = {"algorithm": "ring",
                                                      "construction": "libketama"}
     exact: ClassVar[bool] = False

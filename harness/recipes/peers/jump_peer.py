@@ -26,6 +26,8 @@ class JumpConsistentHashPeer:
     """jump.hash over the servers as buckets 0..N-1, in configuration order."""
 
     name: ClassVar[str] = "jump-consistent-hash"
+    #: the Python package it wraps: (module imported, requirement pip installs)
+    package: ClassVar[tuple[str, str]] = ("jump", "jump-consistent-hash>=3.6")
     agrees_with: ClassVar[dict[str, Any] | None] = {"algorithm": "jump"}
     exact: ClassVar[bool] = True
     agreement_note: ClassVar[str] = ""

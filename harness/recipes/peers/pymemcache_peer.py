@@ -37,6 +37,8 @@ class PymemcachePeer:
     """pymemcache's rendezvous hashing over the server names."""
 
     name: ClassVar[str] = "pymemcache"
+    #: the Python package it wraps: (module imported, requirement pip installs)
+    package: ClassVar[tuple[str, str]] = ("pymemcache", "pymemcache>=4.0")
     agrees_with: ClassVar[dict[str, Any] | None] = {"algorithm": "rendezvous"}
     exact: ClassVar[bool] = True
     agreement_note: ClassVar[str] = ""

@@ -52,6 +52,8 @@ class UhashringPeer:
     """uhashring's default ring: 160 points per unit weight at full 128-bit MD5."""
 
     name: ClassVar[str] = "uhashring"
+    #: the Python package it wraps: (module imported, requirement pip installs)
+    package: ClassVar[tuple[str, str]] = ("uhashring", "uhashring>=2.5")
     # Its points are whole 128-bit MD5 values: no ring of ours (32 or 64 bits) holds them.
     agrees_with: ClassVar[dict[str, Any] | None] = None
     exact: ClassVar[bool] = False

@@ -7,6 +7,11 @@ process protocol), and the recipe of ours it claims to route like.
 Paths (the library, and the command's arguments) are taken relative to the directory the
 harness runs in, as a shell would take them. Every field is read through `Fields.take_*`,
 so the scenario reference and the fuzzers know it, and checked before any work.
+
+Reading a peer's table checks what it says; whether this machine has what it names (the
+library file, the program) is a second question, `machine_problem`, which `run` asks before
+any work (harness.run.machine_check): a scenario naming a library built elsewhere still
+reads, lists and validates on a machine without it.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ class ForeignPeerSpec:
     recipe_params: dict[str, Any] = field(default_factory=dict, compare=False)
     #: ns per key the time estimate charges each of its batches
     ns_per_key: float = DEFAULT_NS_PER_KEY
+    #: the scenario field it was read from ("measure.peers[0]"), for errors naming it
+    where: str = field(default="", compare=False)
 
     @property
     def kind(self) -> Literal["library", "command"]:
@@ -69,7 +76,8 @@ class ForeignPeerSpec:
                 "command": list(self.command) if self.command else None,
                 "params": self.params, "routes_like": self.routes_like, "exact": self.exact,
                 "timeout_s": self.timeout_s, "input": self.input,
-                "recipe_params": self.recipe_params, "ns_per_key": self.ns_per_key}
+                "recipe_params": self.recipe_params, "ns_per_key": self.ns_per_key,
+                "where": self.where}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ForeignPeerSpec:
@@ -77,7 +85,16 @@ class ForeignPeerSpec:
         return cls(record["name"], record["library"], tuple(command) if command else None,
                    record["params"], record["routes_like"], record["exact"],
                    record["timeout_s"], record["input"], record["recipe_params"],
-                   record.get("ns_per_key", DEFAULT_NS_PER_KEY))
+                   record.get("ns_per_key", DEFAULT_NS_PER_KEY), record.get("where", ""))
+
+    def machine_problem(self) -> tuple[str, str, object] | None:
+        """What this machine lacks to run the peer, as (its field, what it must be, what it
+        is), or None: the library file, or the command's program."""
+        if self.library is not None and (problem := _library_problem(self.library)):
+            return "library", problem, self.library
+        if self.command is not None and (problem := _program_problem(self.command)):
+            return "command", problem, list(self.command)
+        return None
 
 
 def _default_name(library: str | None, command: tuple[str, ...] | None) -> str:
@@ -120,10 +137,6 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
                 isinstance(part, str) and part and "\0" not in part for part in raw_command):
             raise table.error("command", COMMAND_EXPECTED, raw_command)
         command = tuple(raw_command)
-        if problem := _program_problem(command):
-            raise table.error("command", problem, raw_command)
-    if library is not None and (problem := _library_problem(library)):
-        raise table.error("library", problem, library)
     name = table.take_str("name", _default_name(library, command),
                           shown_default="the library's or the script's file name")
     params = table.take_raw("params", "", expected="a string given to the peer's build")
@@ -141,7 +154,7 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
                           "hashes it is given", given)
     table.finish()
     return ForeignPeerSpec(name, library, command, params, routes_like, exact, timeout_s,
-                           given, recipe_params, ns_per_key)
+                           given, recipe_params, ns_per_key, table.path)
 
 
 def _routes_like(table: Fields) -> tuple[dict[str, Any] | None, dict[str, Any]]:
