@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import HarnessError
-from harness.core.tools import tool_problem
 from harness.core.native.counted import BUILT_WITH_CALLGRIND, counted, instrument
+from harness.core.tools import tool_problem
 from harness.recipes.layouts.base import CFunctions
 
 #: simulated caches, as valgrind's size,associativity,line-size: 32 KiB 8-way L1s and an
