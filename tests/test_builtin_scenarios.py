@@ -112,10 +112,13 @@ def test_run_by_name_records_no_absolute_path(packaged: Path) -> None:
     assert str(packaged) not in Path("out/small.json").read_text(encoding="utf-8")
 
 
-def test_recorded_paths() -> None:
-    """The checkout's scenarios/ and a user's file are each recorded as before."""
-    assert recorded_path(CHECKOUT / "reproduce" / "a_balance_sweep.toml") == (
+def test_recorded_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in scenario is scenarios/NAME.toml from any folder; a user's file is recorded
+    as before (relative inside the current folder, else as given)."""
+    monkeypatch.chdir(tmp_path)
+    assert recorded_path(builtin_folder() / "reproduce" / "a_balance_sweep.toml") == (
         "scenarios/reproduce/a_balance_sweep.toml")
+    assert recorded_path(tmp_path / "mine.toml") == "mine.toml"
     assert recorded_path("/elsewhere/a.toml") == "/elsewhere/a.toml"
 
 
