@@ -11,13 +11,20 @@
 RING_HARNESS_EXTRA_CFLAGS and RING_HARNESS_EXTRA_LDFLAGS add compiler and linker flags
 to both (cext/build_ffi.py reads them too); such a build gets its own build directory,
 because setuptools reuses objects it thinks up to date whatever flags made them.
+
+`build_py` also copies scenarios/ into the wheel as harness/run/builtin_scenarios/: the
+built-in scenarios, which `harness.run.builtin` finds there (or, in a checkout or an
+editable install, in scenarios/ itself).
 """
 
 import hashlib
 import os
 import shlex
+import shutil
+from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 EXTRA_COMPILE_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_CFLAGS", ""))
 EXTRA_LINK_ARGS = shlex.split(os.environ.get("RING_HARNESS_EXTRA_LDFLAGS", ""))
@@ -29,7 +36,24 @@ if EXTRA_COMPILE_ARGS or EXTRA_LINK_ARGS:
     flags = hashlib.sha256(shlex.join(EXTRA_COMPILE_ARGS + ["--"] + EXTRA_LINK_ARGS).encode())
     OPTIONS = {"build": {"build_base": f"build/flags-{flags.hexdigest()[:12]}"}}
 
+
+
+class BuildPyWithScenarios(build_py):
+    """build_py, then scenarios/ copied whole into the built package (a stale copy removed
+    first, so that a deleted scenario does not linger). An editable install copies nothing:
+    the checkout's scenarios/ is read in place."""
+
+    def run(self) -> None:
+        super().run()
+        if self.editable_mode:
+            return
+        target = Path(self.build_lib, "harness", "run", "builtin_scenarios")
+        shutil.rmtree(target, ignore_errors=True)
+        self.copy_tree("scenarios", str(target))
+
+
 setup(
+    cmdclass={"build_py": BuildPyWithScenarios},
     cffi_modules=["cext/build_ffi.py:ffibuilder"],
     ext_modules=[
         Extension(

@@ -316,7 +316,8 @@ def allocated_section(plan: Plan, random_points: int) -> Section:
         "must be shared as 'drop these tokens': rebuilding from the shorter list re-places "
         "every server that joined after it. Its CV then rises; bringing it back needs a "
         "rebalance that re-places a few tokens and moves extra keys between neighbours "
-        "(see results/allocated-100.md), after which only the tokens can be shared.")
+        "(the built-in scenario allocated-100 measures both), after which only the tokens "
+        "can be shared.")
     return Section("The other option: allocated tokens", paragraphs=[verdict], tables=[
         Table.of(["allocated k", "entries", "cv_arcs", "peak-to-mean", "build s",
                   "meets the target"], rows,

@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi|scenarios`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, output path, name), one
@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import math
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -30,7 +31,12 @@ from harness.apps.plan import (
     scenario_fleet,
     weighted_fleet,
 )
-from harness.apps.reproduction.command import run_scenarios, write_report
+from harness.apps.reproduction.command import (
+    chosen_names,
+    missing_results,
+    run_scenarios,
+    write_report,
+)
 from harness.cli.common import (
     EXIT_BAD_INPUT,
     OneLineParser,
@@ -71,12 +77,13 @@ from harness.report.results import (
     write_result,
 )
 from harness.report.sections import result_report
+from harness.run.builtin import DEFAULT_NAME, builtin_folder, builtin_scenarios, find_scenario
 from harness.run.estimate import DEFAULT_MAX_MINUTES, Afterwards, check_memory, check_time
 from harness.run.machine_check import check_machine
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 
-DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "default.toml"
+DEFAULT_SCENARIO = builtin_folder() / f"{DEFAULT_NAME}.toml"
 EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 130, 143
 
 
@@ -114,8 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run", help="run scenarios; keep each result in the run history, and with --out "
                     "write NAME.json, NAME.md and NAME.html")
-    run.add_argument("scenarios", nargs="*", type=Path,
-                     help=f"scenario TOML files (default: {DEFAULT_SCENARIO.name})")
+    run.add_argument("scenarios", nargs="*",
+                     help="scenario TOML files, or built-in scenarios by name (the "
+                          f"'scenarios' command lists them; default: {DEFAULT_NAME})")
     run.add_argument("--out", type=Path,
                      help="also write the result files to this folder (--out results "
                           "replaces the committed, curated results)")
@@ -137,19 +145,22 @@ def _parser() -> argparse.ArgumentParser:
         compare.add_argument(side, type=Path,
                              help="a result file, 'latest', 'previous' or a run id of the "
                                   "history; any of them with #LABEL for one sweep point of "
-                                  "it (such as results/tutorial.json#k=16)")
+                                  "it (such as tutorial.json#k=16)")
     _history_argument(compare)
     compare.add_argument("--out", type=Path,
                          help="also write the table to this Markdown file, and an HTML page "
                               "beside it (same name, .html)")
     reproduce = commands.add_parser(
-        "reproduce", help="run scenarios/reproduce/, write REPRODUCTION.md, REPRODUCTION.html "
-        "and plots")
+        "reproduce", help="run the built-in reproduction scenarios (reproduce/...), write "
+        "REPRODUCTION.md, REPRODUCTION.html and plots")
     reproduce.add_argument("--out", type=Path, default=Path("results"),
                            help="folder for REPRODUCTION.md and REPRODUCTION.html; results and "
                                 "plots go to OUT/reproduce/ (default: results/)")
     reproduce.add_argument("--no-run", action="store_true",
                            help="re-render from the results already in OUT/reproduce/")
+    reproduce.add_argument("--only", metavar="NAME,NAME",
+                           help="run (or with --no-run, read) these reproduction scenarios "
+                                "only; the report holds the figures they answer")
     reproduce.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                            help="show a progress bar (default: only when stderr is a terminal)")
     reproduce.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
@@ -157,8 +168,9 @@ def _parser() -> argparse.ArgumentParser:
                                 f"(default {DEFAULT_MAX_MINUTES:g})")
     explore = commands.add_parser(
         "explore", help="write the ring explorer: an interactive page of a ring")
-    explore.add_argument("scenario", nargs="?", type=Path,
-                         help="a scenario whose ring to explore (default: the simulator's ring)")
+    explore.add_argument("scenario", nargs="?",
+                         help="a scenario file or built-in name whose ring to explore "
+                              "(default: the simulator's ring)")
     explore.add_argument("--servers", type=int, default=3,
                          help="servers of the simulator's ring (default 3; no scenario only)")
     explore.add_argument("--points", type=int,
@@ -166,9 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     explore.add_argument("--out", type=Path, required=True, help="the page to write (.html)")
     plan = commands.add_parser(
         "plan", help="the smallest points per server for a balance target, and its cost")
-    plan.add_argument("scenario", nargs="?", type=Path,
-                      help="a scenario whose servers to plan for (and, with [process], "
-                           "every ring of the process)")
+    plan.add_argument("scenario", nargs="?",
+                      help="a scenario file or built-in name whose servers to plan for (and, "
+                           "with [process], every ring of the process)")
     plan.add_argument("--servers", type=int, help="N servers of weight 1")
     plan.add_argument("--weights", help="or one server per weight, e.g. 1,2,5")
     plan.add_argument("--target-cv", type=float, help="largest CV of load, e.g. 0.01 for 1%%")
@@ -181,7 +193,30 @@ def _parser() -> argparse.ArgumentParser:
         "abi", help="print the path of ring_peer.h, the C ABI of foreign peers, its version "
         "and the process protocol's")
     abi.add_argument("--path", action="store_true", help="print the header's path only")
+    commands.add_parser(
+        "scenarios", help="list the built-in scenarios, which run, plan and explore take by "
+        "name, with their descriptions")
     return parser
+
+
+def _command_name() -> str:
+    """The command as typed, for messages that say what to run next."""
+    return "ring-harness" if Path(sys.argv[0]).name == "ring-harness" else "python -m harness"
+
+
+def _scenario(argument: str) -> Path:
+    """A scenario argument's file: the file itself, or the built-in scenario so named."""
+    return find_scenario(argument, f"`{_command_name()} scenarios`")
+
+
+def _scenarios(_args: argparse.Namespace) -> int:
+    listed = builtin_scenarios()
+    width = max((len(s.name) for s in listed), default=0)
+    print(f"{len(listed)} built-in scenarios, in {one_line(builtin_folder())}; run one by "
+          f"name (`{_command_name()} run tutorial`), or copy its file to change it:")
+    for scenario in listed:
+        print(f"{one_line(scenario.name):<{width}}  {one_line(scenario.description)}")
+    return 0
 
 
 def _abi(args: argparse.Namespace) -> int:
@@ -194,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.no_history and args.out is None:
         raise OutputError("run: --no-history without --out would keep no result; give "
                           "--out DIR, or leave the history on")
-    paths = args.scenarios or [DEFAULT_SCENARIO]
+    paths = [_scenario(s) for s in args.scenarios] or [DEFAULT_SCENARIO]
     # Validate every file, every output, and the memory estimate before any work starts.
     scenarios = [load_scenario(p) for p in paths]
     outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
@@ -238,15 +273,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace) -> int:
-    inputs = [args.scenario] if args.scenario is not None else []
-    check_outputs([args.out], inputs)
-    if args.scenario is not None:
+    scenario = _scenario(args.scenario) if args.scenario is not None else None
+    check_outputs([args.out], [scenario] if scenario is not None else [])
+    if scenario is not None:
         if args.servers != 3:
             raise ScenarioError("explore: --servers applies to the simulator's ring only; "
                                 "a scenario names its own servers")
         if args.points is not None and args.points < 1:
             raise ScenarioError(f"explore: --points must be at least 1 (got {args.points})")
-        ring = scenario_ring(load_scenario(args.scenario), args.points)
+        ring = scenario_ring(load_scenario(scenario), args.points)
     else:
         ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
     write_atomically(args.out, explorer_page(ring))
@@ -316,10 +351,18 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    names = chosen_names(args.only)
     check_outputs([args.out / "REPRODUCTION.md", args.out / "REPRODUCTION.html"], [])
+    missing = missing_results(args.out, names) if args.no_run else []
+    if missing:
+        named = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if missing[3:] else "")
+        only = f" --only {shlex.quote(args.only)}" if args.only else ""
+        raise ResultFormatError(
+            f"{args.out / 'reproduce'}: no result of {named}; `{_command_name()} reproduce "
+            f"--out {shlex.quote(str(args.out))}{only}` runs them and writes the report")
     if not args.no_run:
-        run_scenarios(args.out, args.progress, args.outcome, args.max_minutes)
-    checks = write_report(args.out)
+        run_scenarios(args.out, args.progress, args.outcome, args.max_minutes, names)
+    checks = write_report(args.out, names)
     outside = [c.figure.key for c in checks if not c.inside]
     print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
           f"{len(checks)} figures inside their tolerance" + (f"; outside: {', '.join(outside)}"
@@ -334,8 +377,9 @@ def _plan(args: argparse.Namespace) -> int:
         raise ScenarioError("plan: give exactly one of --servers N, --weights W1,W2,... or "
                             "a scenario")
     rings: Rings = []
-    if args.scenario is not None:
-        servers, rings = scenario_fleet(load_scenario(args.scenario))
+    scenario = _scenario(args.scenario) if args.scenario is not None else None
+    if scenario is not None:
+        servers, rings = scenario_fleet(load_scenario(scenario))
     elif args.servers is not None:
         servers = numbered_fleet(args.servers)
     else:
@@ -344,7 +388,7 @@ def _plan(args: argparse.Namespace) -> int:
     layouts = check_layouts(args.layouts.split(",") if args.layouts else
                             default_layouts(hash_name), HASHES[hash_name].bits)
     outputs = [beside(args.out, ".md"), beside(args.out, ".html")] if args.out else []
-    check_outputs(outputs, [args.scenario] if args.scenario is not None else [])
+    check_outputs(outputs, [scenario] if scenario is not None else [])
     report = plan_document(servers, rings, args.target_cv, args.target_peak_to_mean,
                            hash_name, layouts)
     text = markdown.report(report)
@@ -355,7 +399,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore, "plan": _plan, "abi": _abi}
+            "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

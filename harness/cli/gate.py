@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write the names of the regressions found, one per line (empty when none), so "
         f"that a second run can confirm them (also: {REGRESSIONS_VARIABLE}=FILE)",
     )
-    ab = parser.add_argument_group("A/B against a base commit (docs/guide/ab-gate.md)")
+    ab = parser.add_argument_group("A/B against a base commit (the documentation's A/B gate page)")
     ab.add_argument("--against", metavar="REV",
                     help="build REV from a clean export and time both sides, interleaved")
     ab.add_argument("--suite", type=Path, default=Path("benchmarks"),

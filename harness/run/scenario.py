@@ -21,7 +21,6 @@ import numpy as np
 
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
-from harness.core.model import relative_path
 from harness.core.redact import HIDDEN_KEY, without_keys
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
@@ -53,6 +52,7 @@ from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
 from harness.recipes.replication import replication_problem
+from harness.run.builtin import recorded_path
 
 FORMAT_VERSION = 1
 #: a process of more rings than this is a mistake of the eligibility rule, not a router
@@ -262,7 +262,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
             if metric_name not in measure.metrics:
                 measure = replace(measure, metrics=(*measure.metrics, metric_name))
     top.finish()
-    scenario = Scenario(name, description, relative_path(file), sha256, servers, generator,
+    scenario = Scenario(name, description, recorded_path(file), sha256, servers, generator,
                         keys, measure, operations, algorithm)
     _check_consistency(scenario, top)
     return scenario

@@ -112,3 +112,7 @@ def plot_memory(results: Results, path: Path) -> None:
 
 PLOTS = {"cv_vs_k.png": plot_cv, "collisions_vs_n.png": plot_collisions,
          "memory_per_entry.png": plot_memory}
+#: the scenarios whose results each plot reads
+PLOT_SCENARIOS = {"cv_vs_k.png": ("b_doubling",),
+                  "collisions_vs_n.png": ("e_collisions_32", "e_collisions_64"),
+                  "memory_per_entry.png": ("f_padding",)}

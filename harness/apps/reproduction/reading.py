@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.model import Result, RingInfo, Run
@@ -12,16 +11,18 @@ from harness.metrics.balance import Balance
 from harness.metrics.memory import Memory
 from harness.metrics.movement import Movement
 
-#: the reproduction's scenarios; each writes results/reproduce/NAME.json
-SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
 #: results by scenario name
 Results = Mapping[str, Result]
+
+
+class MissingResult(HarnessError):
+    """A figure reads a scenario whose result the report was not given (`--only`)."""
 
 
 def run_of(results: Results, scenario: str, k: int | None = None) -> Run:
     """The sweep point of `scenario` at k points per weight (or its only one)."""
     if scenario not in results:
-        raise HarnessError(
+        raise MissingResult(
             f"no result for scenario {scenario!r}; run `python -m harness reproduce`")
     matching = [r for r in results[scenario].runs if k is None or r.points_per_weight == k]
     if len(matching) != 1:

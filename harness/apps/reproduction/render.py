@@ -174,9 +174,13 @@ def padding_table(results: Results) -> Table:
                          f"lookup_peak ({keys:,} keys)"])
 
 
+#: the movement table's scenarios, in its order
+MOVEMENT_SCENARIOS = ("g_remove_100", "g_add_3", "g_add_10", "g_add_100")
+
+
 def movement_table(results: Results) -> Table:
     rows = []
-    for name in ("g_remove_100", "g_add_3", "g_add_10", "g_add_100"):
+    for name in MOVEMENT_SCENARIOS:
         m = movement(results, name)
         rows.append([literal(f"{m.operation} {m.server}"),
                      f"{m.servers_before} -> {m.servers_after}",
@@ -197,9 +201,16 @@ def three_nodes_table(results: Results) -> Table:
                          "std (ring shares)"])
 
 
+def _given(results: Results, *scenarios: str) -> bool:
+    return all(s in results for s in scenarios)
+
+
 def reproduction_report(results: Results, checks: Sequence[Check],
-                        plots: Sequence[str]) -> Report:
-    """REPRODUCTION as a report: the checks, then the detail behind them, then the plots."""
+                        plots: Sequence[str], left_out: Sequence[str] = ()) -> Report:
+    """REPRODUCTION as a report: the checks, then the detail behind them, then the plots.
+
+    Scenarios `left_out` (not run: `reproduce --only`) take their figures, sections and
+    charts with them, and the introduction says so."""
     inside = sum(c.inside for c in checks)
     durations = sum(result.duration_s for result in results.values())
     commits = sorted({str(result.git_commit) for result in results.values()})
@@ -212,17 +223,22 @@ def reproduction_report(results: Results, checks: Sequence[Check],
         f"{literal(', '.join(commits))}.",
         f"**{inside} of {len(checks)} figures are inside their tolerance band.**",
     ]
-    sections = [
-        Section("", tables=[checks_table(checks)],
-                footer=[TOLERANCE_RULES, "Why each band:", tolerance_reasons(checks)]),
+    if left_out:
+        intro.append(f"Part of the reproduction only: {len(left_out)} scenarios were not run "
+                     f"({', '.join(left_out)}), and the figures, tables and plots that read "
+                     "them are left out.")
+    details = [
         Section(f"a. Balance sweep, 100 servers, 200,000 keys ({SCRATCH})",
-                tables=[sweep_table(results, "a_balance_sweep")]),
+                tables=[sweep_table(results, "a_balance_sweep")])
+        if _given(results, "a_balance_sweep") else None,
         Section("b. Every doubling of k (100 servers)", paragraphs=[
             "Memory is the packed layout's allocator bytes per server; at small k the array "
             "header dominates, from a few thousand points on it is 6 B x k."],
-                tables=[sweep_table(results, "b_doubling")]),
+                tables=[sweep_table(results, "b_doubling")])
+        if _given(results, "b_doubling") else None,
         Section("c. Weights 1, 2, 10 at 160 points per unit weight",
-                tables=[weights_table(results)]),
+                tables=[weights_table(results)])
+        if _given(results, "c_weights") else None,
         Section("d. Cloudflare's case at 2,048 servers: 32 against 64 bits", paragraphs=[
             "The blake2b-64 ring's points are the blake2b-32 points with 32 more bits, so the "
             "two rings differ only where 32-bit points collide. Our rule (the lowest server "
@@ -232,57 +248,77 @@ def reproduction_report(results: Results, checks: Sequence[Check],
             "quadrature (checks d12, d15) and splits the low and high halves by "
             "2 tanh(lambda/4) of the mean share (d13, d16). At 100,000 points a server "
             "(lambda = 0.048) the trend outweighs the 1/sqrt(k) gain: d17."],
-                tables=[bits_table(results)]),
+                tables=[bits_table(results)])
+        if _given(results, "d_cloudflare_2048_32", "d_cloudflare_2048_64") else None,
         Section("e. The birthday curve (32 bits, 100 servers)", paragraphs=[
             "The rows are nested, not independent: each ring holds the points of the smaller "
             "ones (points j < k of every server), so an early excess of collisions is carried "
-            "into every later row."], tables=[collisions_table(results)]),
-        Section("f. Padding: every array layout of one ring", tables=[padding_table(results)]),
-        Section("g. Movement", tables=[movement_table(results)]),
-        Section(f"h. Three nodes ({MOD_N})", tables=[three_nodes_table(results)]),
-        Section("Sources", paragraphs=[sources_list()]),
-        Section("Plots", images=[(name, f"reproduce/{name}") for name in plots],
-                charts=reproduction_charts(results)),
+            "into every later row."], tables=[collisions_table(results)])
+        if _given(results, "e_collisions_32") else None,
+        Section("f. Padding: every array layout of one ring", tables=[padding_table(results)])
+        if _given(results, "f_padding") else None,
+        Section("g. Movement", tables=[movement_table(results)])
+        if _given(results, *MOVEMENT_SCENARIOS) else None,
+        Section(f"h. Three nodes ({MOD_N})", tables=[three_nodes_table(results)])
+        if _given(results, "h_three_nodes") else None,
     ]
+    drawn = reproduction_charts(results)
+    sections = [
+        Section("", tables=[checks_table(checks)],
+                footer=[TOLERANCE_RULES, "Why each band:", tolerance_reasons(checks)]),
+        *[section for section in details if section is not None],
+        Section("Sources", paragraphs=[sources_list()]),
+    ]
+    if plots or drawn:
+        sections.append(Section("Plots", images=[(name, f"reproduce/{name}") for name in plots],
+                                charts=drawn))
     return Report("Reproducing the published figures", intro, sections)
 
 
 def reproduction_charts(results: Results) -> list[Chart]:
-    """The plots' figures as charts, for the self-contained page (it cannot show PNG files)."""
-    doubling = [(run.points_per_weight, balance(results, "b_doubling", run.points_per_weight))
-                for run in results["b_doubling"].runs]
-    cv_rows = [{"k": k, "series": series, "cv": value}
-               for k, b in doubling
-               for series, value in (("cv_arcs (measured)", b.cv_arcs),
-                                     ("cv_keys (measured)", b.cv_keys),
-                                     ("cv_theory", b.cv_theory),
-                                     ("cv_floor (theory + key noise)", b.cv_floor))]
-    collision_rows = [
-        {"points": ring.points, "series": series, "collisions": value}
-        for run in results["e_collisions_32"].runs
-        for ring in [ring_info(results, "e_collisions_32", run.points_per_weight)]
-        for series, value in (("measured (blake2b-32)", run.figure("collisions").collisions),
-                              ("birthday expectation",
-                               run.figure("collisions").collisions_expected))
-        if value > 0]
-    padding = run_of(results, "f_padding")
-    memory = [{"layout": s.name, "bytes": m.bytes_per_entry,
-               "label": f"{m.bytes_per_entry:.3f} B"}
-              for s in padding.of_kind("layout")
-              if (m := memory_of(results, "f_padding", None, s.name))]
-    return [
-        charts.curves("Balance against points per server (N = 100, blake2b-32)", cv_rows,
-                      x="k", y="cv", series="series", x_title="points per server k",
-                      y_title="CV of load across servers",
-                      points=("cv_arcs (measured)", "cv_keys (measured)")),
-        charts.curves("The birthday curve in a 32-bit ring", collision_rows, x="points",
-                      y="collisions", series="series", x_title="points n",
-                      y_title="points dropped", points=("measured (blake2b-32)",)),
-        charts.bars(f"Allocator bytes per entry by layout ({padding.ring.entries:,} entries)"
-                    if padding.ring else "Allocator bytes per entry by layout", memory,
-                    category="layout", value="bytes", value_title="bytes per entry",
-                    label="label"),
-    ]
+    """The plots' figures as charts, for the self-contained page (it cannot show PNG files):
+    those whose scenarios the results hold."""
+    drawn: list[Chart] = []
+    if _given(results, "b_doubling"):
+        doubling = [(run.points_per_weight,
+                     balance(results, "b_doubling", run.points_per_weight))
+                    for run in results["b_doubling"].runs]
+        cv_rows = [{"k": k, "series": series, "cv": value}
+                   for k, b in doubling
+                   for series, value in (("cv_arcs (measured)", b.cv_arcs),
+                                         ("cv_keys (measured)", b.cv_keys),
+                                         ("cv_theory", b.cv_theory),
+                                         ("cv_floor (theory + key noise)", b.cv_floor))]
+        drawn.append(charts.curves(
+            "Balance against points per server (N = 100, blake2b-32)", cv_rows,
+            x="k", y="cv", series="series", x_title="points per server k",
+            y_title="CV of load across servers",
+            points=("cv_arcs (measured)", "cv_keys (measured)")))
+    if _given(results, "e_collisions_32"):
+        collision_rows = [
+            {"points": ring.points, "series": series, "collisions": value}
+            for run in results["e_collisions_32"].runs
+            for ring in [ring_info(results, "e_collisions_32", run.points_per_weight)]
+            for series, value in (("measured (blake2b-32)",
+                                   run.figure("collisions").collisions),
+                                  ("birthday expectation",
+                                   run.figure("collisions").collisions_expected))
+            if value > 0]
+        drawn.append(charts.curves(
+            "The birthday curve in a 32-bit ring", collision_rows, x="points",
+            y="collisions", series="series", x_title="points n",
+            y_title="points dropped", points=("measured (blake2b-32)",)))
+    if _given(results, "f_padding"):
+        padding = run_of(results, "f_padding")
+        memory = [{"layout": s.name, "bytes": m.bytes_per_entry,
+                   "label": f"{m.bytes_per_entry:.3f} B"}
+                  for s in padding.of_kind("layout")
+                  if (m := memory_of(results, "f_padding", None, s.name))]
+        drawn.append(charts.bars(
+            f"Allocator bytes per entry by layout ({padding.ring.entries:,} entries)"
+            if padding.ring else "Allocator bytes per entry by layout", memory,
+            category="layout", value="bytes", value_title="bytes per entry", label="label"))
+    return drawn
 
 
 def render_reproduction(results: Results, checks: Sequence[Check], plots: Sequence[str]) -> str:
