@@ -54,7 +54,7 @@ from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.history import (
-    DEFAULT_HISTORY,
+    default_history_dir,
     find,
     is_history_name,
     machine_name,
@@ -99,9 +99,17 @@ def _minutes(text: str) -> float:
 
 
 def _history_argument(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--history", type=Path, default=DEFAULT_HISTORY,
-                         help=f"the run history's folder (default: {DEFAULT_HISTORY}/, "
-                              "which git ignores)")
+    command.add_argument("--history", type=Path,
+                         help="the run history's folder (default: $RING_HARNESS_HISTORY; "
+                              "else runs/history here if it exists, or at the top of a git "
+                              "work tree that ignores it; else the user data folder)")
+
+
+def _history(args: argparse.Namespace) -> tuple[Path, str]:
+    """The history folder the command uses, and why (the run's last line names both)."""
+    if args.history is not None:
+        return args.history, "--history names it"
+    return default_history_dir()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -198,17 +206,18 @@ def _run(args: argparse.Namespace) -> int:
     scenarios = [load_scenario(p) for p in paths]
     outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
                ] if args.out is not None else []
+    history, why = _history(args)
     if not args.no_history:
         # Where the entries and the index go, checked as places like any output: a name no
         # entry takes stands for the next entry, whose number is known only when written.
-        outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
+        outputs += [history / machine_name() / "NNNN.json", history / "index.html"]
     check_outputs(outputs, paths)
     afterwards = None
     if not args.no_history:
-        next_number(args.history)
-        index = index_cost(args.history)
+        next_number(history)
+        index = index_cost(history)
         afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
-                                f"the run history's index ({args.history}, "
+                                f"the run history's index ({history}, "
                                 f"{index.entries:,} entries: --history, or --no-history)")
     check_memory(scenarios, afterwards)
     check_time(scenarios, args.max_minutes, afterwards)
@@ -219,14 +228,16 @@ def _run(args: argparse.Namespace) -> int:
         if args.out is not None:
             written += write_result(result, args.out).values()
         if not args.no_history:
-            entry = record(result, args.history)
+            entry = record(result, history)
             written += [entry.path, entry.path.with_suffix(".md"),
-                        write_sidecar(entry, result), write_index(args.history)]
+                        write_sidecar(entry, result), write_index(history)]
         args.outcome.wrote(written)
         kept = (f"; kept as run {entry.run_id} of {entry.machine}"
                 if not args.no_history else "")
         print(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
               f"({result.duration_s} s){kept}")
+    if not args.no_history:
+        print(f"run history: {history} ({why})")
     if len(scenarios) == 1:
         print()
         print(markdown.report(result_report(result)), end="")
@@ -277,11 +288,11 @@ def _unshowable(path: Path) -> Iterator[None]:
                                 f"({type(exc).__name__}: {exc})") from None
 
 
-def _compared(spec: Path, history: Path) -> tuple[Path, str | None]:
+def _compared(spec: Path, args: argparse.Namespace) -> tuple[Path, str | None]:
     """A compared result's file and sweep point: a path, or a history entry by name."""
     path, point = split_point(spec)
     if not path.exists() and is_history_name(str(path)):
-        return find(str(path), history), point
+        return find(str(path), _history(args)[0]), point
     return path, point
 
 
@@ -293,8 +304,7 @@ def _named(spec: Path, path: Path) -> str:
 
 def _compare(args: argparse.Namespace) -> int:
     outputs = [args.out, beside(args.out, ".html")] if args.out else []
-    (path_a, point_a), (path_b, point_b) = (_compared(args.a, args.history),
-                                            _compared(args.b, args.history))
+    (path_a, point_a), (path_b, point_b) = _compared(args.a, args), _compared(args.b, args)
     check_outputs(outputs, [path_a, path_b])
     a, b = load_result(path_a), load_result(path_b)
     if point_a is not None:
