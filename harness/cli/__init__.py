@@ -47,6 +47,7 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
+from harness.core.invocation import HARNESS
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
@@ -114,7 +115,7 @@ def _history(args: argparse.Namespace) -> tuple[Path, str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="python -m harness",
+        prog=HARNESS.name(),
         description="Benchmark and memory-profile consistent-hash rings in several layouts.",
     )
     commands = parser.add_subparsers(dest="command", required=True)

@@ -32,6 +32,7 @@ from harness.apps.benchgate.gate import judge_run
 from harness.cli.common import OneLineParser, escape_unshowable_output, one_line, parse_arguments
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
+from harness.core.invocation import BENCH_GATE
 from harness.core.outputs import check_outputs
 
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
@@ -58,9 +59,9 @@ def _bounded(kind: Callable[[str], float], low: float, high: float,
 DEFAULTS = SamplingPlan()
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="ring-bench-gate", description=__doc__.splitlines()[0],
-                           refusal_prefix="ring-bench-gate: ")
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0],
+                           refusal_prefix=f"{prog}: ")
     parser.add_argument("results", type=Path, nargs="?",
                         help="the suite's --benchmark-json file (not with --against)")
     parser.add_argument("--baseline-dir", type=Path, default=None,
@@ -128,12 +129,13 @@ def _run(args: argparse.Namespace) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     escape_unshowable_output()
-    args = parse_arguments(_parser(), argv)
+    prog = BENCH_GATE.name()
+    args = parse_arguments(_parser(prog), argv)
     if isinstance(args, int):
         return args
     conflict = _check_mode_flags(args)
     if conflict is not None:
-        print(f"ring-bench-gate: {conflict}", file=sys.stderr)
+        print(f"{prog}: {conflict}", file=sys.stderr)
         return 2
     try:
         inputs = [args.results, args.baseline_dir or Path("benchmarks/baseline")]
@@ -155,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         message = f"cannot write the baseline or the regressions file: {exc}"
     # Names taken from the file may hold newlines; the message stays one line.
-    print(f"ring-bench-gate: {one_line(message)}", file=sys.stderr)
+    print(f"{prog}: {one_line(message)}", file=sys.stderr)
     return 2
 
 
