@@ -15,11 +15,15 @@ in the environment) rewrites the baseline on purpose.
 a clean export and runs both suites side by side on this machine, alternating samples
 (docs/guide/ab-gate.md). Same exit codes; 2 also when REV is unknown, has no benchmark
 suite or does not build.
+
+The help and the flag checks need only the base install; a mode whose dependencies are
+missing (NEEDED) exits 2 with one line naming what to install.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import sys
@@ -35,6 +39,13 @@ from harness.core.errors import HarnessError
 from harness.core.invocation import BENCH_GATE
 from harness.core.outputs import check_outputs
 
+#: what each mode imports beyond the base install (module: distribution), all in the test
+#: extra: judging timings takes scipy's Mann-Whitney U test, and --against runs the suite
+#: under pytest-benchmark in this environment. Every mode needs the suite (benchmarks/, in
+#: the checkout), whose own run needs that extra too, so the gate names it rather than
+#: the base install carrying scipy for everyone.
+NEEDED = {"judge": {"scipy": "scipy"},
+          "against": {"pytest": "pytest", "pytest_benchmark": "pytest-benchmark"}}
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
@@ -117,6 +128,22 @@ def _check_mode_flags(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _check_needed(args: argparse.Namespace) -> str | None:
+    """What to install for the mode chosen, in one line (None: nothing missing)."""
+    mode = "judge" if args.against is None else "against"
+    missing = []
+    for module, distribution in NEEDED[mode].items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(distribution)
+    if not missing:
+        return None
+    what = "judging a results file" if mode == "judge" else "--against"
+    return (f"{what} needs {' and '.join(missing)}, which the base install leaves out: "
+            "pip install 'ring-harness[test]'")
+
+
 def _run(args: argparse.Namespace) -> list[str]:
     if args.against is None:
         baseline_dir = args.baseline_dir or Path("benchmarks/baseline")
@@ -133,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(_parser(prog), argv)
     if isinstance(args, int):
         return args
-    conflict = _check_mode_flags(args)
+    conflict = _check_mode_flags(args) or _check_needed(args)
     if conflict is not None:
         print(f"{prog}: {conflict}", file=sys.stderr)
         return 2
