@@ -73,8 +73,8 @@ def default_history_dir() -> tuple[Path, str]:
         shown = folder.relative_to(here) if folder.is_relative_to(here) else folder
         return shown, f"in the git work tree {top}, which ignores {PROJECT_HISTORY}"
     data = platformdirs.user_data_path("ring-harness", appauthor=False) / "history"
-    return data, (f"the user data folder: the current folder is in no git work tree that "
-                  f"ignores {PROJECT_HISTORY}, and holds none")
+    return data, (f"the user data folder: no {PROJECT_HISTORY} here, and no git work tree "
+                  f"around here that ignores it")
 
 
 def _work_tree_ignoring(relative: Path) -> Path | None:
