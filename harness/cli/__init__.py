@@ -53,6 +53,7 @@ from harness.core.errors import (
     UnknownNameError,
 )
 from harness.core.hashing import HASHES
+from harness.core.invocation import HARNESS
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
 from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
@@ -60,7 +61,7 @@ from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
 from harness.report.compare import comparison_report
 from harness.report.history import (
-    DEFAULT_HISTORY,
+    default_history_dir,
     find,
     is_history_name,
     machine_name,
@@ -107,14 +108,22 @@ def _minutes(text: str) -> float:
 
 
 def _history_argument(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--history", type=Path, default=DEFAULT_HISTORY,
-                         help=f"the run history's folder (default: {DEFAULT_HISTORY}/, "
-                              "which git ignores)")
+    command.add_argument("--history", type=Path,
+                         help="the run history's folder (default: $RING_HARNESS_HISTORY; "
+                              "else runs/history here if it exists, or at the top of a git "
+                              "work tree that ignores it; else the user data folder)")
+
+
+def _history(args: argparse.Namespace) -> tuple[Path, str]:
+    """The history folder the command uses, and why (the run's last line names both)."""
+    if args.history is not None:
+        return args.history, "--history names it"
+    return default_history_dir()
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="python -m harness",
+        prog=HARNESS.name(),
         description="Benchmark and memory-profile consistent-hash rings in several layouts.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -199,21 +208,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_name() -> str:
-    """The command as typed, for messages that say what to run next."""
-    return "ring-harness" if Path(sys.argv[0]).name == "ring-harness" else "python -m harness"
-
-
 def _scenario(argument: str) -> Path:
     """A scenario argument's file: the file itself, or the built-in scenario so named."""
-    return find_scenario(argument, f"`{_command_name()} scenarios`")
+    return find_scenario(argument, f"`{HARNESS.name()} scenarios`")
 
 
 def _scenarios(_args: argparse.Namespace) -> int:
     listed = builtin_scenarios()
     width = max((len(s.name) for s in listed), default=0)
     print(f"{len(listed)} built-in scenarios, in {one_line(builtin_folder())}; run one by "
-          f"name (`{_command_name()} run tutorial`), or copy its file to change it:")
+          f"name (`{HARNESS.name()} run tutorial`), or copy its file to change it:")
     for scenario in listed:
         print(f"{one_line(scenario.name):<{width}}  {one_line(scenario.description)}")
     return 0
@@ -234,17 +238,18 @@ def _run(args: argparse.Namespace) -> int:
     scenarios = [load_scenario(p) for p in paths]
     outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
                ] if args.out is not None else []
+    history, why = _history(args)
     if not args.no_history:
         # Where the entries and the index go, checked as places like any output: a name no
         # entry takes stands for the next entry, whose number is known only when written.
-        outputs += [args.history / machine_name() / "NNNN.json", args.history / "index.html"]
+        outputs += [history / machine_name() / "NNNN.json", history / "index.html"]
     check_outputs(outputs, paths)
     afterwards = None
     if not args.no_history:
-        next_number(args.history)
-        index = index_cost(args.history)
+        next_number(history)
+        index = index_cost(history)
         afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
-                                f"the run history's index ({args.history}, "
+                                f"the run history's index ({history}, "
                                 f"{index.entries:,} entries: --history, or --no-history)")
     # What the files say was checked as they were read; whether this machine has what they
     # name (valgrind, a peer's library or program) is asked here, still before any work.
@@ -258,14 +263,16 @@ def _run(args: argparse.Namespace) -> int:
         if args.out is not None:
             written += write_result(result, args.out).values()
         if not args.no_history:
-            entry = record(result, args.history)
+            entry = record(result, history)
             written += [entry.path, entry.path.with_suffix(".md"),
-                        write_sidecar(entry, result), write_index(args.history)]
+                        write_sidecar(entry, result), write_index(history)]
         args.outcome.wrote(written)
         kept = (f"; kept as run {entry.run_id} of {entry.machine}"
                 if not args.no_history else "")
         print(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
               f"({result.duration_s} s){kept}")
+    if not args.no_history:
+        print(f"run history: {history} ({why})")
     if len(scenarios) == 1:
         print()
         print(markdown.report(result_report(result)), end="")
@@ -316,11 +323,11 @@ def _unshowable(path: Path) -> Iterator[None]:
                                 f"({type(exc).__name__}: {exc})") from None
 
 
-def _compared(spec: Path, history: Path) -> tuple[Path, str | None]:
+def _compared(spec: Path, args: argparse.Namespace) -> tuple[Path, str | None]:
     """A compared result's file and sweep point: a path, or a history entry by name."""
     path, point = split_point(spec)
     if not path.exists() and is_history_name(str(path)):
-        return find(str(path), history), point
+        return find(str(path), _history(args)[0]), point
     return path, point
 
 
@@ -332,8 +339,7 @@ def _named(spec: Path, path: Path) -> str:
 
 def _compare(args: argparse.Namespace) -> int:
     outputs = [args.out, beside(args.out, ".html")] if args.out else []
-    (path_a, point_a), (path_b, point_b) = (_compared(args.a, args.history),
-                                            _compared(args.b, args.history))
+    (path_a, point_a), (path_b, point_b) = _compared(args.a, args), _compared(args.b, args)
     check_outputs(outputs, [path_a, path_b])
     a, b = load_result(path_a), load_result(path_b)
     if point_a is not None:
@@ -358,7 +364,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         named = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if missing[3:] else "")
         only = f" --only {shlex.quote(args.only)}" if args.only else ""
         raise ResultFormatError(
-            f"{args.out / 'reproduce'}: no result of {named}; `{_command_name()} reproduce "
+            f"{args.out / 'reproduce'}: no result of {named}; `{HARNESS.name()} reproduce "
             f"--out {shlex.quote(str(args.out))}{only}` runs them and writes the report")
     if not args.no_run:
         run_scenarios(args.out, args.progress, args.outcome, args.max_minutes, names)

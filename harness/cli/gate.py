@@ -15,11 +15,15 @@ in the environment) rewrites the baseline on purpose.
 a clean export and runs both suites side by side on this machine, alternating samples
 (docs/guide/ab-gate.md). Same exit codes; 2 also when REV is unknown, has no benchmark
 suite or does not build.
+
+The help and the flag checks need only the base install; a mode whose dependencies are
+missing (NEEDED) exits 2 with one line naming what to install.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import sys
@@ -32,8 +36,16 @@ from harness.apps.benchgate.gate import judge_run
 from harness.cli.common import OneLineParser, escape_unshowable_output, one_line, parse_arguments
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
+from harness.core.invocation import BENCH_GATE
 from harness.core.outputs import check_outputs
 
+#: what each mode imports beyond the base install (module: distribution), all in the test
+#: extra: judging timings takes scipy's Mann-Whitney U test, and --against runs the suite
+#: under pytest-benchmark in this environment. Every mode needs the suite (benchmarks/, in
+#: the checkout), whose own run needs that extra too, so the gate names it rather than
+#: the base install carrying scipy for everyone.
+NEEDED = {"judge": {"scipy": "scipy"},
+          "against": {"pytest": "pytest", "pytest_benchmark": "pytest-benchmark"}}
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
@@ -58,9 +70,9 @@ def _bounded(kind: Callable[[str], float], low: float, high: float,
 DEFAULTS = SamplingPlan()
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="ring-bench-gate", description=__doc__.splitlines()[0],
-                           refusal_prefix="ring-bench-gate: ")
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=prog, description=__doc__.splitlines()[0],
+                           refusal_prefix=f"{prog}: ")
     parser.add_argument("results", type=Path, nargs="?",
                         help="the suite's --benchmark-json file (not with --against)")
     parser.add_argument("--baseline-dir", type=Path, default=None,
@@ -116,6 +128,22 @@ def _check_mode_flags(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _check_needed(args: argparse.Namespace) -> str | None:
+    """What to install for the mode chosen, in one line (None: nothing missing)."""
+    mode = "judge" if args.against is None else "against"
+    missing = []
+    for module, distribution in NEEDED[mode].items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(distribution)
+    if not missing:
+        return None
+    what = "judging a results file" if mode == "judge" else "--against"
+    return (f"{what} needs {' and '.join(missing)}, which the base install leaves out: "
+            "pip install 'ring-harness[test]'")
+
+
 def _run(args: argparse.Namespace) -> list[str]:
     if args.against is None:
         baseline_dir = args.baseline_dir or Path("benchmarks/baseline")
@@ -128,12 +156,13 @@ def _run(args: argparse.Namespace) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     escape_unshowable_output()
-    args = parse_arguments(_parser(), argv)
+    prog = BENCH_GATE.name()
+    args = parse_arguments(_parser(prog), argv)
     if isinstance(args, int):
         return args
-    conflict = _check_mode_flags(args)
+    conflict = _check_mode_flags(args) or _check_needed(args)
     if conflict is not None:
-        print(f"ring-bench-gate: {conflict}", file=sys.stderr)
+        print(f"{prog}: {conflict}", file=sys.stderr)
         return 2
     try:
         inputs = [args.results, args.baseline_dir or Path("benchmarks/baseline")]
@@ -155,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         message = f"cannot write the baseline or the regressions file: {exc}"
     # Names taken from the file may hold newlines; the message stays one line.
-    print(f"ring-bench-gate: {one_line(message)}", file=sys.stderr)
+    print(f"{prog}: {one_line(message)}", file=sys.stderr)
     return 2
 
 

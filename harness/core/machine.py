@@ -94,20 +94,32 @@ def _version(package: str) -> str | None:
         return None
 
 
+#: what a result says, in words, where it has no commit (its JSON holds null)
+NOT_A_CHECKOUT = "not a git checkout"
+
+
 def git_commit() -> str | None:
-    """The commit of the harness checkout, with '-dirty' when it has local changes.
+    """The commit of the checkout the harness package was loaded from, with '-dirty' when
+    it has local changes; None when the package is in no git checkout (installed from a
+    wheel, or a tree without .git). The code that ran is what a result describes, not
+    the folder it ran in: a repository that only surrounds the installed package (a
+    virtual environment inside another project, tox's .tox/) must hold this very file.
 
     Changes under results/ do not count: they are this harness's own output, and a
     run of several scenarios rewrites committed results as it goes.
     """
     here = Path(__file__).resolve().parents[2]
+    this_file = Path(__file__).resolve().relative_to(here).as_posix()
+
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=here, capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                                text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
-                                "--", ".", ":(exclude)results"],
-                               cwd=here, capture_output=True, text=True, check=True,
-                               timeout=10).stdout.strip()
+        git("ls-files", "--error-unmatch", "--", this_file)
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                    ":(exclude)results")
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("-dirty" if dirty else "")

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import cattrs
 
 from harness.core.errors import ResultFormatError
+from harness.core.invocation import HARNESS
 from harness.core.redact import without_keys
 
 FORMAT_NAME = "ring-harness-result"
@@ -264,7 +265,7 @@ def upgrade(document: Any, source: str = "result") -> dict[str, Any]:
     ):
         raise ResultFormatError(
             f"{source}: result format version {version!r}, but this harness reads versions "
-            f"1 to {FORMAT_VERSION}; re-run its scenario with `python -m harness run`")
+            f"1 to {FORMAT_VERSION}; re-run its scenario with `{HARNESS.name()} run`")
     try:
         while version < FORMAT_VERSION:
             document = MIGRATIONS[version](document)
@@ -272,6 +273,6 @@ def upgrade(document: Any, source: str = "result") -> dict[str, Any]:
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ResultFormatError(
             f"{source}: a format {version} result, but not well-formed (missing or wrong "
-            f"{exc}); re-run its scenario with `python -m harness run`") from None
+            f"{exc}); re-run its scenario with `{HARNESS.name()} run`") from None
     upgraded: dict[str, Any] = document
     return upgraded

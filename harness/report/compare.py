@@ -26,6 +26,7 @@ from harness.core.tables import (
     pct,
     text,
 )
+from harness.report.sections import commit_markdown
 
 #: how a figure reads: a count (thousands separators), a fraction (a percentage, its
 #: change in percentage points), a ratio such as peak-to-mean (three decimals, as the
@@ -220,7 +221,7 @@ def comparison_report(a: Result, b: Result, a_name: str, b_name: str) -> Report:
                 if va is not None and vb is not None:
                     rows.append(_row(ring, name, figure.label, figure.kind, va, vb))
     intro = ["\n".join(f"{which}: {code(name)} ({literal(result.started_at)}, "
-                       f"commit {code(str(result.git_commit))})"
+                       f"commit {commit_markdown(result.git_commit)})"
                        for which, name, result in (("A", a_name, a), ("B", b_name, b)))]
     if not rows:
         return Report("Comparison", [

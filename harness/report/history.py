@@ -3,9 +3,9 @@
 As pytest-benchmark numbers its saved runs and asv keeps results per machine and
 commit, each run is kept as `HISTORY/MACHINE/NNNN.json` (and its `.md`), where
 MACHINE names this host and NNNN counts up from 0001; the result inside gives its
-commit, scenario and time. The default HISTORY is `runs/history` under the current
-folder, which git ignores, so runs never touch the committed, curated `results/`
-(`--history DIR`, or the RING_HARNESS_HISTORY environment variable, names another).
+commit, scenario and time. `default_history_dir` says where HISTORY is when
+`--history DIR` does not: never in the committed, curated `results/`, and never where
+it would show in `git status`.
 
 `compare` names entries as `latest` (the newest run on this machine), `previous`
 (the newest run before it of the same scenario) or a run id (`7`, `0007`, or
@@ -19,8 +19,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import platformdirs
 
 from harness.core.atomic import dumps_strict, write_atomically, write_numbered
 from harness.core.errors import OutputError, ResultFormatError
@@ -29,16 +32,66 @@ from harness.report import markdown
 from harness.report.results import load_result
 from harness.report.sections import result_report
 
-#: the environment variable naming another default history folder (the test suite points
-#: it at a temporary folder, so that it writes nothing into the checkout)
+#: the environment variable naming the default history folder (the test suite points it at
+#: a temporary folder, so that it writes nothing into the checkout)
 HISTORY_VARIABLE = "RING_HARNESS_HISTORY"
-DEFAULT_HISTORY = Path(os.environ.get(HISTORY_VARIABLE) or "runs/history")
+#: the history of a project folder, relative to it (the checkout's .gitignore names runs/)
+PROJECT_HISTORY = Path("runs") / "history"
+#: git answers in milliseconds; this long is a hung network file system, not a project
+GIT_TIMEOUT_S = 10
 #: what `compare` reads as a history entry rather than a path
 NAMED = ("latest", "previous")
 _ENTRY = re.compile(r"^(\d{4,9})\.json$")
 _RUN_ID = re.compile(r"^(?:([A-Za-z0-9._-]+)/)?(\d{1,9})$")
 #: the last run number an entry's name can hold (nine digits, as _ENTRY reads them)
 LAST_NUMBER = 999_999_999
+
+
+def default_history_dir() -> tuple[Path, str]:
+    """The history folder when `--history` names none, and why, in words. The first that
+    applies:
+
+    1. $RING_HARNESS_HISTORY;
+    2. runs/history in the current folder, when it is there already (kept there before);
+    3. runs/history at the top of the git work tree the current folder is in, when git
+       ignores it there (as the ring-harness checkout's .gitignore does): a project's runs
+       stay beside it and out of `git status`;
+    4. `history` in the platform's user data folder (platformdirs; on Linux
+       $XDG_DATA_HOME/ring-harness, else ~/.local/share/ring-harness).
+
+    A path under the current folder is given relative to it, as the messages print it.
+    """
+    named = os.environ.get(HISTORY_VARIABLE)
+    if named:
+        return Path(named), f"${HISTORY_VARIABLE} names it"
+    if PROJECT_HISTORY.is_dir():
+        return PROJECT_HISTORY, "the current folder holds a run history"
+    top = _work_tree_ignoring(PROJECT_HISTORY)
+    if top is not None:
+        here = Path.cwd().resolve()
+        folder = top / PROJECT_HISTORY
+        shown = folder.relative_to(here) if folder.is_relative_to(here) else folder
+        return shown, f"in the git work tree {top}, which ignores {PROJECT_HISTORY}"
+    data = platformdirs.user_data_path("ring-harness", appauthor=False) / "history"
+    return data, (f"the user data folder: no {PROJECT_HISTORY} here, and no git work tree "
+                  f"around here that ignores it")
+
+
+def _work_tree_ignoring(relative: Path) -> Path | None:
+    """The top of the git work tree the current folder is in, when git ignores `relative`
+    there; None outside a work tree, when it does not, or without git."""
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=GIT_TIMEOUT_S, check=False)
+        if top.returncode != 0 or not top.stdout.strip():
+            return None
+        folder = Path(top.stdout.strip())
+        ignored = subprocess.run(["git", "check-ignore", "--quiet", "--", str(relative)],
+                                 cwd=folder, capture_output=True, timeout=GIT_TIMEOUT_S,
+                                 check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return folder if ignored.returncode == 0 else None
 
 
 def machine_name() -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.core.atomic import dumps_strict, write_atomically
 from harness.core.errors import ResultFormatError
+from harness.core.machine import NOT_A_CHECKOUT
 from harness.core.model import Result
 from harness.core.safe_read import read_regular_file
 from harness.report.compare import RUN_FIGURES, SUBJECT_FIGURES, Figure
@@ -85,7 +86,7 @@ def kept_of(entry: Entry, result: Result) -> Kept:
                 value = figure.get(subject)
                 if value is not None:
                     figures[(run.label, subject.name, figure.label)] = (figure, value)
-    return Kept(entry.run_id, result.name, result.git_commit or "no commit", figures)
+    return Kept(entry.run_id, result.name, result.git_commit or NOT_A_CHECKOUT, figures)
 
 
 def sidecar_path(entry_path: Path) -> Path:

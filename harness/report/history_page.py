@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.core import charts
 from harness.core.atomic import locked_directory, write_atomically
 from harness.core.errors import ResultFormatError
+from harness.core.machine import NOT_A_CHECKOUT
 from harness.core.steps import Step, steps
 from harness.core.tables import Cell, Report, Section, Table, code, literal, text
 from harness.report import html
@@ -33,6 +34,8 @@ CHARTED = 8
 #: a timing's change counts as a step beyond this fraction of its level
 TIMING_TOLERANCE = 0.10
 TIMINGS = ("scalar_ns", "batch_ns")
+#: what sidecars written before NOT_A_CHECKOUT hold for a run without a commit
+_NO_COMMIT_BEFORE = "no commit"
 #: (sweep point, layout, figure) -> (kind, value per run index)
 Series = dict[tuple[str, str, str], tuple[Figure, dict[int, float]]]
 
@@ -52,11 +55,19 @@ def _describe(step: Step, ids: list[str], figure: Figure) -> str:
     return f"{change} at {ids[step.at]}" + ("" if step.confirmed else " (unconfirmed)")
 
 
+def short_commit(commit: str) -> str:
+    """A run's commit in a column heading: seven characters as git abbreviates it, or in
+    words when the run had none."""
+    if commit in (NOT_A_CHECKOUT, _NO_COMMIT_BEFORE):
+        return NOT_A_CHECKOUT
+    return literal(commit[:7])
+
+
 def _section(machine: str, name: str, kept: list[Kept]) -> Section:
     ids = [one.run_id for one in kept]
     shown = range(max(0, len(kept) - SHOWN_RUNS), len(kept))
     headings = ["ring", "layout", "figure",
-                *(f"{ids[i]} ({literal(kept[i].commit[:7])})" for i in shown),
+                *(f"{ids[i]} ({short_commit(kept[i].commit)})" for i in shown),
                 "steps (changes that persisted)"]
     rows = []
     flagged = 0

@@ -23,11 +23,12 @@ from __future__ import annotations
 import contextlib
 import html
 import json
-import os
 import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+
+import platformdirs
 
 from harness.core.atomic import write_atomically
 from harness.core.tables import Report, Section, Table
@@ -37,8 +38,7 @@ _EXPOSE = "window.vegaEmbed = vegaEmbed;"
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "ring-harness"
+    return platformdirs.user_cache_path("ring-harness", appauthor=False)
 
 
 @cache

@@ -5,6 +5,7 @@ This module only selects; `harness.report.markdown` (and later HTML) formats.
 
 from __future__ import annotations
 
+from harness.core.machine import NOT_A_CHECKOUT
 from harness.core.model import Result, Run
 from harness.core.tables import (
     Cell,
@@ -24,11 +25,16 @@ from harness.metrics.registry import METRICS
 from harness.metrics.throughput import Throughput, timing_cell
 
 
+def commit_markdown(commit: str | None) -> str:
+    """A result's commit as Markdown: a code span, or in words when there was none."""
+    return code(commit) if commit else NOT_A_CHECKOUT
+
+
 def metadata(result: Result) -> str:
     machine = result.machine
     return (f"Written by ring-harness {literal(result.harness_version)} (result format "
             f"{result.format_version}) from {code(result.scenario_file)} at "
-            f"{literal(result.started_at)}, commit {code(str(result.git_commit))}; "
+            f"{literal(result.started_at)}, commit {commit_markdown(result.git_commit)}; "
             f"{literal(machine.cpu)}, {machine.cores} cores, Python {literal(machine.python)}, "
             f"numpy {literal(str(machine.versions.get('numpy')))}; "
             f"run took {result.duration_s} s.")
@@ -54,7 +60,7 @@ def metadata_pairs(result: Result) -> list[tuple[str, str]]:
     return [
         ("scenario", f"{code(result.scenario_file)} "
                      f"(sha256 {literal(result.scenario_sha256[:12])})"),
-        ("commit", code(str(result.git_commit))),
+        ("commit", commit_markdown(result.git_commit)),
         ("started", f"{literal(result.started_at)}, took {result.duration_s} s"),
         ("machine", f"{literal(machine.cpu)}, {machine.cores} cores"
                     + (f", {memory / 2**30:.1f} GiB" if memory else "")),

@@ -32,6 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from harness.apps.benchgate.results import UnusableDataError
 
 #: what the base's tree must hold to be measured: the suite's fixtures and timings, and the
@@ -65,8 +67,7 @@ def cache_root() -> Path:
     configured = os.environ.get(CACHE_VARIABLE)
     if configured:
         return Path(configured)
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "ring-harness" / "ab-bases"
+    return platformdirs.user_cache_path("ring-harness", appauthor=False) / "ab-bases"
 
 
 def _git(repository: Path, *arguments: str) -> subprocess.CompletedProcess[bytes]:

@@ -37,8 +37,6 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scipy.stats import mannwhitneyu
-
 from harness.apps.benchgate.results import BenchRun, Figure, UnusableDataError, smallest_p_value
 
 #: median ratio growth that counts as a slowdown: above the largest change seen between
@@ -138,6 +136,10 @@ def _same(a: Figure, b: Figure) -> bool:
 
 def judge_timings(current: BenchRun, baseline: BenchRun) -> list[TimingVerdict]:
     """A verdict for every benchmark present in both runs."""
+    # scipy is in the test extra with the suite's pytest-benchmark, not in the base install:
+    # imported here, so that the gate's help and flag checks work without it.
+    from scipy.stats import mannwhitneyu
+
     verdicts = []
     for benchmark in sorted(current.ratios.keys() & baseline.ratios.keys()):
         now, then = current.ratios[benchmark], baseline.ratios[benchmark]

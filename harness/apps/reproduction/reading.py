@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.core.errors import HarnessError
+from harness.core.invocation import HARNESS
 from harness.core.model import Result, RingInfo, Run
 from harness.metrics.balance import Balance
 from harness.metrics.memory import Memory
@@ -23,7 +24,7 @@ def run_of(results: Results, scenario: str, k: int | None = None) -> Run:
     """The sweep point of `scenario` at k points per weight (or its only one)."""
     if scenario not in results:
         raise MissingResult(
-            f"no result for scenario {scenario!r}; run `python -m harness reproduce`")
+            f"no result for scenario {scenario!r}; run `{HARNESS.name()} reproduce`")
     matching = [r for r in results[scenario].runs if k is None or r.points_per_weight == k]
     if len(matching) != 1:
         raise HarnessError(f"result {scenario!r} has no single run at k={k}")

@@ -36,9 +36,10 @@ any is chosen.
 The choice is cached per CPU (`cpu_model`: its name, family, model, stepping and
 cache sizes, as a masked name is shared by CPUs that time differently), ring size
 class (entries from 2**(k-1) to 2**k) and build of the C core (the digest of the
-compiled module, so a rebuilt C core measures again), in a JSON file under the user's
-cache directory (`$RING_HARNESS_TUNING_CACHE`, else `$XDG_CACHE_HOME/ring-harness`, else
-`~/.cache/ring-harness`), never in the checkout. docs/performance-notes.md says why.
+compiled module, so a rebuilt C core measures again), in a JSON file in
+`tuning_cache_dir()`: `$RING_HARNESS_TUNING_CACHE`, else the platform's user cache folder
+(platformdirs; on Linux `$XDG_CACHE_HOME/ring-harness`, else `~/.cache/ring-harness`), never
+in the checkout. docs/performance-notes.md says why.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+import platformdirs
 
 from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
@@ -209,12 +211,12 @@ def c_core_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_dir() -> Path:
+def tuning_cache_dir() -> tuple[Path, str]:
+    """The folder of the tuning cache, and why, in words."""
     explicit = os.environ.get(CACHE_VARIABLE)
     if explicit:
-        return Path(explicit)
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "ring-harness"
+        return Path(explicit), f"${CACHE_VARIABLE} names it"
+    return platformdirs.user_cache_path("ring-harness", appauthor=False), "the user cache folder"
 
 
 def _cache_key(cpu: str, size: int, digest: str) -> str:
@@ -252,7 +254,7 @@ def _from_record(record: Any) -> Calibration | None:
 def cached(entries: int) -> Calibration | None:
     """The cached calibration of this CPU, size class and C core, if there is one."""
     key = _cache_key(cpu_model(), size_class(entries), c_core_digest())
-    record = _read_cache(cache_dir() / CACHE_FILE).get(key)
+    record = _read_cache(tuning_cache_dir()[0] / CACHE_FILE).get(key)
     found = _from_record(record) if record is not None else None
     if found is None:
         return None
@@ -260,7 +262,7 @@ def cached(entries: int) -> Calibration | None:
 
 
 def _store(calibration: Calibration) -> None:
-    path = cache_dir() / CACHE_FILE
+    path = tuning_cache_dir()[0] / CACHE_FILE
     entries = _read_cache(path)
     key = _cache_key(calibration.cpu, calibration.size_class, calibration.c_core)
     entries[key] = {**asdict(calibration), "source": "measured"}
