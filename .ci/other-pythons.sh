@@ -9,8 +9,10 @@
 # pyenv's newest 3.12.x / 3.13.x, then python3.12 / python3.13 on PATH. A Python not found
 # fails the script, naming what was tried.
 #
-# The venvs live in a temporary folder removed on exit; the only files left in the checkout
-# are the per-Python builds of the C core beside the 3.11 one (ignored by git).
+# Each Python installs and tests a fresh clone of this checkout's HEAD in a temporary folder
+# (removed on exit, with the venvs): an editable install compiles the C core in place, and
+# cffi's abi3 module of the checkout would otherwise be rebuilt by another Python under the
+# 3.11 venv that CI's later steps use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -81,10 +83,13 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+checkout=$(pwd)
 for python in "${pythons[@]}"; do
     version=$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
     started=$SECONDS
     echo "== Python $version ($python)"
+    git clone --quiet "$checkout" "$work/clone-$version"
+    cd "$work/clone-$version"
     "$python" -m venv "$work/$version"
     "$work/$version/bin/pip" install --quiet -e '.[test]'
     installed=$SECONDS
@@ -92,4 +97,5 @@ for python in "${pythons[@]}"; do
         "${FAST[@]}" "${DESELECT[@]}"
     echo "== Python $version: installed in $((installed - started)) s," \
          "tested in $((SECONDS - installed)) s"
+    cd "$checkout"
 done

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
+from harness.apps.doctor import report as doctor_report
 from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
 from harness.apps.plan import (
     Rings,
@@ -205,6 +206,10 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "scenarios", help="list the built-in scenarios, which run, plan and explore take by "
         "name, with their descriptions")
+    commands.add_parser(
+        "doctor", help="what this machine has for the harness: the C core, the CPU results "
+        "name, the history and tuning folders, each optional tool (or how to install it), "
+        "and what would be refused or skipped here")
     return parser
 
 
@@ -220,6 +225,12 @@ def _scenarios(_args: argparse.Namespace) -> int:
           f"name (`{HARNESS.name()} run tutorial`), or copy its file to change it:")
     for scenario in listed:
         print(f"{one_line(scenario.name):<{width}}  {one_line(scenario.description)}")
+    return 0
+
+
+def _doctor(_args: argparse.Namespace) -> int:
+    for line in doctor_report(HARNESS.name()):
+        print(one_line(line) if line else "")
     return 0
 
 
@@ -405,7 +416,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios}
+            "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios, "doctor": _doctor}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
