@@ -20,7 +20,7 @@ from harness.core.machine import cpu_model
 from harness.core.native.bucketed import compiled_module_file
 from harness.core.native.counted import BUILT_WITH_CALLGRIND
 from harness.core.native.foreign import ABI_VERSION, HEADER
-from harness.core.tools import TOOLS
+from harness.core.tools import INSTALL_ALL, TOOLS
 from harness.metrics.registry import METRIC_NAMES, unavailable
 from harness.recipes.layouts.bucketed_tuning import CACHE_FILE, tuning_cache_dir
 from harness.recipes.peers import PEERS
@@ -76,7 +76,7 @@ def report(command: str) -> list[str]:
               f"  tuning     {_folder(cache / CACHE_FILE, cache_why)}", ""]
     missing = {name: tool for name, tool in TOOLS.items() if tool.missing() is not None}
     lines.append(f"Optional tools: {len(TOOLS) - len(missing)} of {len(TOOLS)} found "
-                 "(bash .ci/install-peers.sh installs them all, from a checkout)")
+                 f"(in a checkout, `{INSTALL_ALL}` installs them all)")
     width = max(map(len, TOOLS))
     for name, tool in TOOLS.items():
         if name in missing:

@@ -416,7 +416,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
-            "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios, "doctor": _doctor}
+            "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios,
+            "doctor": _doctor}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
