@@ -1,11 +1,11 @@
 """Stub that setuptools still needs for the compiled parts; all metadata is in pyproject.toml.
 
-- `cffi_modules`: the C core (cext/ring.c, cext/bucketed.c, cext/lru.c, cext/hashes.c,
-  cext/algorithms.c, cext/range_hashes.c, cext/generate.c, cext/lean.c, ...) behind cffi,
-  `harness.core.native.compiled._ring_c`; it links OpenSSL's libcrypto and zlib. Each C unit
-  has its binding module in harness/core/native/ (ring.py for cext/ring.c, ...).
-- `harness.core.native.compiled._scalar`: a small CPython extension that calls the same lookup functions one
-  key at a time through vectorcall (see cext/scalar.c for why).
+- `cffi_modules`: the C core (the units of cext/units.py: cext/ring.c, cext/bucketed.c, ...)
+  behind cffi, `harness.core.native.compiled._ring_c`; it links OpenSSL's libcrypto and zlib.
+  Each C unit has its binding module in harness/core/native/ (ring.py for cext/ring.c, ...).
+- `harness.core.native.compiled._scalar`: a small CPython extension that calls the same lookup
+  functions one key at a time through vectorcall (see cext/scalar.c for why); it compiles
+  the units cext/units.py marks `scalar`.
 - `harness.core.native.compiled._counted`: one marker function that callgrind counts by (cext/counted.c).
 
 RING_HARNESS_EXTRA_CFLAGS and RING_HARNESS_EXTRA_LDFLAGS add compiler and linker flags
@@ -18,9 +18,11 @@ editable install, in scenarios/ itself).
 """
 
 import hashlib
+import importlib.util
 import os
 import shlex
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -36,6 +38,14 @@ if EXTRA_COMPILE_ARGS or EXTRA_LINK_ARGS:
     flags = hashlib.sha256(shlex.join(EXTRA_COMPILE_ARGS + ["--"] + EXTRA_LINK_ARGS).encode())
     OPTIONS = {"build": {"build_base": f"build/flags-{flags.hexdigest()[:12]}"}}
 
+# The list of C units, loaded by its path (cext/ is no package; cext/build_ffi.py does the same).
+_spec = importlib.util.spec_from_file_location(
+    "_ring_harness_build_units", Path(__file__).resolve().parent / "cext" / "units.py")
+assert _spec is not None and _spec.loader is not None
+units = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = units
+_spec.loader.exec_module(units)
+SCALAR_UNITS = units.scalar_units()
 
 
 class BuildPyWithScenarios(build_py):
@@ -58,14 +68,10 @@ setup(
     ext_modules=[
         Extension(
             "harness.core.native.compiled._scalar",
-            sources=["cext/scalar.c", "cext/ring.c", "cext/bucketed.c", "cext/hashes.c",
-                     "cext/algorithms.c", "cext/range_hashes.c", "cext/anchor.c",
-                     "cext/memento.c", "cext/dx.c", "cext/jumpback.c"],
-            depends=["cext/ring.h", "cext/bucketed.h", "cext/hashes.h", "cext/algorithms.h",
-                     "cext/range_hashes.h", "cext/anchor.h", "cext/memento.h", "cext/dx.h",
-                     "cext/jumpback.h", "cext/splitmix.h"],
+            sources=["cext/scalar.c", *units.sources(SCALAR_UNITS)],
+            depends=units.headers(SCALAR_UNITS),
             include_dirs=["cext"],
-            libraries=["m"],  # log, for weighted rendezvous (cext/algorithms.c)
+            libraries=units.libraries(SCALAR_UNITS),
             extra_compile_args=["-O2", "-std=c99", *ALIGNMENT_ARGS, *EXTRA_COMPILE_ARGS],
             extra_link_args=EXTRA_LINK_ARGS,
         ),

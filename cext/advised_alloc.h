@@ -31,6 +31,7 @@
  * largest mmap threshold on 64-bit systems). */
 #define RING_OWN_MAPPING_FROM ((size_t)1 << 25)
 
+/* cffi:begin */
 /* `size` zeroed bytes, 64-byte aligned, or NULL: from posix_memalign, advised for huge
  * pages before they are written from RING_HUGE_PAGES_FROM on; from RING_OWN_MAPPING_FROM
  * on, a fresh anonymous mapping, advised. The advice counts where the kernel allows it
@@ -39,5 +40,6 @@
 void *ring_advised_alloc(size_t size);
 /* Frees what ring_advised_alloc returned (NULL is ignored). */
 void ring_advised_free(void *array);
+/* cffi:end */
 
 #endif

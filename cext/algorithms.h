@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* Jump consistent hash (Lamping & Veach 2014): the bucket in [0, buckets). */
 uint16_t jump_bucket(uint64_t key, uint32_t buckets);
 void jump_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
@@ -113,5 +114,6 @@ double wrendezvous_score(double weight, uint64_t server_hash, uint64_t key_hash)
 uint16_t wrendezvous_pick(const struct wrendezvous_node *nodes, size_t count, uint64_t key_hash);
 void wrendezvous_pick_many(const struct wrendezvous_node *nodes, size_t count,
                            const uint64_t *key_hashes, size_t keys, uint16_t *out);
+/* cffi:end */
 
 #endif

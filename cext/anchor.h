@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 struct anchor {
     uint32_t *A;
     uint32_t *K;
@@ -40,5 +41,6 @@ uint32_t anchor_bucket(const struct anchor *anchor, uint64_t key);
 uint16_t anchor_lookup(const struct anchor *anchor, uint64_t key);
 void anchor_lookup_many(const struct anchor *anchor, const uint64_t *keys, size_t count,
                         uint16_t *out);
+/* cffi:end */
 
 #endif

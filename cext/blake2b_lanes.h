@@ -25,10 +25,12 @@
 void blake2b512_first_words(const uint64_t *words, const uint64_t *lengths,
                             uint64_t *first_words);
 
+/* cffi:begin */
 /* out[i] = the first `width` (4 or 8) bytes of BLAKE2b-512 of message i, read big-endian
  * (uint32_t or uint64_t); message i is data[offsets[i] .. offsets[i+1]). Returns 0, or -1
  * (nothing written) for another width or a message longer than one block. */
 int blake2b512_prefixes_many(const uint8_t *data, const uint64_t *offsets, size_t n, int width,
                              void *out);
+/* cffi:end */
 
 #endif

@@ -17,6 +17,7 @@
 #define RING_BUCKET_BITS 16
 #define RING_BUCKETS (1u << RING_BUCKET_BITS)
 
+/* cffi:begin */
 struct ring_bucket_entry {
     uint16_t low;
     uint16_t idx;
@@ -63,5 +64,6 @@ struct ring_bucketed_tuning ring_bucketed_default_tuning(size_t n);
 int ring_bucketed_lookup_many(const uint32_t *offsets, const struct ring_bucket_entry *entries,
                               const uint32_t *keys, size_t m, uint16_t *out,
                               const struct ring_bucketed_tuning *tuning);
+/* cffi:end */
 
 #endif

@@ -21,6 +21,7 @@
 #define KAFKA_MURMUR2_SEED 0x9747b28cu
 #define REDIS_CLUSTER_SLOTS 16384u
 
+/* cffi:begin */
 uint32_t murmur2_32(const uint8_t *data, size_t length, uint32_t seed);
 uint32_t redis_keyslot(const uint8_t *data, size_t length);
 uint32_t twemproxy_fnv1a_64(const uint8_t *data, size_t length);
@@ -42,5 +43,6 @@ void redis_route_many(const uint8_t *data, const uint64_t *offsets, size_t count
  * bytes, little-endian, computed elsewhere: not here), 1 fnv1a_64, 2 murmur. */
 void twemproxy_hash_many(const uint8_t *data, const uint64_t *offsets, size_t count, int kind,
                          uint32_t *out);
+/* cffi:end */
 
 #endif

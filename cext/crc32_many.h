@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* The CRC-32 of many names stored end to end (name i is data[offsets[i]:offsets[i + 1]]). */
 void crc32_many(const uint8_t *data, const uint64_t *offsets, size_t count, uint32_t *out);
+/* cffi:end */
 
 #endif

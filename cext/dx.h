@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 #define DX_MAX_PROBES_PER_SLOT 4
 
 struct dx {
@@ -24,5 +25,6 @@ struct dx {
 uint32_t dx_bucket(const struct dx *dx, uint64_t key);
 uint16_t dx_lookup(const struct dx *dx, uint64_t key);
 void dx_lookup_many(const struct dx *dx, const uint64_t *keys, size_t count, uint16_t *out);
+/* cffi:end */
 
 #endif

@@ -29,6 +29,7 @@ enum { SEG_LITERAL = 0, SEG_SERVER = 1, SEG_J = 2 };
 /* Error codes (0 is success). */
 enum { GEN_OK = 0, GEN_NO_MEMORY = -1, GEN_CRYPTO = -2, GEN_BAD_ARGUMENT = -3, GEN_THREAD = -4 };
 
+/* cffi:begin */
 /* segments: nsegments triples (kind, start, length); start/length index `literals`.
  * names: server names back to back, name s is names[name_offsets[s] .. name_offsets[s+1]).
  * counts: names per server. positions: uint32_t (uint64_t for GEN_BLAKE2B_64) with one
@@ -45,5 +46,6 @@ int ring_generate_points(int hash_kind, const uint8_t *literals, const int64_t *
  * 4 little-endian bytes (0 before the first point). Owners NULL: packed words, as above. */
 int ring_generate_nginx(const uint32_t *bases, const uint64_t *counts, size_t nservers,
                         void *positions, uint16_t *owners, int threads);
+/* cffi:end */
 
 #endif

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* 32-bit FNV-1a followed by the MurmurHash3 fmix32 finalizer, over m names
  * stored back to back in buf; name i is buf[offsets[i] .. offsets[i+1]). */
 void hash_fnv1a_fmix32_many(const uint8_t *buf, const uint64_t *offsets, size_t m, uint32_t *out);
@@ -30,6 +31,7 @@ uint64_t xxh64(const char *data, size_t length, uint64_t seed);
 /* xxHash64 of many keys stored end to end (key i is data[offsets[i]:offsets[i + 1]]). */
 void xxh64_many(const char *data, const uint64_t *offsets, size_t count, uint64_t seed,
                 uint64_t *out);
+/* cffi:end */
 
 #define XXH_PRIME64_1 0x9E3779B185EBCA87ULL
 #define XXH_PRIME64_2 0xC2B2AE3D27D4EB4FULL
@@ -67,8 +69,10 @@ static inline uint64_t xxh64_of_u64(uint64_t value, uint64_t seed)
 
 /* ---- MurmurHash3_x86_32 (Austin Appleby, public domain) ---- */
 
+/* cffi:begin */
 /* Standard MurmurHash3_x86_32. */
 uint32_t murmur3_32(const char *data, size_t length, uint32_t seed);
+/* cffi:end */
 
 /* Its pieces, inline: rendezvous (algorithms.c) keeps a node's state after its
  * prefix's whole blocks and scores every key against every node with them. */
@@ -126,6 +130,7 @@ static inline uint32_t murmur_finish(uint32_t h1, const uint8_t *tail, size_t ta
  * read as little-endian words on the x86-64 it runs on, tail bytes unsigned, the seed a
  * uint32 widened to 64 bits) and mcrouter/lib/RendezvousHashHelper.h (hash128to64). */
 
+/* cffi:begin */
 /* MurmurHash64A (MurmurHash2's 64-bit hash for 64-bit platforms), as mcrouter's
  * murmur_hash_64A: words read little-endian, tail bytes unsigned. */
 uint64_t murmur64a(const char *data, size_t length, uint64_t seed);
@@ -146,11 +151,14 @@ uint64_t siphash24(const uint8_t *data, size_t length, const uint8_t *key);
 /* SipHash-2-4 of many names stored end to end (name i is data[offsets[i]:offsets[i + 1]]). */
 void siphash24_many(const uint8_t *data, const uint64_t *offsets, size_t count,
                     const uint8_t *key, uint64_t *out);
+/* cffi:end */
 /* SipHash-2-4 of the names `prefix` + decimal(j) for j = 0 .. count - 1 (an attacker's
  * numbered candidates), formatted here so that no name list is built. Returns -1 when
  * the prefix is longer than SIPHASH_PREFIX_MAX bytes, else 0. */
 #define SIPHASH_PREFIX_MAX 200
+/* cffi:begin */
 int siphash24_numbered(const uint8_t *prefix, size_t prefix_length, uint64_t count,
                        const uint8_t *key, uint64_t *out);
+/* cffi:end */
 
 #endif

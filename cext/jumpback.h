@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* The bucket in [0, buckets) of a key hash; buckets from 1 to 2**31 - 1. */
 uint32_t jumpback_bucket(uint64_t key, uint32_t buckets);
 void jumpback_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
+/* cffi:end */
 
 #endif

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* Sorted packed words (position << 16 | owner) of a 32-bit ring: keep one word per
  * position and split it into positions and owners; returns the number kept. */
 size_t ring_split_packed32(const uint64_t *words, size_t n, int keep_highest,
@@ -41,5 +42,6 @@ size_t ring_sort_dedupe64(uint64_t *positions, uint16_t *owners, size_t n, int k
  * sorted and unique; out has one zeroed slot per owner. */
 void ring_arc_sums32(const uint32_t *positions, const uint16_t *owners, size_t n, double *out);
 void ring_arc_sums64(const uint64_t *positions, const uint16_t *owners, size_t n, double *out);
+/* cffi:end */
 
 #endif

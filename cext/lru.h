@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* Bytes lru_replay allocates for n_servers caches of `capacity` objects each,
  * or 0 if that many slots do not fit its 32-bit slot indices (or size_t). */
 size_t lru_workspace_bytes(uint32_t n_servers, uint32_t capacity);
@@ -19,5 +20,6 @@ size_t lru_workspace_bytes(uint32_t n_servers, uint32_t capacity);
  * Returns 0, or -1 if the workspace could not be allocated (missed untouched). */
 int lru_replay(const uint16_t *servers, const uint32_t *keys, size_t n, uint32_t n_servers,
                uint32_t capacity, uint8_t *missed);
+/* cffi:end */
 
 #endif

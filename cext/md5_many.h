@@ -15,6 +15,7 @@
 
 #define MD5_DIGEST_BYTES 16
 
+/* cffi:begin */
 /* The 16-byte MD5 digest of `length` bytes. */
 void md5_digest(const uint8_t *data, size_t length, uint8_t *digest);
 
@@ -24,5 +25,6 @@ void md5_digest(const uint8_t *data, size_t length, uint8_t *digest);
  * (the harness's md5-32). */
 void md5_prefix32_many(const uint8_t *data, const uint64_t *offsets, size_t count,
                        int big_endian, uint32_t *out);
+/* cffi:end */
 
 #endif

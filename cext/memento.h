@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMENTO_EMPTY UINT32_MAX
+/* cffi:begin */
+#define MEMENTO_EMPTY 4294967295u /* UINT32_MAX, as a literal cffi reads */
 
 struct memento_entry {
     uint32_t bucket;
@@ -43,5 +44,6 @@ uint32_t memento_bucket(const struct memento *memento, uint64_t key);
 uint16_t memento_lookup(const struct memento *memento, uint64_t key);
 void memento_lookup_many(const struct memento *memento, const uint64_t *keys, size_t count,
                          uint16_t *out);
+/* cffi:end */
 
 #endif

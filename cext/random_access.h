@@ -13,8 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* out[i] = array[(keys[i] * n) >> 32] (as uint16_t), for i < m. */
 void ring_random_reads(const uint32_t *array, size_t n, const uint32_t *keys, size_t m,
                        uint16_t *out);
+/* cffi:end */
 
 #endif

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 uint16_t binomial_bucket(uint64_t hash, uint32_t buckets);
 void binomial_many(const uint64_t *hashes, size_t count, uint32_t buckets, uint16_t *out);
 
@@ -28,5 +29,6 @@ void fliphash_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_
 
 uint16_t powerch_bucket(uint64_t key, uint32_t buckets);
 void powerch_many(const uint64_t *keys, size_t count, uint32_t buckets, uint16_t *out);
+/* cffi:end */
 
 #endif

@@ -10,6 +10,7 @@
 /* The most copies a preference list may hold (the scenario allows at most this). */
 #define REPLICAS_MAX_COPIES 64
 
+/* cffi:begin */
 /* For each point i of a ring of n points (sorted by position), the owners of the
  * first `copies` points with distinct labels met walking clockwise from i
  * (i itself first, wrapping past the last point): table[i * copies + c].
@@ -20,5 +21,6 @@
  * met from the current point in a move-to-front list: O(copies) per point. */
 void replica_start_table(const uint16_t *labels, const uint16_t *owners, size_t n,
                          uint32_t copies, uint16_t *table);
+/* cffi:end */
 
 #endif

@@ -11,31 +11,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi:begin */
 /* Natural layout: the uint32_t forces 4-byte alignment, so the compiler
  * rounds the struct up to 8 bytes; the last 2 bytes are padding. */
 struct ring_entry_aligned {
     uint32_t hash;
     uint16_t idx;
 };
+/* cffi:end */
 
+/* cffi:begin packed */
 /* Packed layout: the same 6 bytes of data with no padding (alignment 1). */
 struct ring_entry_packed {
     uint32_t hash;
     uint16_t idx;
 } __attribute__((packed));
+/* cffi:end */
 
+/* cffi:begin */
 /* 64-bit hashes: 8-byte alignment pads 10 bytes of data to 16 (6 of padding). */
 struct ring_entry_aligned64 {
     uint64_t hash;
     uint16_t idx;
 };
+/* cffi:end */
 
+/* cffi:begin packed */
 /* 64-bit hashes packed: the raw 10 bytes. */
 struct ring_entry_packed64 {
     uint64_t hash;
     uint16_t idx;
 } __attribute__((packed));
+/* cffi:end */
 
+/* cffi:begin */
 /* Sizes and offsets as this compiler laid them out, for the import-time
  * check against what cffi believes. */
 size_t ring_entry_aligned_size(void);
@@ -71,5 +80,6 @@ void ring_lookup_many_aligned64(const struct ring_entry_aligned64 *entries, size
                                 const uint64_t *keys, size_t m, uint16_t *out);
 void ring_lookup_many_packed64(const struct ring_entry_packed64 *entries, size_t n,
                                const uint64_t *keys, size_t m, uint16_t *out);
+/* cffi:end */
 
 #endif

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import importlib.util
 import os
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -63,11 +65,16 @@ def sdist_files() -> set[str]:
 
 
 def test_the_sdist_holds_what_builds_the_wheel(sdist_files: set[str]) -> None:
-    """cext/build_ffi.py, which setup.py names, and every C file either names."""
-    named = set()
-    for script in ("setup.py", "cext/build_ffi.py"):
-        named |= set(re.findall(r"cext/[\w.]+\.[ch]\b", (ROOT / script).read_text()))
-    assert "cext/build_ffi.py" in sdist_files
+    """cext/build_ffi.py, which setup.py names, cext/units.py, which both read, every C file
+    setup.py names and every unit's files."""
+    named = set(re.findall(r"cext/[\w.]+\.[ch]\b", (ROOT / "setup.py").read_text()))
+    spec = importlib.util.spec_from_file_location("_test_units", ROOT / "cext" / "units.py")
+    assert spec is not None and spec.loader is not None
+    units = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = units
+    spec.loader.exec_module(units)
+    named |= set(units.sources(units.UNITS)) | set(units.headers(units.UNITS))
+    assert {"cext/build_ffi.py", "cext/units.py"} <= sdist_files
     assert named and named <= sdist_files, sorted(named - sdist_files)
 
 

@@ -1,9 +1,9 @@
 """A foreign peer's shared library, loaded through cffi in ABI mode (`dlopen`).
 
 The library implements the C ABI of `abi/ring_peer.h` (shipped in the package; `python
--m harness abi` prints its path). Nothing is compiled: cffi reads the declarations below
-(the header's, checked equal to it by tests/test_foreign_abi.py) and calls the symbols
-the library exports. Everything above this module passes plain Python and numpy values.
+-m harness abi` prints its path). Nothing is compiled: cffi reads the header's marked
+block (`cdef_blocks`) and calls the symbols the library exports. Everything above this
+module passes plain Python and numpy values.
 
 A library is trusted code in our process (as any C extension is): a wrong pointer in it
 can crash the run, which is why the process protocol exists for everything else. What
@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
+from harness.core.native.cdef_blocks import cdef_blocks
 
 HEADER = Path(__file__).with_name("abi") / "ring_peer.h"
 #: the ABI version this harness speaks (RING_PEER_ABI_VERSION in the header)
@@ -29,18 +30,8 @@ ABI_VERSION = 1
 #: room for the library's build error message, NUL included
 ERROR_BYTES = 512
 
-DECLARATIONS = """
-typedef struct ring_peer ring_peer;
-uint32_t ring_peer_abi_version(void);
-ring_peer *ring_peer_build(const char *const *names, const double *weights, uint32_t count,
-                           const char *params, char *error, size_t error_size);
-int ring_peer_route(const ring_peer *peer, const uint8_t *keys, const uint64_t *offsets,
-                    size_t n, uint16_t *owners);
-int ring_peer_lookup(const ring_peer *peer, const uint64_t *hashes, size_t n, uint16_t *owners);
-int64_t ring_peer_nbytes(const ring_peer *peer);
-int64_t ring_peer_entries(const ring_peer *peer);
-void ring_peer_free(ring_peer *peer);
-"""
+#: what cffi declares: the header's block between its cffi markers
+DECLARATIONS = "".join(block.text for block in cdef_blocks(HEADER))
 REQUIRED = ("ring_peer_abi_version", "ring_peer_build", "ring_peer_route", "ring_peer_nbytes",
             "ring_peer_free")
 OPTIONAL = ("ring_peer_lookup", "ring_peer_entries")

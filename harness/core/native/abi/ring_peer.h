@@ -30,6 +30,7 @@
 extern "C" {
 #endif
 
+/* cffi:begin */
 typedef struct ring_peer ring_peer; /* the library's own structure, opaque to the harness */
 
 /* RING_PEER_ABI_VERSION as the library was compiled against. */
@@ -57,6 +58,7 @@ int64_t ring_peer_entries(const ring_peer *peer);
 
 /* Release everything ring_peer_build allocated. */
 void ring_peer_free(ring_peer *peer);
+/* cffi:end */
 
 #ifdef __cplusplus
 }
