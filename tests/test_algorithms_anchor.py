@@ -13,6 +13,8 @@ from harness.metrics.parity import check_parity
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.anchor import AnchorAlgorithm
 
+pytestmark = pytest.mark.c_core
+
 EDGES = np.array([0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1], dtype=np.uint64)
 
 

@@ -15,6 +15,8 @@ from harness.recipes.algorithms.binomial import (
     binomial_vectorised,
 )
 
+pytestmark = pytest.mark.c_core
+
 # Vectors computed with BinomialEngine.getBucket of SUPSI-DTI-ISIN/java-consistent-hashing-
 # algorithms (commit 68803f8), its hash function returning these 64-bit key hashes as given.
 VECTOR_KEYS = [0, 2**64 - 1, 2**63, 2**63 - 1, 10295661613899593243, 18236735551939742314,

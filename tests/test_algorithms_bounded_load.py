@@ -24,6 +24,8 @@ from harness.recipes.algorithms.bounded_load import (
 )
 from harness.report.results import load_result
 
+pytestmark = pytest.mark.c_core
+
 HASHES = ("blake2b-32", "blake2b-64")
 
 

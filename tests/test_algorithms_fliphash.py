@@ -15,6 +15,8 @@ from harness.recipes.algorithms.fliphash import (
     fliphash_vectorised,
 )
 
+pytestmark = pytest.mark.c_core
+
 # Vectors computed with fliphash_64(key_hash, ..=N - 1) of DataDog/fliphash-rs (commit
 # 00c0ad0), the authors' reference implementation.
 VECTOR_KEYS = [0, 2**64 - 1, 2**63, 2**63 - 1, 10295661613899593243, 18236735551939742314,

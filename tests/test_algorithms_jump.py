@@ -18,6 +18,8 @@ from harness.metrics.parity import check_parity
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.jump import JumpAlgorithm, jump_reference, jump_vectorised
 
+pytestmark = pytest.mark.c_core
+
 EDGES = np.array([0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1],
                  dtype=np.uint64)
 KEYS = [f"key-{i}".encode() for i in range(2000)]

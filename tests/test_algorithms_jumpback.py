@@ -18,6 +18,8 @@ from harness.recipes.algorithms.jumpback import (
     jumpback_vectorised,
 )
 
+pytestmark = pytest.mark.c_core
+
 # (key hash, buckets, bucket) as hash4j's ConsistentHashing.jumpBackHashSplitMix64()
 # answers them: computed with hash4j's own classes (AbstractConsistentJumpBackBucketHasher
 # and SplitMix64Algorithm, github.com/dynatrace-oss/hash4j at commit 41d814f), run on

@@ -13,6 +13,8 @@ from harness.core.servers import Server, numbered_servers
 from harness.metrics.parity import check_parity
 from harness.recipes.algorithms.maglev import Hosts, MaglevAlgorithm, fill_reference, is_prime
 
+pytestmark = pytest.mark.c_core
+
 KEYS = [f"key-{i}".encode() for i in range(3000)]
 SMALL_PRIMES = [2, 3, 5, 7, 11, 13, 101, 251, 1009, 4099]
 

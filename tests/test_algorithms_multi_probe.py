@@ -19,6 +19,8 @@ from harness.recipes.algorithms.multi_probe import (
     probe_hashes,
 )
 
+pytestmark = pytest.mark.c_core
+
 KEYS = [f"key-{i}".encode() for i in range(2000)]
 
 

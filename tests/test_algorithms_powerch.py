@@ -15,6 +15,8 @@ from harness.recipes.algorithms.powerch import (
     powerch_vectorised,
 )
 
+pytestmark = pytest.mark.c_core
+
 # Vectors computed with PowerConsistentHasher::try_new(N).hash_u64(key_hash) of the Rust
 # crate power-consistent-hash (DXist/power-consistent-hash, commit 25bd442), on x86-64.
 # The crate refuses N = 1, which routes every key to 0 here.

@@ -23,6 +23,8 @@ from harness.recipes.algorithms.rendezvous import (
     murmur3_32_rows,
 )
 
+pytestmark = pytest.mark.c_core
+
 ASCII_KEYS = [f"key-{i}".encode() for i in range(4000)] + [
     b"", b"k", b"ab", b"abc", b"abcd", b"/img/cat.png?size=large&v=42", b"x" * 257]
 

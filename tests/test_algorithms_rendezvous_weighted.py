@@ -43,6 +43,8 @@ from harness.recipes.algorithms.rendezvous_weighted import (
     score,
 )
 
+pytestmark = pytest.mark.c_core
+
 MASK64 = 2**64 - 1
 KMUL = 0x9DDFEA08EB382D69
 

@@ -16,6 +16,8 @@ from harness.apps.benchgate.plan import MAX_ROUND_SCALE, MIN_ROUND_SECONDS, PLAN
 from harness.core.errors import HarnessError
 from harness.core.native import scalar as c_scalar
 
+pytestmark = pytest.mark.c_core
+
 
 @given(
     bits=st.sampled_from([32, 64]),

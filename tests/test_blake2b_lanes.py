@@ -18,6 +18,8 @@ from harness.core.hashing import get_hash, hash_many
 from harness.core.native import generate as c_generate
 from harness.recipes.constructions.generator import parse_template
 
+pytestmark = pytest.mark.c_core
+
 
 def _hashlib_position(name: bytes, width: int) -> int:
     return int.from_bytes(hashlib.blake2b(name).digest()[:width], "big")

@@ -18,6 +18,8 @@ from harness.core.servers import numbered_servers
 from harness.recipes.constructions.generator import generate_ring
 from harness.recipes.layouts import get_layout
 
+pytestmark = pytest.mark.c_core
+
 BUCKET = 2**16  # positions per bucket: the low 16 bits
 TOP_BUCKET = 2**16 - 1
 

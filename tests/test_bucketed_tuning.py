@@ -41,6 +41,8 @@ from harness.recipes.layouts.bucketed_tuning import (
     stage_two,
 )
 
+pytestmark = pytest.mark.c_core
+
 BUCKET = 2**16
 
 

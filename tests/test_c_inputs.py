@@ -18,6 +18,8 @@ from harness.core.servers import numbered_servers
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.layouts import LAYOUTS
 
+pytestmark = pytest.mark.c_core
+
 
 def misaligned(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """A copy of `values` one byte past an aligned address: contiguous but not aligned."""

@@ -17,6 +17,8 @@ from harness.core import cache_model
 from harness.core.cache_model import lru_misses, lru_misses_reference
 from harness.core.errors import HarnessError
 
+pytestmark = pytest.mark.c_core
+
 # A handful of distinct keys per stream keeps caches of 1 to 5 objects evicting all the
 # time; the ends of the uint32 range are drawn often, as the C table keys are uint32.
 keys_st = st.one_of(st.integers(0, 7), st.sampled_from([2**32 - 2, 2**32 - 1]))

@@ -25,6 +25,8 @@ from harness.recipes.algorithms.redis_slots import (
     slot_ranges,
 )
 
+pytestmark = pytest.mark.c_core
+
 KEY = st.binary(max_size=40) | st.builds(
     lambda a, b, c: a + b"{" + b + b"}" + c, st.binary(max_size=5), st.binary(max_size=5),
     st.binary(max_size=5))

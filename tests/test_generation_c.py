@@ -21,6 +21,8 @@ from harness.recipes.constructions.generator import (
 from harness.recipes.constructions.libketama import LibketamaConstruction
 from harness.recipes.constructions.nginx import NginxConstruction
 
+pytestmark = pytest.mark.c_core
+
 # Names with non-ASCII letters, braces, colons and digits: what a template can meet.
 NAMES = st.text(
     alphabet=st.sampled_from("ab09:-_.é字🙂{} "), min_size=0, max_size=12

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from harness.core.errors import UnknownNameError
 from harness.core.hashing import HASHES, fmix32, fnv1a32, get_hash, hash_many, hash_one
 
+pytestmark = pytest.mark.c_core
+
 
 def test_crc32_check_value() -> None:
     """CRC-32 of "123456789" is the published check value 0xCBF43926."""

@@ -17,6 +17,8 @@ from harness.core.servers import numbered_servers
 from harness.recipes.constructions.generator import generate_ring
 from harness.recipes.layouts import LAYOUTS
 
+pytestmark = pytest.mark.c_core
+
 BITS = [32, 64]
 DTYPES = {32: np.uint32, 64: np.uint64}
 LAYOUTS_BY_BITS = {

@@ -12,6 +12,8 @@ from harness.core.native import ring as c_ring
 from harness.recipes.layouts import LAYOUTS, get_layout
 from harness.recipes.layouts.numpy_struct import entry_dtype
 
+pytestmark = pytest.mark.c_core
+
 #: layouts whose nbytes is exactly entry_size x entries
 EXPECTED_ENTRY_SIZE = {
     "numpy-aligned": 8,

@@ -22,6 +22,8 @@ from harness.recipes.constructions.libketama import (
 from harness.recipes.constructions.libmemcached import MODES, LibmemcachedConstruction
 from harness.recipes.constructions.twemproxy import TwemproxyConstruction
 
+pytestmark = pytest.mark.c_core
+
 #: RFC 1321, appendix A.5 (the test suite): message and digest
 RFC1321_SUITE = [
     (b"", "d41d8cd98f00b204e9800998ecf8427e"),

@@ -1,6 +1,7 @@
 """Minimal movement, as a property: adding or removing one server moves keys only to or from it."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -8,6 +9,8 @@ from harness.core.hashing import hash_many
 from harness.core.ring import reference_owners
 from harness.core.servers import Server
 from harness.recipes.constructions.generator import generate_ring
+
+pytestmark = pytest.mark.c_core
 
 KEYS = hash_many("fnv1a-fmix32", [f"key-{i}".encode() for i in range(3000)])
 

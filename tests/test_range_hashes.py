@@ -26,6 +26,8 @@ from tests.test_algorithms_binomial import EDGES as BINOMIAL_EDGES
 from tests.test_algorithms_fliphash import EDGES as FLIPHASH_EDGES
 from tests.test_algorithms_powerch import EDGES as POWERCH_EDGES
 
+pytestmark = pytest.mark.c_core
+
 #: name -> (class, plain reference, the edge hashes of its vectors)
 CASES: dict[str, tuple[Any, Callable[[int, int], int], np.ndarray]] = {
     "binomial": (BinomialAlgorithm, binomial_reference, BINOMIAL_EDGES),

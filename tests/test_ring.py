@@ -8,6 +8,8 @@ from harness.core.ring import Ring, reference_lookup, reference_lookup_many
 from harness.core.servers import Server, numbered_servers
 from harness.recipes.constructions.generator import generate_ring
 
+pytestmark = pytest.mark.c_core
+
 
 def test_semicolony_worked_example() -> None:
     """Semicolony: A=10, B=45, C=80; keys 5/30/50/70/90 go to A,B,C,C,A; D at 60 moves only 50."""

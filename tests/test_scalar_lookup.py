@@ -7,6 +7,8 @@ import pytest
 
 from harness.recipes.layouts import LAYOUTS
 
+pytestmark = pytest.mark.c_core
+
 C_LAYOUTS = ["cffi-aligned", "cffi-packed", "bucketed"]
 
 

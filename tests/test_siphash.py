@@ -23,6 +23,8 @@ from harness.recipes.constructions.generator import generate_ring, generate_ring
 from harness.recipes.constructions.points import PointsConstruction, public_params
 from harness.recipes.layouts import LAYOUTS
 
+pytestmark = pytest.mark.c_core
+
 #: the reference implementation's vectors (its vectors.h, also in the paper's appendix for
 #: the 15-byte message): SipHash-2-4 digests, as little-endian bytes, of the messages
 #: 00, 00 01, ... (0 to 63 bytes) under the key 00 01 .. 0f
