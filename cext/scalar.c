@@ -41,19 +41,89 @@
 #include "range_hashes.h"
 #include "ring.h"
 
-enum layout_kind {
-    KIND_ALIGNED, KIND_PACKED, KIND_ALIGNED64, KIND_PACKED64, KIND_BUCKETED, KIND_JUMP, KIND_MAGLEV,
-    KIND_JUMP_KEY, KIND_SEARCH32, KIND_SEARCH64, KIND_WRENDEZVOUS, KIND_BINOMIAL, KIND_FLIPHASH,
-    KIND_POWERCH, KIND_BINOMIAL_KEY, KIND_FLIPHASH_KEY, KIND_POWERCH_KEY, KIND_ANCHOR,
-    KIND_MEMENTO, KIND_DX, KIND_JUMPBACK
-};
+/* Every lookup kind, one line each: a new kind is one entry here (and its binding in
+ * harness/core/native/scalar.py's caller). X(ID, name, key, arrays, result, lookup):
+ *   key: KEY_HASH32 (a key hash below 2**32), KEY_HASH64 (below 2**64) or KEY_NAME (the key
+ *     itself, bytes, hashed here with xxHash64 seed 0, hashes.c, into the `key` that
+ *     `lookup` reads);
+ *   arrays: ARRAYS_ENTRIES (`entries` must be given), ARRAYS_OFFSETS (entries and the
+ *     bucketed layout's offsets) or ARRAYS_NONE (n alone);
+ *   result: RESULT_OWNER (a uint16 owner) or RESULT_INDEX (a size_t index, the references);
+ *   lookup: the answer, from `lookup` (the ScalarLookup) and `key`.
+ * The order is the enum's, the order of the names ScalarLookup accepts. */
+#define LOOKUP_KINDS(X)                                                                          \
+    X(ALIGNED, "aligned", KEY_HASH32, ARRAYS_ENTRIES, RESULT_OWNER,                              \
+      ring_lookup_aligned(lookup->entries, lookup->n, (uint32_t)key))                            \
+    X(PACKED, "packed", KEY_HASH32, ARRAYS_ENTRIES, RESULT_OWNER,                                \
+      ring_lookup_packed(lookup->entries, lookup->n, (uint32_t)key))                             \
+    X(ALIGNED64, "aligned64", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                          \
+      ring_lookup_aligned64(lookup->entries, lookup->n, (uint64_t)key))                          \
+    X(PACKED64, "packed64", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                            \
+      ring_lookup_packed64(lookup->entries, lookup->n, (uint64_t)key))                           \
+    X(BUCKETED, "bucketed", KEY_HASH32, ARRAYS_OFFSETS, RESULT_OWNER,                            \
+      ring_bucketed_lookup(lookup->offsets, lookup->entries, (uint32_t)key))                     \
+    X(JUMP, "jump", KEY_HASH64, ARRAYS_NONE, RESULT_OWNER,                                       \
+      jump_bucket((uint64_t)key, (uint32_t)lookup->n))                                           \
+    X(MAGLEV, "maglev", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                                \
+      maglev_lookup(lookup->entries, (uint64_t)lookup->n, (uint64_t)key))                        \
+    X(JUMP_KEY, "jump-key", KEY_NAME, ARRAYS_NONE, RESULT_OWNER,                                 \
+      jump_bucket((uint64_t)key, (uint32_t)lookup->n))                                           \
+    X(SEARCH32, "search32", KEY_HASH32, ARRAYS_ENTRIES, RESULT_INDEX,                            \
+      reference_lower_bound32(lookup->entries, lookup->n, (uint32_t)key))                        \
+    X(SEARCH64, "search64", KEY_HASH64, ARRAYS_ENTRIES, RESULT_INDEX,                            \
+      reference_lower_bound64(lookup->entries, lookup->n, (uint64_t)key))                        \
+    X(WRENDEZVOUS, "rendezvous-weighted", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,              \
+      wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key))                               \
+    X(BINOMIAL, "binomial", KEY_HASH64, ARRAYS_NONE, RESULT_OWNER,                               \
+      binomial_bucket((uint64_t)key, (uint32_t)lookup->n))                                       \
+    X(FLIPHASH, "fliphash", KEY_HASH64, ARRAYS_NONE, RESULT_OWNER,                               \
+      fliphash_bucket((uint64_t)key, (uint32_t)lookup->n))                                       \
+    X(POWERCH, "powerch", KEY_HASH64, ARRAYS_NONE, RESULT_OWNER,                                 \
+      powerch_bucket((uint64_t)key, (uint32_t)lookup->n))                                        \
+    X(BINOMIAL_KEY, "binomial-key", KEY_NAME, ARRAYS_NONE, RESULT_OWNER,                         \
+      binomial_bucket((uint64_t)key, (uint32_t)lookup->n))                                       \
+    X(FLIPHASH_KEY, "fliphash-key", KEY_NAME, ARRAYS_NONE, RESULT_OWNER,                         \
+      fliphash_bucket((uint64_t)key, (uint32_t)lookup->n))                                       \
+    X(POWERCH_KEY, "powerch-key", KEY_NAME, ARRAYS_NONE, RESULT_OWNER,                           \
+      powerch_bucket((uint64_t)key, (uint32_t)lookup->n))                                        \
+    X(ANCHOR, "anchor", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                                \
+      anchor_lookup(lookup->entries, (uint64_t)key))                                             \
+    X(MEMENTO, "memento", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                              \
+      memento_lookup(lookup->entries, (uint64_t)key))                                            \
+    X(DX, "dx", KEY_HASH64, ARRAYS_ENTRIES, RESULT_OWNER,                                        \
+      dx_lookup(lookup->entries, (uint64_t)key))                                                 \
+    X(JUMPBACK, "jumpback", KEY_HASH64, ARRAYS_NONE, RESULT_OWNER,                               \
+      (uint16_t)jumpback_bucket((uint64_t)key, (uint32_t)lookup->n))
 
-static const char *const KIND_NAMES[] = {"aligned",  "packed", "aligned64", "packed64",
-                                          "bucketed", "jump",   "maglev", "jump-key",
-                                          "search32", "search64", "rendezvous-weighted",
-                                          "binomial", "fliphash", "powerch",
-                                          "binomial-key", "fliphash-key", "powerch-key",
-                                          "anchor", "memento", "dx", "jumpback"};
+enum key_kind { KEY_HASH32, KEY_HASH64, KEY_NAME };
+enum arrays_kind { ARRAYS_ENTRIES, ARRAYS_OFFSETS, ARRAYS_NONE };
+enum result_kind { RESULT_OWNER, RESULT_INDEX };
+
+#define KIND_ENUM(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) KIND_##ID,
+enum layout_kind { LOOKUP_KINDS(KIND_ENUM) };
+#undef KIND_ENUM
+
+#define KIND_NAME(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) NAME,
+static const char *const KIND_NAMES[] = {LOOKUP_KINDS(KIND_NAME)};
+#undef KIND_NAME
+
+/* Whether `kind`'s key (arrays) column is `key` (`arrays`): called with a constant, these
+ * fold to the chain of comparisons a hand-written test would be. */
+static inline __attribute__((always_inline)) int kind_key_is(int kind,
+                                                            enum key_kind key)
+{
+#define KEY_IS(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) || (kind == KIND_##ID && KEY == key)
+    return 0 LOOKUP_KINDS(KEY_IS);
+#undef KEY_IS
+}
+
+static inline __attribute__((always_inline)) int kind_arrays_are(int kind,
+                                                                enum arrays_kind arrays)
+{
+#define ARRAYS_ARE(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) || (kind == KIND_##ID && ARRAYS == arrays)
+    return 0 LOOKUP_KINDS(ARRAYS_ARE);
+#undef ARRAYS_ARE
+}
 
 /* The reference a C scalar lookup is timed against (harness.apps.benchgate.references): a
  * plain lower bound over a sorted array of bare positions, called the same way. It is
@@ -93,18 +163,16 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
         PyErr_SetString(PyExc_TypeError, "a ring lookup takes exactly one key hash");
         return NULL;
     }
-    if (lookup->kind == KIND_JUMP_KEY || lookup->kind == KIND_BINOMIAL_KEY ||
-        lookup->kind == KIND_FLIPHASH_KEY || lookup->kind == KIND_POWERCH_KEY) {
+    if (kind_key_is(lookup->kind, KEY_NAME)) {
         char *data;
         Py_ssize_t length;
         if (PyBytes_AsStringAndSize(args[0], &data, &length) < 0)
             return NULL;
-        uint64_t hash = xxh64(data, (size_t)length, 0);
-        uint32_t buckets = (uint32_t)lookup->n;
-        uint16_t bucket = lookup->kind == KIND_JUMP_KEY       ? jump_bucket(hash, buckets)
-                          : lookup->kind == KIND_BINOMIAL_KEY ? binomial_bucket(hash, buckets)
-                          : lookup->kind == KIND_FLIPHASH_KEY ? fliphash_bucket(hash, buckets)
-                                                              : powerch_bucket(hash, buckets);
+        uint64_t key = xxh64(data, (size_t)length, 0);
+#define NAME_LOOKUP(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) \
+    KEY == KEY_NAME && lookup->kind == KIND_##ID ? (uint16_t)(LOOKUP) :
+        uint16_t bucket = LOOKUP_KINDS(NAME_LOOKUP) 0;
+#undef NAME_LOOKUP
         return PyLong_FromLong(bucket);
     }
     PyObject *number = PyNumber_Index(args[0]); /* ints, and numpy's integer scalars */
@@ -114,68 +182,25 @@ static PyObject *scalar_lookup_call(PyObject *self, PyObject *const *args, size_
     Py_DECREF(number);
     if (key == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    int wide = lookup->kind == KIND_ALIGNED64 || lookup->kind == KIND_PACKED64 ||
-               lookup->kind == KIND_JUMP || lookup->kind == KIND_MAGLEV ||
-               lookup->kind == KIND_SEARCH64 || lookup->kind == KIND_WRENDEZVOUS ||
-               lookup->kind == KIND_BINOMIAL || lookup->kind == KIND_FLIPHASH ||
-               lookup->kind == KIND_POWERCH || lookup->kind == KIND_ANCHOR ||
-               lookup->kind == KIND_MEMENTO || lookup->kind == KIND_DX ||
-               lookup->kind == KIND_JUMPBACK;
+    int wide = kind_key_is(lookup->kind, KEY_HASH64);
     if (!wide && key > UINT32_MAX) {
         PyErr_Format(PyExc_OverflowError, "key hash %llu does not fit 32 bits", key);
         return NULL;
     }
-    if (lookup->kind == KIND_SEARCH32)
-        return PyLong_FromSize_t(reference_lower_bound32(lookup->entries, lookup->n, (uint32_t)key));
-    if (lookup->kind == KIND_SEARCH64)
-        return PyLong_FromSize_t(reference_lower_bound64(lookup->entries, lookup->n, (uint64_t)key));
+#define INDEX_LOOKUP(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP) \
+    if (RESULT == RESULT_INDEX && lookup->kind == KIND_##ID)   \
+        return PyLong_FromSize_t(LOOKUP);
+    LOOKUP_KINDS(INDEX_LOOKUP)
+#undef INDEX_LOOKUP
     uint16_t owner = 0;
     switch (lookup->kind) {
-    case KIND_ALIGNED:
-        owner = ring_lookup_aligned(lookup->entries, lookup->n, (uint32_t)key);
+#define OWNER_LOOKUP(ID, NAME, KEY, ARRAYS, RESULT, LOOKUP)     \
+    case KIND_##ID:                                             \
+        if (KEY != KEY_NAME && RESULT == RESULT_OWNER)          \
+            owner = (uint16_t)(LOOKUP);                         \
         break;
-    case KIND_PACKED:
-        owner = ring_lookup_packed(lookup->entries, lookup->n, (uint32_t)key);
-        break;
-    case KIND_ALIGNED64:
-        owner = ring_lookup_aligned64(lookup->entries, lookup->n, (uint64_t)key);
-        break;
-    case KIND_PACKED64:
-        owner = ring_lookup_packed64(lookup->entries, lookup->n, (uint64_t)key);
-        break;
-    case KIND_BUCKETED:
-        owner = ring_bucketed_lookup(lookup->offsets, lookup->entries, (uint32_t)key);
-        break;
-    case KIND_JUMP:
-        owner = jump_bucket((uint64_t)key, (uint32_t)lookup->n);
-        break;
-    case KIND_MAGLEV:
-        owner = maglev_lookup(lookup->entries, (uint64_t)lookup->n, (uint64_t)key);
-        break;
-    case KIND_WRENDEZVOUS:
-        owner = wrendezvous_pick(lookup->entries, lookup->n, (uint64_t)key);
-        break;
-    case KIND_BINOMIAL:
-        owner = binomial_bucket((uint64_t)key, (uint32_t)lookup->n);
-        break;
-    case KIND_FLIPHASH:
-        owner = fliphash_bucket((uint64_t)key, (uint32_t)lookup->n);
-        break;
-    case KIND_POWERCH:
-        owner = powerch_bucket((uint64_t)key, (uint32_t)lookup->n);
-        break;
-    case KIND_ANCHOR:
-        owner = anchor_lookup(lookup->entries, (uint64_t)key);
-        break;
-    case KIND_MEMENTO:
-        owner = memento_lookup(lookup->entries, (uint64_t)key);
-        break;
-    case KIND_DX:
-        owner = dx_lookup(lookup->entries, (uint64_t)key);
-        break;
-    case KIND_JUMPBACK:
-        owner = (uint16_t)jumpback_bucket((uint64_t)key, (uint32_t)lookup->n);
-        break;
+        LOOKUP_KINDS(OWNER_LOOKUP)
+#undef OWNER_LOOKUP
     default:
         break;
     }
@@ -204,12 +229,9 @@ static PyObject *scalar_lookup_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "unknown layout kind %s", kind_name);
         return NULL;
     }
-    int arrayless = kind == KIND_JUMP || kind == KIND_JUMP_KEY || kind == KIND_BINOMIAL ||
-                    kind == KIND_FLIPHASH || kind == KIND_POWERCH || kind == KIND_BINOMIAL_KEY ||
-                    kind == KIND_FLIPHASH_KEY || kind == KIND_POWERCH_KEY ||
-                    kind == KIND_JUMPBACK;
+    int arrayless = kind_arrays_are(kind, ARRAYS_NONE);
     if (n < 1 || (entries_address == 0 && !arrayless) ||
-        (kind == KIND_BUCKETED && offsets_address == 0)) {
+        (kind_arrays_are(kind, ARRAYS_OFFSETS) && offsets_address == 0)) {
         PyErr_SetString(PyExc_ValueError, "a ring lookup needs at least one entry and its arrays");
         return NULL;
     }
