@@ -41,8 +41,8 @@
 #include "range_hashes.h"
 #include "ring.h"
 
-/* Every lookup kind, one line each: a new kind is one entry here (and its binding in
- * harness/core/native/scalar.py's caller). X(ID, name, key, arrays, result, lookup):
+/* Every lookup kind, one entry each: a new kind is one entry here (and its header's
+ * #include above). X(ID, name, key, arrays, result, lookup):
  *   key: KEY_HASH32 (a key hash below 2**32), KEY_HASH64 (below 2**64) or KEY_NAME (the key
  *     itself, bytes, hashed here with xxHash64 seed 0, hashes.c, into the `key` that
  *     `lookup` reads);
@@ -108,7 +108,8 @@ static const char *const KIND_NAMES[] = {LOOKUP_KINDS(KIND_NAME)};
 #undef KIND_NAME
 
 /* Whether `kind`'s key (arrays) column is `key` (`arrays`): called with a constant, these
- * fold to the chain of comparisons a hand-written test would be. */
+ * fold to the chain of comparisons a hand-written test would be (always_inline: without
+ * it GCC kept kind_key_is out of line, a call where a mask test was). */
 static inline __attribute__((always_inline)) int kind_key_is(int kind,
                                                             enum key_kind key)
 {
