@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.hashing import HASHES
 from harness.core.machine import available_memory_bytes, data_cache_sizes
@@ -37,9 +38,9 @@ from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import arc_shares, cv, expected_collisions, theory_cv
 from harness.core.tables import Report, Section, Table, code, count, kib, literal, number, pct, text
 from harness.metrics.process import ProcessOptions
+from harness.recipes.algorithms.cost import generation_cost
 from harness.recipes.constructions.allocated import allocate
 from harness.recipes.constructions.generator import (
-    GENERATION_BYTES_PER_POINT,
     generate_ring,
     points_for,
 )
@@ -134,8 +135,9 @@ def planned_ring_bytes(servers: Sequence[Server], points_per_weight: int, bits: 
     costs = [layout_cost(name) for name in layouts]
     one_layout = max((cost.built_and_looked_up_bytes(points, LOOKUP_KEYS) for cost in costs),
                      default=0.0)
-    holding = (bits // 8 + 2 + 8) * points + one_layout + (bits // 8) * LOOKUP_KEYS
-    return max(GENERATION_BYTES_PER_POINT * points, holding)
+    holding = Cost(held=(bits // 8 + 2 + 8) * points + (bits // 8) * LOOKUP_KEYS,
+                   peak=(bits // 8 + 2 + 8) * points + one_layout + (bits // 8) * LOOKUP_KEYS)
+    return generation_cost({}, points).then(holding).peak
 
 
 def _check_ring_fits(servers: Sequence[Server], points_per_weight: int, bits: int,

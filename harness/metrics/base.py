@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from harness.core.cost import Cost
 from harness.core.errors import HarnessError
 from harness.recipes.layouts.costs import LayoutCost
 
@@ -69,6 +70,10 @@ class RunShape:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: the sweep point's recipe (a migration scales its new ring from it)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the most the point holds before any metric's own rings: the more costly of
+    #: generating its ring and holding it with its forms, peers and working bytes; a metric
+    #: that builds rings of the run's recipe beside the run's own prices each at this
+    point_bytes: float = 0.0
 
     def largest_build_and_lookup_bytes(self) -> float:
         """The costliest measured layout built and then looking up every key (0 without
@@ -147,11 +152,16 @@ class Metric(Protocol):
         default: 0, none."""
         ...
 
+    def cost(self, shape: RunShape, servers: Sequence[Server]) -> Cost:
+        """What measuring one sweep point adds, the one value the estimate folds (default:
+        composed from the methods above)."""
+        ...
+
 
 #: the members of `Metric` with a default in `MetricBase`
 METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
                                     "estimated_bytes", "estimated_seconds", "working",
-                                    "reference_lookups")
+                                    "reference_lookups", "cost")
 
 
 class MetricBase:
@@ -184,3 +194,18 @@ class MetricBase:
     def reference_lookups(self, options: Any) -> int:
         """0: the metric routes no keys of its own."""
         return 0
+
+    def cost(self, shape: RunShape, servers: Sequence[Server]) -> Cost:
+        """What measuring one sweep point adds to what the point holds, from the estimate
+        methods above: while it works, its working bytes, its table's own work and the
+        rings it builds beside the run's (each `shape.point_bytes`); the seconds of its own
+        work. It holds nothing once done (`Cost.held` is 0)."""
+        working = self.working(shape)
+        options = shape.options.get(self.name)
+        own, (seconds, why) = ((self.estimated_bytes(options, servers),
+                                self.estimated_seconds(options, servers))
+                               if options is not None else (0.0, (0.0, "")))
+        table = own + working.rings * shape.point_bytes
+        return Cost(peak=working.bytes + table, seconds=seconds,
+                    why=f"[{self.name}] ({self.cost_fields})" if table else "",
+                    why_seconds=f"[{self.name}]: {why}" if why else "")

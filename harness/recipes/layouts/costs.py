@@ -18,6 +18,7 @@ from functools import cache
 
 import numpy as np
 
+from harness.core.cost import Cost
 from harness.recipes.layouts import LAYOUTS
 
 #: ring sizes and batch sizes the lines are fitted through
@@ -65,6 +66,10 @@ class LayoutCost:
 
     def lookup_bytes(self, entries: int, keys: int) -> float:
         return self.lookup_by_entries.at(entries) + self.lookup_per_key * keys
+
+    def cost(self, entries: int) -> Cost:
+        """Its cost in a run: held once built, at its most while it builds."""
+        return Cost(self.held_bytes(entries), self.build_bytes(entries))
 
     def built_and_looked_up_bytes(self, entries: int, keys: int) -> float:
         """The most a fresh process holds for it: the build, then one batch lookup."""

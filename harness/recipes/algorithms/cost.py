@@ -1,0 +1,60 @@
+"""What an algorithm costs in a run (`harness.core.cost.Cost`), from its own estimates.
+
+A ring is its sorted arrays and its reference layout, held, and each measured layout
+(`LayoutCost.cost`), built beside those built before it; before all that, its points are
+generated, and released (`then`). An algorithm without a ring holds its reference and
+one built form per measured form (`Algorithm.estimated_bytes`, at the fleet where it is
+largest). The seconds of its lookups are priced by `Algorithm.estimated_seconds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.core.cost import Cost, total
+from harness.core.hashing import is_keyed
+from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.constructions.generator import (
+    GENERATION_BYTES_PER_POINT,
+    PYTHON_GENERATION_BYTES_PER_POINT,
+    parse_template,
+)
+from harness.recipes.layouts.costs import layout_cost
+
+
+def entries_of(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]]) -> int:
+    """Entries of its largest structure over the fleets it is measured on."""
+    algorithm = get_algorithm(name)
+    return max(algorithm.estimated_entries(fleet, params) for fleet in fleets)
+
+
+def generation_cost(params: dict[str, Any], entries: int) -> Cost:
+    """Generating a ring's points: names C does not format, or a keyed hash (the C generator
+    takes no key), are formatted by Python."""
+    template = params.get("point_name")
+    per_point = (PYTHON_GENERATION_BYTES_PER_POINT
+                 if template is not None and (parse_template(template) is None
+                                              or is_keyed(params.get("hash", "")))
+                 else GENERATION_BYTES_PER_POINT)
+    return Cost(peak=float(per_point * entries))
+
+
+def ring_cost(params: dict[str, Any], entries: int, bits: int,
+              layouts: Sequence[str]) -> Cost:
+    """A ring held with its reference layout and every measured layout; each form is built
+    beside those built before it, so the most a build holds beyond what it keeps (the
+    tuples' lists of Python ints, 30 MiB at 800,000 entries) is one transient among them."""
+    base = params["layout"]
+    reference = float((bits // 8 + 2) * entries) + (
+        layout_cost(base).held_bytes(entries) if base != NO_LAYOUT else 0.0)
+    return Cost(held=reference) + total([layout_cost(name).cost(entries) for name in layouts])
+
+
+def algorithm_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]],
+                   forms: int) -> Cost:
+    """An algorithm without a ring: its reference and each measured form, held."""
+    one = max(get_algorithm(name).estimated_bytes(fleet, params) for fleet in fleets)
+    return Cost(held=one * (1 + forms))

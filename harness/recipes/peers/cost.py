@@ -1,0 +1,32 @@
+"""What the peers cost in a run (`harness.core.cost.Cost`), from their own bounds.
+
+A Python peer holds what `Peer.estimated_bytes` bounds, at the fleet where it is largest;
+all are held at once. A foreign peer's share is `harness.recipes.peers.foreign.sizing`'s:
+its batch of every key (all peers hold theirs at once), a library's structure, and what
+is held once for them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.core.cost import Cost
+from harness.core.servers import Server
+from harness.recipes.peers import get_peer
+from harness.recipes.peers.foreign import sizing
+from harness.recipes.peers.foreign.spec import ForeignPeerSpec
+
+
+def peer_cost(name: str, fleets: Sequence[Sequence[Server]]) -> Cost:
+    """The peer built, held through the sweep point."""
+    return Cost(held=max(get_peer(name).estimated_bytes(fleet) for fleet in fleets))
+
+
+def foreign_cost(peers: Sequence[ForeignPeerSpec], keys: int, longest_name: int,
+                 points: int, why: str) -> Cost:
+    """Every foreign peer's batch and structure, and what they share, held all run."""
+    if not peers:
+        return Cost()
+    held = (sizing.shared_bytes(keys, longest_name)
+            + sum(sizing.held_bytes(peer, keys, longest_name, points) for peer in peers))
+    return Cost(held=held, why=why)
