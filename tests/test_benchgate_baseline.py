@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.benchgate.baseline import FORMAT_VERSION
+from harness.apps.benchgate.baseline import BASELINE_FORMAT_VERSION
 from harness.apps.benchgate.decide import SLOWDOWN_THRESHOLD
 from harness.cli.gate import main
 
@@ -56,13 +56,14 @@ def test_missing_baseline_is_recorded_with_a_warning(
     status = main([str(write_results(tmp_path / "r.json")), "--baseline-dir", str(tmp_path)])
     assert status == 0
     assert "WARNING: no baseline" in capsys.readouterr().err
-    assert json.loads((tmp_path / "smoke.json").read_text())["format_version"] == FORMAT_VERSION
+    written = json.loads((tmp_path / "smoke.json").read_text())
+    assert written["format_version"] == BASELINE_FORMAT_VERSION
 
 
 @pytest.mark.parametrize(
     ("field", "value", "reason"),
     [
-        ("format_version", FORMAT_VERSION + 1, "format_version"),
+        ("format_version", BASELINE_FORMAT_VERSION + 1, "format_version"),
         ("environment", {**MACHINE, "python": "CPython 3.12"}, "recorded on"),
         ("mode", "full", "recorded in mode"),
     ],
@@ -87,7 +88,7 @@ def test_incompatible_baseline_is_replaced_not_compared(
     capsys.readouterr()
     assert main([str(slower), "--baseline-dir", str(tmp_path)]) == 0
     assert reason in capsys.readouterr().err
-    assert json.loads(baseline.read_text())["format_version"] == FORMAT_VERSION
+    assert json.loads(baseline.read_text())["format_version"] == BASELINE_FORMAT_VERSION
 
 
 def test_other_cpu_is_incompatible(

@@ -29,6 +29,8 @@ from harness.core.invocation import HARNESS
 from harness.core.redact import without_keys
 
 FORMAT_NAME = "ring-harness-result"
+#: the result format version: the one definition (`harness.run.runner` writes it; a scenario
+#: file's format is `harness.run.scenario.SCENARIO_FORMAT_VERSION`, another concept)
 FORMAT_VERSION = 2
 T = TypeVar("T")
 

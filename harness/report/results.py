@@ -15,14 +15,13 @@ from pathlib import Path
 
 from harness.core.atomic import dumps_strict, write_together
 from harness.core.errors import HarnessError, ResultFormatError
-from harness.core.model import FORMAT_NAME, FORMAT_VERSION, Result
+from harness.core.model import Result
 from harness.core.safe_read import bounded_int, read_regular_file
 from harness.metrics.registry import record_type
 from harness.report import html, markdown
 from harness.report.sections import result_report
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_result", "result_from_json", "result_paths",
-           "write_result"]
+__all__ = ["load_result", "result_from_json", "result_paths", "write_result"]
 
 
 #: the largest result file read (the biggest committed one is under 100 KB)

@@ -54,7 +54,8 @@ from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
 from harness.recipes.replication import replication_problem
 from harness.run.builtin import recorded_path
 
-FORMAT_VERSION = 1
+#: the version of the scenario file format (a result's format is `harness.core.model`'s)
+SCENARIO_FORMAT_VERSION = 1
 #: a process of more rings than this is a mistake of the eligibility rule, not a router
 MAX_PROCESS_RINGS = 10_000
 #: capabilities one server may hold under 'combinations': 2**12 subsets of them, rings all
@@ -238,7 +239,8 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> Scenario:
     top = Fields(file, "", document)
-    top.take_int("format_version", FORMAT_VERSION, minimum=FORMAT_VERSION, maximum=FORMAT_VERSION)
+    top.take_int("format_version", SCENARIO_FORMAT_VERSION, minimum=SCENARIO_FORMAT_VERSION,
+                 maximum=SCENARIO_FORMAT_VERSION)
     name = top.take_str("name", Path(file).stem, check=_check_file_name,
                         expected="letters, digits, '-', '_' or '.', at most 200 bytes (it names "
                                  "the result files)",

@@ -25,7 +25,7 @@ from harness.core.atomic import dumps_strict, write_atomically
 from harness.core.safe_read import bounded_int, read_regular_file
 
 #: bump when the file's structure or the meaning of its figures changes
-FORMAT_VERSION = 1
+BASELINE_FORMAT_VERSION = 1
 #: a baseline of the full plan is about 100 KB
 BASELINE_LIMIT_BYTES = 64 * 2**20
 
@@ -49,7 +49,7 @@ def baseline_path(directory: Path, mode: str) -> Path:
 
 def write_baseline(path: Path, run: BenchRun) -> None:
     document = {
-        "format_version": FORMAT_VERSION,
+        "format_version": BASELINE_FORMAT_VERSION,
         "mode": run.mode,
         "environment": run.environment,
         # 6 significant digits: far below the noise, and keeps diffs of the file readable.
@@ -74,8 +74,9 @@ def read_baseline(path: Path, mode: str) -> tuple[BenchRun | None, str]:
     if not isinstance(document, dict):
         return None, f"{path}: expected a JSON object"
     version = document.get("format_version")
-    if version != FORMAT_VERSION:
-        return None, f"{path}: format_version {version!r}, this gate reads {FORMAT_VERSION}"
+    if version != BASELINE_FORMAT_VERSION:
+        return None, (f"{path}: format_version {version!r}, this gate reads "
+                      f"{BASELINE_FORMAT_VERSION}")
     if document.get("mode") != mode:
         return None, f"{path}: recorded in mode {document.get('mode')!r}, not {mode!r}"
     environment = document.get("environment")
