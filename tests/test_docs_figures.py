@@ -1,4 +1,4 @@
-"""Figures the docs quote from committed results: each is read from its result and found in its page.
+"""Figures the docs quote from committed results: each read from its result, found in its page.
 
 A figure is named by where the result prints it (a section's table, a row, a column, or a
 sentence of the result) and is looked for in the page as the result prints it, to the same
