@@ -19,7 +19,7 @@
  * pipeline keeps more misses in flight but holds more keys. On an AMD EPYC (Zen 2),
  * timed by CPU time against one random access at 262,144 keys a call: 16 entries,
  * 32 keys deep, offsets 32 ahead, 1.7x to 1.9x; 24 entries 2.1x, 32 entries 2.1x
- * (a third line costs more than the misses it saves; docs/performance-notes.md has
+ * (a third line costs more than the misses it saves; docs/performance-log.md has
  * the rest); on a Zen 3 the same 16 entries, 1.6x to 1.9x in the harness. Where a
  * window starts is tuned too: centred on the guess, or on a multiple of 8 or 16
  * entries, so that a 16-entry window is one cache line instead of two in 15 cases of
@@ -347,7 +347,7 @@ static inline __attribute__((always_inline)) size_t count_window(
  * the slot, a count summed across lanes and one loop testing both stages, 1.9x to
  * 2.1x; these, 1.7x to 1.9x. Of that, the first pass alone, with no miss resolved,
  * takes 1.4x (1.4x to 1.7x on a Zen 3, whose memory charges more for a second line).
- * docs/performance-notes.md has the whole story.
+ * docs/performance-log.md has the whole story.
  *
  * `depth` is a power of two (a slot is i & (depth - 1)). Always inlined into a caller
  * per width: with `window` a run-time value each key tested the width. The caller
