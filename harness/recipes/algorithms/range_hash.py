@@ -22,10 +22,9 @@ from typing import Any, ClassVar, Protocol, Self
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.hashing import xxh64_many
 from harness.core.native import range_hashes as c_range_hashes
 from harness.core.servers import Server
-from harness.recipes.algorithms.base import OneForm, unweighted_problem
+from harness.recipes.algorithms.buckets import Buckets
 
 
 class RangeHashBinding(Protocol):
@@ -41,7 +40,7 @@ class RangeHashBinding(Protocol):
                     ) -> npt.NDArray[np.uint16]: ...
 
 
-class StatelessRangeHash(OneForm):
+class StatelessRangeHash(Buckets):
     """A stateless range hash over the servers, in configuration order."""
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
@@ -68,10 +67,6 @@ class StatelessRangeHash(OneForm):
         raise NotImplementedError
 
     @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        return unweighted_problem(cls.name, servers)
-
-    @classmethod
     def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
         """Why removing server `name` cannot be measured, or None if it can (the last one)."""
         if servers and servers[-1].name != name:
@@ -79,37 +74,9 @@ class StatelessRangeHash(OneForm):
                     f"removing {name!r} would renumber every bucket after it")
         return None
 
-    @classmethod
-    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return len(servers)
-
-    @classmethod
-    def label_for(cls, params: dict[str, Any]) -> str:
-        return cls.name
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def key_bits(self) -> int:
-        return 64
-
-    @property
-    def entries(self) -> int:
-        # The buckets: one per server, none of them stored.
-        return len(self._servers)
-
-    @property
-    def entry_size(self) -> int:
-        return 0
-
     @property
     def nbytes(self) -> int:
         return 0
-
-    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        return xxh64_many(keys)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         return self._c.lookup_many(key_hashes)
@@ -122,11 +89,6 @@ class StatelessRangeHash(OneForm):
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
         buckets = len(self._servers)
         return [self.reference_bucket(int(h), buckets) for h in key_hashes]
-
-    def exact_shares(self) -> None:
-        # Shares are equal only in expectation over key hashes; no structure fixes them.
-        return None
-
 
 class RangeHashAlgorithm(StatelessRangeHash):
     """A range hash of cext/range_hashes.c over the servers, in configuration order."""

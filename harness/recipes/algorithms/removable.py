@@ -20,9 +20,8 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.hashing import xxh64_many
 from harness.core.servers import Server
-from harness.recipes.algorithms.base import OneForm, unweighted_problem
+from harness.recipes.algorithms.buckets import Buckets
 
 #: capacity 0 means the power of two at least this many buckets per server
 DEFAULT_SLOTS_PER_SERVER = 2
@@ -57,7 +56,7 @@ BindingT = TypeVar("BindingT", bound=RemovableBinding)
 ReferenceT = TypeVar("ReferenceT", bound=RemovableReference)
 
 
-class RemovesInPlace(OneForm, Generic[BindingT, ReferenceT]):
+class RemovesInPlace(Buckets, Generic[BindingT, ReferenceT]):
     """An algorithm over buckets 0..n-1 from which any bucket can be removed."""
 
     name: ClassVar[str]
@@ -83,48 +82,14 @@ class RemovesInPlace(OneForm, Generic[BindingT, ReferenceT]):
         raise NotImplementedError
 
     @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        return unweighted_problem(cls.name, servers)
-
-    @classmethod
     def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
         if len(servers) < 2:
             return f"{cls.name} keeps at least one server working (got {len(servers)})"
         return None
 
-    @classmethod
-    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return len(servers)
-
-    @classmethod
-    def label_for(cls, params: dict[str, Any]) -> str:
-        return cls.name
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def key_bits(self) -> int:
-        return 64
-
-    @property
-    def entries(self) -> int:
-        # The buckets, one per server, none stored until one is removed.
-        return len(self._servers)
-
-    @property
-    def entry_size(self) -> int:
-        # Memento stores nothing a bucket; dx one bit a slot, less than a byte, rounded to none.
-        return 0
-
     @property
     def nbytes(self) -> int:
         return self._c.nbytes
-
-    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        # The key hash jump and maglev take too: xxHash64, seed 0.
-        return xxh64_many(keys)
 
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         return self._c.lookup_many(key_hashes)
@@ -171,11 +136,6 @@ class RemovesInPlace(OneForm, Generic[BindingT, ReferenceT]):
     def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
         reference, owners = self._reference, self.server_of_bucket().tolist()
         return [owners[reference.bucket(int(h))] for h in key_hashes]
-
-    def exact_shares(self) -> None:
-        # Shares are equal only in expectation over key hashes; no structure fixes them.
-        return None
-
 
 def capacity_for(servers: int, params: dict[str, Any]) -> int:
     """The buckets (or slots): the `capacity` parameter, or for 0 the power of two at least
