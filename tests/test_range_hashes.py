@@ -1,8 +1,9 @@
 """What BinomialHash, FlipHash and PowerCH share as range hashes (`recipes/algorithms/
 range_hash.py`), checked for each: adding a bucket moves keys only to it, `without(last)`
 is the shorter fleet, balance at N = 1,000 is key noise, keys are hashed with xxHash64
-seed 0, the runner's parity check passes, and what each refuses and holds. Each
-algorithm's own file checks its published vectors and its forms against its reference."""
+seed 0, the runner's parity check passes, and what each refuses and holds; and that every
+form (C batch, C scalar, numpy, plain Python) gives the buckets each algorithm's own file
+holds, computed with the reference code it names."""
 
 from __future__ import annotations
 
@@ -16,25 +17,54 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core.errors import HarnessError, ScenarioError
+from harness.core.native.range_hashes import CRangeHash
 from harness.core.servers import Server, numbered_servers
 from harness.metrics.parity import check_parity
 from harness.recipes.algorithms import ALGORITHMS
-from harness.recipes.algorithms.binomial import BinomialAlgorithm, binomial_reference
-from harness.recipes.algorithms.fliphash import FlipHashAlgorithm, fliphash_reference
-from harness.recipes.algorithms.powerch import PowerCHAlgorithm, powerch_reference
-from tests.test_algorithms_binomial import EDGES as BINOMIAL_EDGES
-from tests.test_algorithms_fliphash import EDGES as FLIPHASH_EDGES
-from tests.test_algorithms_powerch import EDGES as POWERCH_EDGES
+from harness.recipes.algorithms.binomial import (
+    BinomialAlgorithm,
+    binomial_reference,
+    binomial_vectorised,
+)
+from harness.recipes.algorithms.fliphash import (
+    FlipHashAlgorithm,
+    fliphash_reference,
+    fliphash_vectorised,
+)
+from harness.recipes.algorithms.powerch import (
+    PowerCHAlgorithm,
+    powerch_reference,
+    powerch_vectorised,
+)
+from tests import test_algorithms_binomial, test_algorithms_fliphash, test_algorithms_powerch
 
 pytestmark = pytest.mark.c_core
 
+#: the key hashes of every algorithm's vectors, edges first
+VECTOR_KEYS = [0, 2**64 - 1, 2**63, 2**63 - 1, 10295661613899593243, 18236735551939742314,
+               1806139841148235694, 17570468685227370901, 3798921144855040971,
+               14912749534848000110, 6602385135425630971, 12932593187208378685]
+EDGES = np.array(VECTOR_KEYS[:4], dtype=np.uint64)
 #: name -> (class, plain reference, the edge hashes of its vectors)
 CASES: dict[str, tuple[Any, Callable[[int, int], int], np.ndarray]] = {
-    "binomial": (BinomialAlgorithm, binomial_reference, BINOMIAL_EDGES),
-    "fliphash": (FlipHashAlgorithm, fliphash_reference, FLIPHASH_EDGES),
-    "powerch": (PowerCHAlgorithm, powerch_reference, POWERCH_EDGES),
+    "binomial": (BinomialAlgorithm, binomial_reference, EDGES),
+    "fliphash": (FlipHashAlgorithm, fliphash_reference, EDGES),
+    "powerch": (PowerCHAlgorithm, powerch_reference, EDGES),
 }
 NAMES = sorted(CASES)
+#: name -> the numpy form
+VECTORISED: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
+    "binomial": binomial_vectorised,
+    "fliphash": fliphash_vectorised,
+    "powerch": powerch_vectorised,
+}
+#: name -> its own test file, which holds VECTORS (bucket count -> the reference code's
+#: bucket of each of VECTOR_KEYS) and WEYL_SUMS (bucket count -> its weighted sum)
+VECTOR_FILES: dict[str, Any] = {
+    "binomial": test_algorithms_binomial,
+    "fliphash": test_algorithms_fliphash,
+    "powerch": test_algorithms_powerch,
+}
 KEYS = [f"key-{i}".encode() for i in range(2000)]
 
 
@@ -135,3 +165,45 @@ def test_what_it_refuses_and_holds(name: str) -> None:
                                          fast_keys=10**6, plain_keys=10_000)
     assert 0 < seconds < 5
     assert why == f"{name} looks up 1,000,000 keys in numpy and 10,000 in plain Python"
+
+
+@pytest.mark.parametrize(("name", "buckets"), [
+    (name, buckets) for name in NAMES for buckets in sorted(VECTOR_FILES[name].VECTORS)])
+def test_every_form_gives_the_reference_codes_buckets(name: str, buckets: int) -> None:
+    """C batch, C scalar, numpy and plain Python give the reference code's bucket per key
+    (up to 65,536 buckets in C, one more than a fleet can hold: owners are uint16 indexes)."""
+    expected = VECTOR_FILES[name].VECTORS[buckets]
+    algorithm = CRangeHash(CASES[name][0].kind, buckets)
+    hashes = np.array(VECTOR_KEYS, dtype=np.uint64)
+    assert algorithm.lookup_many(hashes).tolist() == expected
+    assert [algorithm.lookup(k) for k in VECTOR_KEYS] == expected
+    assert VECTORISED[name](hashes, buckets).tolist() == expected
+    assert [CASES[name][1](k, buckets) for k in VECTOR_KEYS] == expected
+
+
+@pytest.mark.parametrize(("name", "buckets"), [
+    (name, buckets) for name in NAMES for buckets in sorted(VECTOR_FILES[name].WEYL_SUMS)])
+def test_twenty_thousand_keys_sum_as_the_reference_code(name: str, buckets: int) -> None:
+    """Over 20,000 keys the weighted sum of buckets is the reference code's, in C and numpy."""
+    expected = VECTOR_FILES[name].WEYL_SUMS[buckets]
+    hashes = np.arange(20_000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    weights = np.arange(1, 20_001, dtype=np.int64)
+    algorithm = CRangeHash(CASES[name][0].kind, buckets)
+    assert int((weights * algorithm.lookup_many(hashes)).sum()) == expected
+    assert int((weights * VECTORISED[name](hashes, buckets)).sum()) == expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=60, deadline=None)
+@given(buckets=st.integers(1, 2**16 - 1), seed=st.integers(0, 2**32 - 1),
+       count=st.integers(0, 300))
+def test_c_and_numpy_forms_equal_the_plain_reference(name: str, buckets: int, seed: int,
+                                                     count: int) -> None:
+    """For any fleet size 1..65,535 and any key hashes, every form answers alike."""
+    cls, reference, _ = CASES[name]
+    hashes = _random_hashes(name, count, seed)
+    expected = [reference(int(h), buckets) for h in hashes]
+    algorithm = cls.build(numbered_servers(buckets))
+    assert algorithm.lookup_many(hashes).tolist() == expected
+    assert [algorithm.lookup(int(h)) for h in hashes] == expected
+    assert VECTORISED[name](hashes, buckets).tolist() == expected

@@ -5,21 +5,17 @@
 CAnchor after REMOVEBUCKET, this one left as it was (a removal is measured against the
 state before it). Every array comes from `ffi.new` (malloc), so allocator profilers see
 them: 16 bytes a slot in the full form, 8 in the reduced one, plus 2 bytes a server for
-the bucket-to-server map once a bucket has been removed (harness.core.native._owners).
+the bucket-to-server map once a bucket has been removed (harness.core.native._removable).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native._c import address, ffi, lib, u16_out, u64_in
-from harness.core.native._owners import owners_array, owners_without
-from harness.core.native.scalar import ScalarLookup
+from harness.core.native._c import ffi, lib
+from harness.core.native._removable import CRemovable, owners_without
 
 __all__ = ["CAnchor"]
 
@@ -27,8 +23,10 @@ __all__ = ["CAnchor"]
 MAX_CAPACITY = 2**32 - 1
 
 
-class CAnchor:
+class CAnchor(CRemovable):
     """An anchor of `capacity` buckets of which the first `working` work."""
+
+    kind = "anchor"
 
     def __init__(self, capacity: int, working: int, full: bool) -> None:
         if not 0 < working <= min(capacity, 2**16) or capacity > MAX_CAPACITY:
@@ -37,30 +35,27 @@ class CAnchor:
         self.capacity, self.full, self.initial = capacity, full, working
         arrays = 4 if full else 2
         self._arrays = [ffi.new("uint32_t[]", capacity) for _ in range(arrays)]
-        self._owners: Any = ffi.NULL
-        self._anchor = ffi.new("struct anchor *", {
+        self._owners = ffi.NULL
+        self._struct = self._new_struct(working)
+        lib.anchor_init(self._struct)
+        self._bind()
+
+    def _new_struct(self, working: int) -> object:
+        full = self.full
+        return ffi.new("struct anchor *", {
             "A": self._arrays[0], "K": self._arrays[1],
             "W": self._arrays[2] if full else ffi.NULL, "L": self._arrays[3] if full else ffi.NULL,
-            "capacity": capacity, "working": working, "owners": ffi.NULL})
-        lib.anchor_init(self._anchor)
-        self.lookup: Callable[[int], int] = self._bound_lookup()
+            "capacity": self.capacity, "working": working, "owners": self._owners})
 
-    def _bound_lookup(self) -> Callable[[int], int]:
-        # The lookup keeps the struct and every array it points to alive (not this object:
-        # a ScalarLookup is not tracked by the garbage collector, so a cycle would leak).
-        held = (self._anchor, *self._arrays, self._owners)
-        lookup: Callable[[int], int] = ScalarLookup("anchor", address(self._anchor), 1, 0, held)
-        return lookup
+    def _allocations(self) -> tuple[object, ...]:
+        return tuple(self._arrays)
 
     @property
     def working(self) -> int:
-        return int(self._anchor.working)
+        return int(self._struct.working)
 
-    @property
-    def nbytes(self) -> int:
-        """The arrays and the bucket-to-server map, if any."""
-        owners = 0 if self._owners == ffi.NULL else int(ffi.sizeof(self._owners))
-        return sum(int(ffi.sizeof(a)) for a in self._arrays) + owners
+    def works(self, bucket: int) -> bool:
+        return 0 <= bucket < self.initial and self._arrays[0][bucket] == 0
 
     def array(self, name: str) -> npt.NDArray[np.uint32]:
         """A copy of one of the arrays, "A", "K", "W" or "L" (the last two: full form)."""
@@ -69,15 +64,8 @@ class CAnchor:
             raise HarnessError(f"the reduced anchor holds only A and K (asked for {name})")
         return np.frombuffer(ffi.buffer(self._arrays[index]), dtype=np.uint32).copy()
 
-    def owners(self) -> npt.NDArray[np.uint16]:
-        """The server of each of the first buckets (those that started working)."""
-        return owners_array(self._owners, self.initial)
-
-    def without(self, bucket: int) -> CAnchor:
-        """A copy after REMOVEBUCKET(bucket); `bucket` must be a working one, not the last."""
-        if not 0 <= bucket < self.initial or self._arrays[0][bucket] != 0 or self.working < 2:
-            raise HarnessError(f"anchor can remove only a working bucket while another one "
-                               f"works (got bucket {bucket} of {self.working} working)")
+    def _removed(self, bucket: int) -> CAnchor:
+        """A copy after REMOVEBUCKET(bucket)."""
         fallen = CAnchor.__new__(CAnchor)
         fallen.capacity, fallen.full, fallen.initial = self.capacity, self.full, self.initial
         fallen._arrays = []
@@ -86,19 +74,6 @@ class CAnchor:
             ffi.memmove(copy, array, ffi.sizeof(array))
             fallen._arrays.append(copy)
         fallen._owners = owners_without(self._owners, self.initial, bucket)
-        full = self.full
-        fallen._anchor = ffi.new("struct anchor *", {
-            "A": fallen._arrays[0], "K": fallen._arrays[1],
-            "W": fallen._arrays[2] if full else ffi.NULL,
-            "L": fallen._arrays[3] if full else ffi.NULL,
-            "capacity": self.capacity, "working": self.working, "owners": fallen._owners})
-        lib.anchor_remove(fallen._anchor, bucket)
-        fallen.lookup = fallen._bound_lookup()
+        fallen._struct = fallen._new_struct(self.working)
+        lib.anchor_remove(fallen._struct, bucket)
         return fallen
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        keys = u64_in(key_hashes)
-        out = np.empty(len(keys), dtype=np.uint16)
-        lib.anchor_lookup_many(self._anchor, ffi.from_buffer("uint64_t[]", keys), len(keys),
-                               u16_out(out))
-        return out

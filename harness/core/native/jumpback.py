@@ -21,6 +21,9 @@ __all__ = ["CJumpBack"]
 class CJumpBack:
     """JumpBackHash over a fixed number of buckets: no memory at all."""
 
+    #: no one-call route: scalar.c has no "jumpback-key" kind that hashes the key first
+    route_one: None = None
+
     def __init__(self, buckets: int) -> None:
         if not 0 < buckets <= 2**16:
             raise HarnessError(f"jumpback routes to 1 to 65,536 buckets (got {buckets:,})")

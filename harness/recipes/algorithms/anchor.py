@@ -31,10 +31,8 @@ C++ (AnchorHashQre and mem/AnchorHash) with our rehash in place of their CRC-32 
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
-from functools import cached_property
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +41,12 @@ from harness.core.native import anchor as c_anchor
 from harness.core.params import Param
 from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at, splitmix64_at_many
-from harness.recipes.algorithms.removable import RemovesInPlace
+from harness.recipes.algorithms.removable import (
+    DEFAULT_SLOTS_PER_SERVER,
+    MAX_CAPACITY,
+    FixedCapacity,
+    capacity_for,
+)
 
 #: the two forms, by the arrays they hold
 FORMS = ("full", "reduced")
@@ -51,9 +54,6 @@ FORMS = ("full", "reduced")
 SLOT_BYTES = {"full": 16, "reduced": 8}
 #: bytes a slot costs at most once built, references included (`estimated_bytes`)
 ANCHOR_BYTES_PER_SLOT = 208.0
-#: capacity 0 means the power of two at least this many buckets per server
-DEFAULT_SLOTS_PER_SERVER = 2
-MAX_CAPACITY = 2**31
 
 CAPACITY = Param("capacity", "int", 0,
                  "buckets of the anchor, working or not, at least the servers "
@@ -62,18 +62,6 @@ CAPACITY = Param("capacity", "int", 0,
 ARRAYS = Param("arrays", "choice", "full",
                "the paper's four arrays (A, W, L, K) or the memory-reduced two (A, K)",
                choices=lambda: FORMS)
-
-
-def capacity_for(servers: int, params: dict[str, Any]) -> int:
-    """The buckets: the `capacity` parameter, or for 0 the power of two at least twice the
-    servers. A power of two, not twice the servers: a fleet rebuilt with one server more or
-    less keeps the same capacity (unless twice its size crosses a power of two), and so
-    routes as the anchor it was, where a capacity of
-    exactly 2N would be a new one and move nearly every key."""
-    capacity = int(params.get("capacity", 0))
-    if capacity:
-        return capacity
-    return 1 << max(0, DEFAULT_SLOTS_PER_SERVER * servers - 1).bit_length()
 
 
 class AnchorReference:
@@ -125,29 +113,18 @@ def anchor_vectorised(key_hashes: npt.NDArray[np.unsignedinteger], A: npt.NDArra
     return bucket
 
 
-class AnchorAlgorithm(RemovesInPlace):
+class AnchorAlgorithm(FixedCapacity[c_anchor.CAnchor, AnchorReference]):
     """AnchorHash over the servers, in configuration order, in its full or reduced form."""
 
     name: ClassVar[str] = "anchor"
     declared: ClassVar[tuple[Param, ...]] = (CAPACITY, ARRAYS)
+    capacity_words = ("the anchor's", "buckets")
 
-    def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: array[int] | None = None, initial: int | None = None,
-                 anchor: c_anchor.CAnchor | None = None) -> None:
-        super().__init__(servers, params, removed, initial)
-        self.capacity = capacity_for(self.initial, params)
-        self._anchor = anchor or c_anchor.CAnchor(self.capacity, self.initial,
-                                                  params["arrays"] == "full")
-        self.lookup = self._anchor.lookup
+    def new_binding(self) -> c_anchor.CAnchor:
+        return c_anchor.CAnchor(self.capacity, self.initial, self._params["arrays"] == "full")
 
-    @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        problem = super().check_servers(servers, params)
-        capacity = int(params.get("capacity", 0))
-        if problem is None and capacity and capacity < len(servers):
-            return (f"no more than the anchor's capacity of {capacity:,} buckets "
-                    f"(got {len(servers):,} servers)")
-        return problem
+    def new_reference(self) -> AnchorReference:
+        return AnchorReference(self.capacity, self.initial)
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
@@ -179,42 +156,13 @@ class AnchorAlgorithm(RemovesInPlace):
         size = f"a={capacity:,}" if capacity else "a=auto"
         return f"{params.get('arrays', 'full')} {size}"
 
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def entries(self) -> int:
-        return self.capacity
-
     @property
     def entry_size(self) -> int:
         return SLOT_BYTES[self._params["arrays"]]
 
-    @property
-    def nbytes(self) -> int:
-        return self._anchor.nbytes
-
     def array(self, name: str) -> npt.NDArray[np.uint32]:
         """A copy of the C form's array "A", "K", "W" or "L" (the last two: full form)."""
-        return self._anchor.array(name)
-
-    def without(self, index: int) -> AnchorAlgorithm:
-        """The anchor after the server at `index` leaves (REMOVEBUCKET of its bucket)."""
-        bucket = self.bucket_of(index)
-        return AnchorAlgorithm(self.servers_without(index), self._params,
-                               self.removed_with(bucket), self.initial,
-                               self._anchor.without(bucket))
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return self._anchor.lookup_many(key_hashes)
-
-    @cached_property
-    def _reference(self) -> AnchorReference:
-        reference = AnchorReference(self.capacity, self.initial)
-        for bucket in self.removed:
-            reference.remove(bucket)
-        return reference
+        return self._c.array(name)
 
     def reference_owners(
         self, key_hashes: npt.NDArray[np.unsignedinteger]
@@ -223,7 +171,3 @@ class AnchorAlgorithm(RemovesInPlace):
         buckets = anchor_vectorised(key_hashes, np.array(reference.A, dtype=np.uint32),
                                     np.array(reference.K, dtype=np.uint32))
         return self.server_of_bucket()[buckets]
-
-    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        reference, owners = self._reference, self.server_of_bucket().tolist()
-        return [owners[reference.bucket(int(h))] for h in key_hashes]

@@ -135,11 +135,5 @@ class BinomialAlgorithm(RangeHashAlgorithm):
     plain_seconds: ClassVar[float] = 6.3e-6
     vectorised_seconds: ClassVar[float] = 0.29e-6
 
-    @staticmethod
-    def reference_bucket(key_hash: int, buckets: int) -> int:
-        return binomial_reference(key_hash, buckets)
-
-    @staticmethod
-    def vectorised_buckets(key_hashes: npt.NDArray[np.unsignedinteger],
-                           buckets: int) -> npt.NDArray[np.uint16]:
-        return binomial_vectorised(key_hashes, buckets)
+    reference_bucket = staticmethod(binomial_reference)
+    vectorised_buckets = staticmethod(binomial_vectorised)

@@ -29,10 +29,8 @@ The plain-Python definition is `DxReference`; the C form is cext/dx.c.
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
-from functools import cached_property
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,27 +39,17 @@ from harness.core.native import dx as c_dx
 from harness.core.params import Param
 from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at, splitmix64_at_many
-from harness.recipes.algorithms.removable import RemovesInPlace
-
-DEFAULT_SLOTS_PER_SERVER = 2
-MAX_CAPACITY = 2**31
+from harness.recipes.algorithms.removable import (
+    DEFAULT_SLOTS_PER_SERVER,
+    MAX_CAPACITY,
+    FixedCapacity,
+    capacity_for,
+)
 
 CAPACITY = Param("capacity", "int", 0,
                  "slots, working or not, at least the servers "
                  f"(0: the power of two at least {DEFAULT_SLOTS_PER_SERVER} per server)",
                  minimum=0, maximum=MAX_CAPACITY)
-
-
-def capacity_for(servers: int, params: dict[str, Any]) -> int:
-    """The slots: the `capacity` parameter, or for 0 the power of two at least twice the
-    servers. A power of two, not twice the servers: a fleet rebuilt with one server more or
-    less keeps the same capacity (unless twice its size crosses a power of two), and so
-    routes as the slots it was, where a capacity of exactly 2N would be a new one and
-    move nearly every key."""
-    capacity = int(params.get("capacity", 0))
-    if capacity:
-        return capacity
-    return 1 << max(0, DEFAULT_SLOTS_PER_SERVER * servers - 1).bit_length()
 
 
 class DxReference:
@@ -103,28 +91,18 @@ def dx_vectorised(key_hashes: npt.NDArray[np.unsignedinteger],
     return slot
 
 
-class DxAlgorithm(RemovesInPlace):
+class DxAlgorithm(FixedCapacity[c_dx.CDx, DxReference]):
     """DxHash over the servers, in configuration order."""
 
     name: ClassVar[str] = "dx"
     declared: ClassVar[tuple[Param, ...]] = (CAPACITY,)
+    capacity_words = ("dx's", "slots")
 
-    def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: array[int] | None = None, initial: int | None = None,
-                 dx: c_dx.CDx | None = None) -> None:
-        super().__init__(servers, params, removed, initial)
-        self.capacity = capacity_for(self.initial, params)
-        self._dx = dx or c_dx.CDx(self.capacity, self.initial)
-        self.lookup = self._dx.lookup
+    def new_binding(self) -> c_dx.CDx:
+        return c_dx.CDx(self.capacity, self.initial)
 
-    @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        problem = super().check_servers(servers, params)
-        capacity = int(params.get("capacity", 0))
-        if problem is None and capacity and capacity < len(servers):
-            return (f"no more than dx's capacity of {capacity:,} slots "
-                    f"(got {len(servers):,} servers)")
-        return problem
+    def new_reference(self) -> DxReference:
+        return DxReference(self.capacity, self.initial)
 
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
@@ -158,49 +136,12 @@ class DxAlgorithm(RemovesInPlace):
         capacity = int(params.get("capacity", 0))
         return f"c={capacity:,}" if capacity else "c=auto"
 
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def entries(self) -> int:
-        return self.capacity
-
-    @property
-    def entry_size(self) -> int:
-        # One bit a slot: less than a byte, rounded to none.
-        return 0
-
-    @property
-    def nbytes(self) -> int:
-        return self._dx.nbytes
-
     def bits(self) -> npt.NDArray[np.bool_]:
         """Whether each slot works (a copy of the C form's bits)."""
-        return self._dx.bits()
-
-    def without(self, index: int) -> DxAlgorithm:
-        """DxHash after the server at `index` leaves (its slot's bit cleared)."""
-        slot = self.bucket_of(index)
-        return DxAlgorithm(self.servers_without(index), self._params,
-                           self.removed_with(slot), self.initial, self._dx.without(slot))
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return self._dx.lookup_many(key_hashes)
-
-    @cached_property
-    def _reference(self) -> DxReference:
-        reference = DxReference(self.capacity, self.initial)
-        for slot in self.removed:
-            reference.remove(slot)
-        return reference
+        return self._c.bits()
 
     def reference_owners(
         self, key_hashes: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.uint16]:
         working = np.array(self._reference.working, dtype=bool)
         return self.server_of_bucket()[dx_vectorised(key_hashes, working)]
-
-    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        reference, owners = self._reference, self.server_of_bucket().tolist()
-        return [owners[reference.bucket(int(h))] for h in key_hashes]

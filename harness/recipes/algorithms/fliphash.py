@@ -145,11 +145,5 @@ class FlipHashAlgorithm(RangeHashAlgorithm):
     plain_seconds: ClassVar[float] = 5.3e-6
     vectorised_seconds: ClassVar[float] = 0.12e-6
 
-    @staticmethod
-    def reference_bucket(key_hash: int, buckets: int) -> int:
-        return fliphash_reference(key_hash, buckets)
-
-    @staticmethod
-    def vectorised_buckets(key_hashes: npt.NDArray[np.unsignedinteger],
-                           buckets: int) -> npt.NDArray[np.uint16]:
-        return fliphash_vectorised(key_hashes, buckets)
+    reference_bucket = staticmethod(fliphash_reference)
+    vectorised_buckets = staticmethod(fliphash_vectorised)

@@ -22,16 +22,14 @@ who hash their keys in Python pay for two calls).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Self
+from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.hashing import xxh64_many
 from harness.core.native import algorithms as c_algorithms
-from harness.core.servers import Server
-from harness.recipes.algorithms.base import OneForm, unweighted_problem
+from harness.recipes.algorithms.range_hash import StatelessRangeHash
 
 #: the paper's 64-bit linear congruential generator
 MULTIPLIER = 2862933555777941757
@@ -64,75 +62,16 @@ def jump_vectorised(key_hashes: npt.NDArray[np.unsignedinteger],
     return owner.astype(np.uint16)
 
 
-class JumpAlgorithm(OneForm):
+class JumpAlgorithm(StatelessRangeHash):
     """Jump consistent hash over the servers, in configuration order."""
 
     name: ClassVar[str] = "jump"
     #: route([key])[0] for one key, hashed and jumped in one C call
     route_one: Callable[[bytes], int]
 
-    def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
-        super().__init__(servers, params)
-        self._jump = c_algorithms.CJump(len(self._servers))
-        self.lookup = self._jump.lookup
-        self.route_one = self._jump.route_one
-
     @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        return unweighted_problem("jump", servers)
+    def binding(cls, buckets: int) -> c_algorithms.CJump:
+        return c_algorithms.CJump(buckets)
 
-    @classmethod
-    def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
-        """Why removing server `name` cannot be measured, or None if it can (the last one)."""
-        if servers and servers[-1].name != name:
-            return (f"jump can remove only the last server ({servers[-1].name!r}): removing "
-                    f"{name!r} would renumber every bucket after it")
-        return None
-
-    @classmethod
-    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return len(servers)
-
-    @classmethod
-    def label_for(cls, params: dict[str, Any]) -> str:
-        return "jump"
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def key_bits(self) -> int:
-        return 64
-
-    @property
-    def entries(self) -> int:
-        # The buckets: one per server, none of them stored.
-        return len(self._servers)
-
-    @property
-    def entry_size(self) -> int:
-        return 0
-
-    @property
-    def nbytes(self) -> int:
-        return 0
-
-    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        return xxh64_many(keys)
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return self._jump.lookup_many(key_hashes)
-
-    def reference_owners(
-        self, key_hashes: npt.NDArray[np.unsignedinteger]
-    ) -> npt.NDArray[np.uint16]:
-        return jump_vectorised(key_hashes, len(self._servers))
-
-    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        buckets = len(self._servers)
-        return [jump_reference(int(h), buckets) for h in key_hashes]
-
-    def exact_shares(self) -> None:
-        # Jump's shares are equal only in expectation over key hashes; no structure fixes them.
-        return None
+    reference_bucket = staticmethod(jump_reference)
+    vectorised_buckets = staticmethod(jump_vectorised)

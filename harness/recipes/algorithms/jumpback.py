@@ -26,17 +26,14 @@ The plain-Python definition is `jumpback_reference`; the C form is cext/jumpback
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Self
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.hashing import xxh64_many
 from harness.core.native import jumpback as c_jumpback
-from harness.core.servers import Server
 from harness.core.splitmix import GAMMA, MASK64, splitmix64_mix
-from harness.recipes.algorithms.base import OneForm, unweighted_problem
+from harness.recipes.algorithms.range_hash import StatelessRangeHash
 
 MASK32 = 2**32 - 1
 
@@ -128,72 +125,14 @@ def jumpback_vectorised(key_hashes: npt.NDArray[np.unsignedinteger],
     return result.astype(np.uint16)
 
 
-class JumpBackAlgorithm(OneForm):
+class JumpBackAlgorithm(StatelessRangeHash):
     """JumpBackHash over the servers, in configuration order."""
 
     name: ClassVar[str] = "jumpback"
 
-    def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
-        super().__init__(servers, params)
-        self._jumpback = c_jumpback.CJumpBack(len(self._servers))
-        self.lookup = self._jumpback.lookup
-
     @classmethod
-    def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:
-        return unweighted_problem("jumpback", servers)
+    def binding(cls, buckets: int) -> c_jumpback.CJumpBack:
+        return c_jumpback.CJumpBack(buckets)
 
-    @classmethod
-    def removal_problem(cls, servers: Sequence[Server], name: str) -> str | None:
-        """Why removing server `name` cannot be measured, or None if it can (the last one)."""
-        if servers and servers[-1].name != name:
-            return (f"jumpback can remove only the last server ({servers[-1].name!r}): "
-                    f"removing {name!r} would renumber every bucket after it")
-        return None
-
-    @classmethod
-    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return len(servers)
-
-    @classmethod
-    def label_for(cls, params: dict[str, Any]) -> str:
-        return "jumpback"
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def key_bits(self) -> int:
-        return 64
-
-    @property
-    def entries(self) -> int:
-        # The buckets: one per server, none of them stored.
-        return len(self._servers)
-
-    @property
-    def entry_size(self) -> int:
-        return 0
-
-    @property
-    def nbytes(self) -> int:
-        return 0
-
-    def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
-        return xxh64_many(keys)
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return self._jumpback.lookup_many(key_hashes)
-
-    def reference_owners(
-        self, key_hashes: npt.NDArray[np.unsignedinteger]
-    ) -> npt.NDArray[np.uint16]:
-        return jumpback_vectorised(key_hashes, len(self._servers))
-
-    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        buckets = len(self._servers)
-        return [jumpback_reference(int(h), buckets) for h in key_hashes]
-
-    def exact_shares(self) -> None:
-        # Equal only in expectation over key hashes, as jump's.
-        return None
+    reference_bucket = staticmethod(jumpback_reference)
+    vectorised_buckets = staticmethod(jumpback_vectorised)

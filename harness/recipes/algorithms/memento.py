@@ -31,16 +31,12 @@ Java (MementoEngine) with our rehash in place of theirs.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Sequence
-from functools import cached_property
-from typing import Any, ClassVar, Self
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.native import memento as c_memento
-from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at, splitmix64_at_many
 from harness.recipes.algorithms.jump import jump_reference, jump_vectorised
 from harness.recipes.algorithms.removable import RemovesInPlace
@@ -100,70 +96,23 @@ def memento_vectorised(key_hashes: npt.NDArray[np.unsignedinteger],
     return bucket
 
 
-class MementoAlgorithm(RemovesInPlace):
+class MementoAlgorithm(RemovesInPlace[c_memento.CMemento, MementoReference]):
     """MementoHash over the servers, in configuration order."""
 
     name: ClassVar[str] = "memento"
 
-    def __init__(self, servers: Sequence[Server], params: dict[str, Any],
-                 removed: array[int] | None = None, initial: int | None = None,
-                 memento: c_memento.CMemento | None = None) -> None:
-        super().__init__(servers, params, removed, initial)
-        self._memento = memento or c_memento.CMemento(self.initial)
-        self.lookup = self._memento.lookup
+    def new_binding(self) -> c_memento.CMemento:
+        return c_memento.CMemento(self.initial)
 
-    @classmethod
-    def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
-        return len(servers)
-
-    @classmethod
-    def label_for(cls, params: dict[str, Any]) -> str:
-        return "memento"
-
-    @classmethod
-    def build(cls, servers: Sequence[Server], **params: Any) -> Self:
-        return cls(servers, cls.checked_params(servers, params))
-
-    @property
-    def entries(self) -> int:
-        # The buckets, one per server, none stored until one is removed.
-        return len(self._servers)
-
-    @property
-    def entry_size(self) -> int:
-        return 0
-
-    @property
-    def nbytes(self) -> int:
-        return self._memento.nbytes
+    def new_reference(self) -> MementoReference:
+        return MementoReference(self.initial)
 
     @property
     def size(self) -> int:
         """Jump's bucket count, the paper's b-array size."""
-        return self._memento.size
-
-    def without(self, index: int) -> MementoAlgorithm:
-        """MementoHash after the server at `index` leaves."""
-        bucket = self.bucket_of(index)
-        return MementoAlgorithm(self.servers_without(index), self._params,
-                                self.removed_with(bucket), self.initial,
-                                self._memento.without(bucket))
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
-        return self._memento.lookup_many(key_hashes)
-
-    @cached_property
-    def _reference(self) -> MementoReference:
-        reference = MementoReference(self.initial)
-        for bucket in self.removed:
-            reference.remove(bucket)
-        return reference
+        return self._c.size
 
     def reference_owners(
         self, key_hashes: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.uint16]:
         return self.server_of_bucket()[memento_vectorised(key_hashes, self._reference)]
-
-    def reference_lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> list[int]:
-        reference, owners = self._reference, self.server_of_bucket().tolist()
-        return [owners[reference.bucket(int(h))] for h in key_hashes]

@@ -158,11 +158,5 @@ class PowerCHAlgorithm(RangeHashAlgorithm):
     plain_seconds: ClassVar[float] = 8.3e-6
     vectorised_seconds: ClassVar[float] = 0.31e-6
 
-    @staticmethod
-    def reference_bucket(key_hash: int, buckets: int) -> int:
-        return powerch_reference(key_hash, buckets)
-
-    @staticmethod
-    def vectorised_buckets(key_hashes: npt.NDArray[np.unsignedinteger],
-                           buckets: int) -> npt.NDArray[np.uint16]:
-        return powerch_vectorised(key_hashes, buckets)
+    reference_bucket = staticmethod(powerch_reference)
+    vectorised_buckets = staticmethod(powerch_vectorised)
