@@ -1,9 +1,11 @@
 """The metric registry: every metric family, in the order the runner measures and reports.
 
-A metric is one module with one class following `Metric` (`harness.metrics.base`,
-which says what it declares); adding a metric is one module plus one line below.
-A metric that cannot run on every machine overrides `check()`, returning why not
-(or None); scenario validation asks it before any work.
+A metric is one module (or, for a family of modules, one package) with one class
+following `Metric` (`harness.metrics.base`, which says what it declares: its table,
+whether it is on by default, its scenario rules and reference entries); adding a
+metric is that module plus one line in `METRICS` below. A metric that cannot run on
+every machine overrides `check()`, returning why not (or None); scenario validation
+asks it before any work.
 """
 
 from __future__ import annotations
@@ -14,21 +16,21 @@ from typing import Any
 from harness.core.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
 from harness.metrics.base import Metric
-from harness.metrics.clients import ClientsMetric
+from harness.metrics.clients.metric import ClientsMetric
 from harness.metrics.collisions import CollisionsMetric
-from harness.metrics.comparison import ComparisonMetric
+from harness.metrics.comparison.metric import ComparisonMetric
 from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
-from harness.metrics.foreign import ForeignMetric
+from harness.metrics.foreign.metric import ForeignMetric
 from harness.metrics.hostile_keys import HostileKeysMetric
 from harness.metrics.hot_keys import HotKeysMetric
 from harness.metrics.load import LoadMetric
 from harness.metrics.memory import MemoryMetric
-from harness.metrics.migration import MigrationMetric
+from harness.metrics.migration.metric import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
-from harness.metrics.removals import RemovalsMetric
-from harness.metrics.replication import ReplicationMetric
+from harness.metrics.removals.metric import RemovalsMetric
+from harness.metrics.replication.metric import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
 
 METRICS: list[Metric] = [
@@ -52,14 +54,21 @@ METRICS: list[Metric] = [
 ]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
-#: metrics configured by a scenario table of their name; on when that table is present
-TABLE_METRICS: tuple[str, ...] = ("process", "migration", "comparison", "equivalence",
-                                  "removals", "hostile_keys", "replication", "hot_keys",
-                                  "clients")
-#: metrics on by default in a scenario: all but those, counts (it needs valgrind, and
-#: adds about ten seconds of CPU per layout) and foreign (on when a foreign peer is named)
+#: the table metrics that came before tables were declared by their metrics, in the order
+#: scenarios have always read their tables (results echo the options in that order)
+_FIRST_TABLES = ("process", "migration", "comparison", "equivalence", "removals",
+                 "hostile_keys", "replication", "hot_keys", "clients")
+#: metrics configured by a scenario table (their `table`), on when that table is present:
+#: the first ones in their old order, then any other in registry order
+TABLE_METRICS: tuple[str, ...] = tuple(sorted(
+    (metric.name for metric in METRICS if metric.table),
+    key=lambda name: (_FIRST_TABLES.index(name) if name in _FIRST_TABLES
+                      else len(_FIRST_TABLES))))
+#: metrics on by default in a scenario: those without a table that say so (counts needs
+#: valgrind and adds about ten seconds of CPU per layout; foreign is on when a foreign
+#: peer is named)
 DEFAULT_METRICS: tuple[str, ...] = tuple(
-    name for name in METRIC_NAMES if name not in (*TABLE_METRICS, "counts", "foreign"))
+    metric.name for metric in METRICS if metric.on_by_default and not metric.table)
 
 
 def get_metric(name: str) -> Metric:

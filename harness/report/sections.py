@@ -20,9 +20,10 @@ from harness.core.tables import (
     pct,
     text,
 )
+from harness.metrics.instruments.timing import timing_cell
 from harness.metrics.memory import Memory
 from harness.metrics.registry import METRICS
-from harness.metrics.throughput import Throughput, timing_cell
+from harness.metrics.throughput import Throughput
 
 
 def commit_markdown(commit: str | None) -> str:
