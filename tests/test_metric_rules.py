@@ -10,7 +10,8 @@ import pytest
 
 from harness.core.errors import ScenarioError
 from harness.metrics.base import MetricBase
-from harness.metrics.registry import DEFAULT_METRICS, METRICS, TABLE_METRICS
+from harness.metrics.registry import BUILT_IN, CONTRACT, DEFAULT_METRICS, METRICS, TABLE_METRICS
+from harness.recipes.plugins import contract_problem
 from harness.run.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,8 +54,8 @@ def test_a_metric_without_rules_checks_nothing() -> None:
     class Plain(MetricBase):
         name = "plain"
 
-    assert Plain().check_scenario(parse_scenario({"servers": {"count": 2}}, "x.toml"), None,
-                                  None) is None  # type: ignore[arg-type]
+    Plain().check_scenario(parse_scenario({"servers": {"count": 2}}, "x.toml"), None,
+                           None)  # type: ignore[arg-type]
     assert Plain.reference.tables == {} and Plain.reference.specimens == ()
 
 
@@ -63,3 +64,10 @@ def test_a_table_metric_checks_its_own_table() -> None:
     against the servers on the ring)."""
     with pytest.raises(ScenarioError, match=r"hot_keys.copies must be at most the servers"):
         parse_scenario({"servers": {"count": 2}, "hot_keys": {"copies": 3}}, "x.toml")
+
+
+def test_every_built_in_metric_keeps_the_plugin_contract() -> None:
+    """Ours pass the check a plugin's metric gets (`ring_harness.metrics`): every member of
+    the Metric protocol is there."""
+    assert [(m.name, contract_problem(type(m), CONTRACT)) for m in BUILT_IN
+            if contract_problem(type(m), CONTRACT)] == []

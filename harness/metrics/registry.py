@@ -3,9 +3,11 @@
 A metric is one module (or, for a family of modules, one package) with one class
 following `Metric` (`harness.metrics.base`, which says what it declares: its table,
 whether it is on by default, its scenario rules and reference entries); adding a
-metric is that module plus one line in `METRICS` below. A metric that cannot run on
-every machine overrides `check()`, returning why not (or None); scenario validation
-asks it before any work.
+metric is that module plus one line in `BUILT_IN` below. An installed package adds
+metrics the same way through the entry-point group `ring_harness.metrics` (one line
+naming its class, which subclasses `MetricBase`); they run and report after ours. A
+metric that cannot run on every machine overrides `check()`, returning why not (or
+None); scenario validation asks it before any work.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from harness.core.errors import UnknownNameError
 from harness.metrics.balance import BalanceMetric
-from harness.metrics.base import Metric
+from harness.metrics.base import METRIC_DEFAULTS, Metric
 from harness.metrics.clients.metric import ClientsMetric
 from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison.metric import ComparisonMetric
@@ -32,8 +34,9 @@ from harness.metrics.process import ProcessMetric
 from harness.metrics.removals.metric import RemovalsMetric
 from harness.metrics.replication.metric import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
+from harness.recipes.plugins import Contract, load_plugins, protocol_members
 
-METRICS: list[Metric] = [
+BUILT_IN: list[Metric] = [
     CollisionsMetric(),
     BalanceMetric(),
     EquivalenceMetric(),
@@ -52,6 +55,13 @@ METRICS: list[Metric] = [
     ClientsMetric(),
     CountsMetric(),
 ]
+#: what a plugin's metric must have (its class is instantiated once, as ours are)
+CONTRACT = Contract("Metric (harness/metrics/base.py)", protocol_members(Metric),
+                    METRIC_DEFAULTS, "harness.metrics.base.MetricBase", per_instance=())
+#: ours, then the metrics of installed packages (loaded here, before any scenario is read:
+#: a scenario's tables and default metrics depend on them)
+METRICS: list[Metric] = [*BUILT_IN, *(cls() for cls in load_plugins(
+    "ring_harness.metrics", {metric.name: metric for metric in BUILT_IN}, CONTRACT).values())]
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: the table metrics that came before tables were declared by their metrics, in the order
