@@ -136,6 +136,21 @@ def test_plugin_table_metric_is_parsed_checked_measured_and_rendered(site: Path,
     assert f"{100 * figure['share']:.2f}%" in shown.stdout
 
 
+def test_a_plugin_metric_lacking_a_member_is_one_line(site: Path, tmp_path: Path) -> None:
+    """A metric class that does not subclass MetricBase lacks the protocol's defaults: the
+    command that loads the metrics stops with one line naming the plugin and the member."""
+    (site / "ring_harness_bare.py").write_text("class Bare:\n    name = 'bare'\n")
+    (site / "ring_harness_demo-0.1.dist-info" / "entry_points.txt").write_text(
+        "[ring_harness.metrics]\nbare = ring_harness_bare:Bare\n")
+    scenario = tmp_path / "bare.toml"
+    scenario.write_text("[servers]\ncount = 2\n")
+    done = _python(site, "-m", "harness", "run", str(scenario), "--out", str(tmp_path / "out"))
+    assert (done.returncode, done.stderr.strip().splitlines()) == (1, [
+        "failed: plugin 'ring_harness_bare:Bare' (ring_harness.metrics) lacks `table`, which "
+        "the Metric (harness/metrics/base.py) protocol declares (its default comes with "
+        "subclassing harness.metrics.base.MetricBase)"])
+
+
 BROKEN = '''
 import os
 import sys

@@ -34,7 +34,7 @@ from harness.metrics.process import ProcessMetric
 from harness.metrics.removals.metric import RemovalsMetric
 from harness.metrics.replication.metric import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
-from harness.recipes.plugins import Contract, load_plugins, protocol_members
+from harness.recipes.plugins import Contract, Registry, load_plugins, protocol_members
 
 BUILT_IN: list[Metric] = [
     CollisionsMetric(),
@@ -58,27 +58,51 @@ BUILT_IN: list[Metric] = [
 #: what a plugin's metric must have (its class is instantiated once, as ours are)
 CONTRACT = Contract("Metric (harness/metrics/base.py)", protocol_members(Metric),
                     METRIC_DEFAULTS, "harness.metrics.base.MetricBase", per_instance=())
-#: ours, then the metrics of installed packages (loaded here, before any scenario is read:
-#: a scenario's tables and default metrics depend on them)
-METRICS: list[Metric] = [*BUILT_IN, *(cls() for cls in load_plugins(
-    "ring_harness.metrics", {metric.name: metric for metric in BUILT_IN}, CONTRACT).values())]
-BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
-METRIC_NAMES: tuple[str, ...] = tuple(BY_NAME)
+
+
+class _Metrics(Registry[Metric]):
+    """Our metrics by name, then the installed packages' (instances of their classes),
+    loaded on first use: a plugin failing to load is then a one-line error of the command
+    that needed it, not a traceback on import."""
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            plugins = load_plugins(self.group, self, self.contract)
+            self.update({name: cls() for name, cls in plugins.items()})
+
+
+BY_NAME: dict[str, Metric] = _Metrics("ring_harness.metrics",
+                                      {metric.name: metric for metric in BUILT_IN}, CONTRACT)
 #: the table metrics that came before tables were declared by their metrics, in the order
 #: scenarios have always read their tables (results echo the options in that order)
 _FIRST_TABLES = ("process", "migration", "comparison", "equivalence", "removals",
                  "hostile_keys", "replication", "hot_keys", "clients")
-#: metrics configured by a scenario table (their `table`), on when that table is present:
-#: the first ones in their old order, then any other in registry order
-TABLE_METRICS: tuple[str, ...] = tuple(sorted(
-    (metric.name for metric in METRICS if metric.table),
-    key=lambda name: (_FIRST_TABLES.index(name) if name in _FIRST_TABLES
-                      else len(_FIRST_TABLES))))
-#: metrics on by default in a scenario: those without a table that say so (counts needs
-#: valgrind and adds about ten seconds of CPU per layout; foreign is on when a foreign
-#: peer is named)
-DEFAULT_METRICS: tuple[str, ...] = tuple(
-    metric.name for metric in METRICS if metric.on_by_default and not metric.table)
+
+
+def metrics() -> list[Metric]:
+    """Every metric in the order the runner measures and reports: ours, then plugins'."""
+    return list(BY_NAME.values())
+
+
+def metric_names() -> tuple[str, ...]:
+    return tuple(BY_NAME)
+
+
+def table_metrics() -> tuple[str, ...]:
+    """Metrics configured by a scenario table (their `table`), on when that table is
+    present: the first ones in their old order, then any other in registry order."""
+    return tuple(sorted((metric.name for metric in metrics() if metric.table),
+                        key=lambda name: (_FIRST_TABLES.index(name) if name in _FIRST_TABLES
+                                          else len(_FIRST_TABLES))))
+
+
+def default_metrics() -> tuple[str, ...]:
+    """Metrics on by default in a scenario: those without a table that say so (counts
+    needs valgrind and adds about ten seconds of CPU per layout; foreign is on when a
+    foreign peer is named)."""
+    return tuple(metric.name for metric in metrics()
+                 if metric.on_by_default and not metric.table)
 
 
 def get_metric(name: str) -> Metric:
@@ -100,4 +124,4 @@ def record_type(name: str) -> Any:
 
 def selected(names: Sequence[str]) -> list[Metric]:
     """The named metrics, in registry order (the order they run and report)."""
-    return [metric for metric in METRICS if metric.name in set(names)]
+    return [metric for metric in metrics() if metric.name in set(names)]

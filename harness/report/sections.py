@@ -22,7 +22,7 @@ from harness.core.tables import (
 )
 from harness.metrics.instruments.timing import timing_cell
 from harness.metrics.memory import Memory
-from harness.metrics.registry import METRICS
+from harness.metrics.registry import metrics
 from harness.metrics.throughput import Throughput
 
 
@@ -42,7 +42,7 @@ def metadata(result: Result) -> str:
 
 
 def result_report(result: Result) -> Report:
-    sections: list[Section] = [section for metric in METRICS
+    sections: list[Section] = [section for metric in metrics()
                                for section in metric.sections(result)]
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
     sections.append(resources_section(result))

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.core.fields import FieldRecord, Fields, recording
 from harness.core.native.foreign import HEADER
-from harness.metrics.registry import TABLE_METRICS, get_metric
+from harness.metrics.registry import get_metric, table_metrics
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import CONSTRUCTIONS
@@ -132,7 +132,7 @@ OWN_SPECIMENS: tuple[str, ...] = (
 )
 
 #: the table metrics' own entries (`Metric.reference`), in the order scenarios read them
-_REFERENCES = [get_metric(name).reference for name in TABLE_METRICS]
+_REFERENCES = [get_metric(name).reference for name in table_metrics()]
 #: tables, in the order the page gives them, with what each is for
 TABLES: dict[str, str] = {**OWN_TABLES,
                           **{k: v for ref in _REFERENCES for k, v in ref.tables.items()}}

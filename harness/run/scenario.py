@@ -34,10 +34,10 @@ from harness.core.servers import (
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.registry import (
-    DEFAULT_METRICS,
-    METRIC_NAMES,
-    TABLE_METRICS,
+    default_metrics,
     get_metric,
+    metric_names,
+    table_metrics,
 )
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
@@ -106,7 +106,7 @@ class AlgorithmSpec:
 class MeasureSpec:
     #: the ring's layouts measured side by side (its forms)
     layouts: tuple[str, ...]
-    metrics: tuple[str, ...] = DEFAULT_METRICS
+    metrics: tuple[str, ...] = field(default_factory=default_metrics)
     #: timed rounds per layout, after one warm-up round
     repeats: int = 5
     #: keys per round of the scalar (Python loop) timing
@@ -244,7 +244,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     measure = _measure(top.take_table("measure"), bits, keys.distribution,
                        None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
-    for metric_name in TABLE_METRICS:
+    for metric_name in table_metrics():
         metric = get_metric(metric_name)
         if top.has(metric.table):
             measure.options[metric_name] = metric.parse_options(top.take_table(metric.table))
@@ -444,7 +444,8 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
             )
     # Whether this machine can run them (counts needs valgrind) is run's question, not the
     # file's: harness.run.machine_check.
-    metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
+    metrics = table.take_str_list("metrics", list(default_metrics()),
+                                  choices=list(metric_names()))
     # Some metrics are measured on the algorithm itself and need no layout: this is how
     # rings too large for a layout are measured.
     on_forms = [m for m in metrics if "forms" in get_metric(m).needs]
@@ -582,7 +583,7 @@ def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields) -> No
         reason = algorithm.metric_problem(metric)
         if not reason:
             continue
-        if metric in TABLE_METRICS:
+        if metric in table_metrics():
             raise ScenarioError(f"{top.file}: {metric} must be left out for {name}: {reason}")
         raise ScenarioError(f"{top.file}: measure.metrics must leave out {metric!r} for "
                             f"{name}: {reason}")
