@@ -18,7 +18,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from harness.apps.benchgate import references
 from harness.apps.benchgate.plan import BUILD_ROUND_ENTRIES, BenchPlan, RingSize, round_scale
-from harness.metrics.random_access import RandomAccess, batch_ns
+from harness.metrics.instruments.floor import RandomAccess, batch_ns
 from harness.recipes.layouts import Layout
 
 #: calls per round of the random-access floor and of its reference. One call reads the
@@ -168,7 +168,7 @@ def test_random_access(
     workload_for: WorkloadFor,
 ) -> None:
     """Time one independent random read per key into an array of the ring's size: the
-    memory floor of a batch lookup (harness.metrics.random_access). A layout's batch
+    memory floor of a batch lookup (harness.metrics.instruments.floor). A layout's batch
     ratio divided by this one says how many times that floor it costs. Only on rings too
     big for the L2 cache (BenchPlan.floor_rings)."""
     work = workload_for(32, floor_ring)

@@ -15,7 +15,7 @@ from harness.core.agreement import independent_agreement, key_shares, ring_agree
 from harness.core.fields import Fields
 from harness.core.ring import Ring, reference_owners
 from harness.core.servers import Server, fleet_servers
-from harness.metrics.clients import predict
+from harness.metrics.clients.metric import predict
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.traits import causes, recipe_traits
 

@@ -15,9 +15,9 @@ from harness.cli import main
 from harness.core.model import Result
 from harness.core.ring import Ring, reference_lookup_many
 from harness.core.servers import Server, fleet_servers
-from harness.metrics.comparison_options import DEFAULT_LAYOUTS
-from harness.metrics.comparison_records import Comparison, FleetFigures
-from harness.metrics.comparison_tables import NOT_SUPPORTED, resize_table
+from harness.metrics.comparison.options import DEFAULT_LAYOUTS
+from harness.metrics.comparison.records import Comparison, FleetFigures
+from harness.metrics.comparison.tables import NOT_SUPPORTED, resize_table
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.hashring_peer import expected_agreement

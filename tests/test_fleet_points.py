@@ -15,7 +15,7 @@ from harness.core.fleet_points import FleetPoints
 from harness.core.native import lean as c_lean
 from harness.core.ring import CollisionWinner, Ring
 from harness.core.servers import Server, servers_with
-from harness.metrics.migration import Migration
+from harness.metrics.migration.metric import Migration
 from harness.metrics.process import ProcessCost
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.parts import parts_builder

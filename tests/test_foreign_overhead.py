@@ -17,7 +17,7 @@ import pytest
 
 from harness.cli import main
 from harness.core.servers import Server
-from harness.metrics.foreign_overhead import (
+from harness.metrics.foreign.overhead import (
     TARGET_NS,
     library_pairs,
     per_round_difference,

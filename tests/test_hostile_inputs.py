@@ -25,7 +25,7 @@ from harness.core.fields import Fields
 from harness.core.outputs import Outcome
 from harness.core.servers import Server, numbered_servers
 from harness.core.stats import theory_cv
-from harness.metrics.migration import MigrationMetric, MigrationOptions
+from harness.metrics.migration.metric import MigrationMetric, MigrationOptions
 from harness.metrics.parity import check_parity
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import ALGORITHMS

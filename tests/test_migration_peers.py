@@ -21,8 +21,8 @@ from harness.cli import main
 from harness.core.errors import HarnessError, ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server
-from harness.metrics.migration import MigrationMetric, MigrationOptions
-from harness.metrics.migration_sides import parse_sides
+from harness.metrics.migration.metric import MigrationMetric, MigrationOptions
+from harness.metrics.migration.sides import parse_sides
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers import owners as peer_owners
 from harness.recipes.peers.foreign import open_foreign_peer, parse_foreign_peer

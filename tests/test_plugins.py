@@ -1,9 +1,10 @@
-"""Third-party registration: a package's entry points add layouts and algorithms everywhere.
+"""Third-party registration: a package's entry points add layouts, algorithms and metrics
+everywhere.
 
 The demo plugin (tests/plugin_demo/ring_harness_demo.py) is installed the way
 pip installs a package: its module on the path and a `.dist-info` folder
-whose `entry_points.txt` names the groups `ring_harness.layouts` and
-`ring_harness.algorithms`. A fresh interpreter then finds it through
+whose `entry_points.txt` names the groups `ring_harness.layouts`,
+`ring_harness.algorithms` and `ring_harness.metrics`. A fresh interpreter then finds it through
 importlib.metadata, as it would find any installed plugin.
 """
 
@@ -34,7 +35,8 @@ def site(tmp_path: Path) -> Path:
                                    "Version: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[ring_harness.layouts]\ndemo-bisect = ring_harness_demo:DemoBisectLayout\n\n"
-        "[ring_harness.algorithms]\ndemo-modulo = ring_harness_demo:DemoModuloAlgorithm\n")
+        "[ring_harness.algorithms]\ndemo-modulo = ring_harness_demo:DemoModuloAlgorithm\n\n"
+        "[ring_harness.metrics]\ndemo-top-share = ring_harness_demo:DemoTopShareMetric\n")
     return folder
 
 
@@ -102,6 +104,51 @@ def test_plugin_algorithm_runs_in_a_scenario(site: Path, tmp_path: Path) -> None
     (move,) = run["figures"]["movement"]
     assert move["ring_moved"] == move["mod_n_moved"]  # it is hash mod N
     assert "## Lookup time (mod N" in (tmp_path / "out" / "modulo.md").read_text()
+
+
+def test_plugin_table_metric_is_parsed_checked_measured_and_rendered(site: Path,
+                                                                    tmp_path: Path) -> None:
+    """A table metric is one class and one entry-point line: its table turns it on, its own
+    rule refuses a table that does not fit the scenario (exit 2, one line, nothing
+    written), and it is measured, stored, read back and rendered."""
+    scenario = tmp_path / "top.toml"
+    out = tmp_path / "out"
+    body = ('name = "top"\n[servers]\ncount = 5\n[generator]\npoints_per_weight = 20\n'
+            '[keys]\ncount = 2000\n[measure]\nmetrics = ["balance"]\n')
+    scenario.write_text(body + "[demo_top_share]\ntop = 9\n")
+    refused = _python(site, "-m", "harness", "run", str(scenario), "--out", str(out))
+    assert (refused.returncode, refused.stderr.strip().splitlines()) == (
+        2, [f"error: {scenario}: demo_top_share.top must be at most the servers on the ring "
+            "(5) (got 9)"])
+    assert not out.exists()
+    scenario.write_text(body + "[demo_top_share]\ntop = 2\n")
+    done = _python(site, "-m", "harness", "run", str(scenario), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((out / "top.json").read_text())
+    (run,) = result["runs"]
+    figure = run["figures"]["demo_top_share"]
+    # The two most loaded of five servers own at least two fifths of the keys.
+    assert figure["top"] == 2 and 0.4 <= figure["share"] < 1
+    assert result["scenario"]["demo_top_share"] == {"top": 2}
+    assert "## Most loaded servers" in (out / "top.md").read_text()
+    shown = _python(site, "-m", "harness", "show", str(out / "top.json"))
+    assert shown.returncode == 0, shown.stderr
+    assert f"{100 * figure['share']:.2f}%" in shown.stdout
+
+
+def test_a_plugin_metric_lacking_a_member_is_one_line(site: Path, tmp_path: Path) -> None:
+    """A metric class that does not subclass MetricBase lacks the protocol's defaults: the
+    command that loads the metrics stops with one line naming the plugin and the member."""
+    (site / "ring_harness_bare.py").write_text("class Bare:\n    name = 'bare'\n")
+    (site / "ring_harness_demo-0.1.dist-info" / "entry_points.txt").write_text(
+        "[ring_harness.metrics]\nbare = ring_harness_bare:Bare\n")
+    scenario = tmp_path / "bare.toml"
+    scenario.write_text("[servers]\ncount = 2\n")
+    done = _python(site, "-m", "harness", "run", str(scenario), "--out", str(tmp_path / "out"))
+    assert (done.returncode, done.stderr.strip().splitlines()) == (1, [
+        "failed: plugin 'ring_harness_bare:Bare' (ring_harness.metrics) lacks `table`, which "
+        "the Metric (harness/metrics/base.py) protocol declares (its default comes with "
+        "subclassing harness.metrics.base.MetricBase)"])
 
 
 BROKEN = '''

@@ -9,7 +9,7 @@ import pytest
 
 from harness.core.errors import ScenarioError
 from harness.core.servers import eligibility_sets
-from harness.metrics.migration import Migration
+from harness.metrics.migration.metric import Migration
 from harness.metrics.process import ProcessCost
 from harness.report import markdown
 from harness.report.sections import result_report

@@ -22,7 +22,7 @@ from harness.core.errors import HarnessError
 from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.metrics.base import METRIC_DEFAULTS, Metric
-from harness.metrics.registry import METRICS, get_metric, unavailable
+from harness.metrics.registry import get_metric, metrics, unavailable
 from harness.recipes import plugins
 from harness.recipes.algorithms import ALGORITHMS, CONTRACT, get_algorithm
 from harness.recipes.algorithms.base import DEFAULTS, Algorithm, Routing
@@ -115,8 +115,8 @@ def test_removal_problem_defaults_to_none() -> None:
 
 def test_metric_problem_defaults_to_none() -> None:
     """Every metric can be measured unless an algorithm says otherwise (the ring says nothing)."""
-    assert all(Bare.metric_problem(m.name) is None for m in METRICS)
-    assert all(RingAlgorithm.metric_problem(m.name) is None for m in METRICS)
+    assert all(Bare.metric_problem(m.name) is None for m in metrics())
+    assert all(RingAlgorithm.metric_problem(m.name) is None for m in metrics())
     assert get_algorithm("jump").metric_problem("process") is not None
 
 

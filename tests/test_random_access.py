@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.metrics.random_access import RandomAccess, random_access_ns
+from harness.metrics.instruments.floor import RandomAccess, random_access_ns
 
 
 def test_reads_one_element_per_key_at_the_scaled_index() -> None:

@@ -15,12 +15,12 @@ from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import fleet_servers
 from harness.core.stats import cv
-from harness.metrics.removals import RemovalsMetric, step_figures
-from harness.metrics.removals_memory import measure_in_subprocess
-from harness.metrics.removals_options import RemovalsOptions, parse_removals
-from harness.metrics.removals_records import Removals, RemovalSeries
-from harness.metrics.removals_tables import NOT_SUPPORTED
-from harness.metrics.removals_walk import (
+from harness.metrics.removals.memory import measure_in_subprocess
+from harness.metrics.removals.metric import RemovalsMetric, step_figures
+from harness.metrics.removals.options import RemovalsOptions, parse_removals
+from harness.metrics.removals.records import Removals, RemovalSeries
+from harness.metrics.removals.tables import NOT_SUPPORTED
+from harness.metrics.removals.walk import (
     State,
     removal_order,
     removal_problem,

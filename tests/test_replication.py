@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from harness.core.errors import ScenarioError
-from harness.metrics.replica_changes import keys_sharing_a_zone, new_copies, recreation
-from harness.metrics.replication import Replication, ReplicationMetric, ReplicationOptions
+from harness.metrics.replication.changes import keys_sharing_a_zone, new_copies, recreation
+from harness.metrics.replication.metric import Replication, ReplicationMetric, ReplicationOptions
 from harness.report import markdown
 from harness.report.compare import comparison_report
 from harness.report.results import load_result

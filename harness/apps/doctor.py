@@ -21,7 +21,7 @@ from harness.core.native.bucketed import compiled_module_file
 from harness.core.native.counted import BUILT_WITH_CALLGRIND
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.tools import INSTALL_ALL, TOOLS
-from harness.metrics.registry import METRIC_NAMES, unavailable
+from harness.metrics.registry import metric_names, unavailable
 from harness.recipes.layouts.bucketed_tuning import CACHE_FILE, tuning_cache_dir
 from harness.recipes.peers import PEERS
 from harness.report.history import default_history_dir
@@ -92,7 +92,7 @@ def report(command: str) -> list[str]:
     lines += [f"  {name:<{width}}  missing: pip install '{requirement}'"
               for name, requirement in absent.items()]
     lines += ["", "Here"]
-    metrics = [f"{name} ({problem})" for name in METRIC_NAMES
+    metrics = [f"{name} ({problem})" for name in metric_names()
                if (problem := unavailable(name)) is not None]
     lines.append("  metrics refused: " + ("; ".join(metrics) if metrics else "none"))
     refusals = refused_scenarios()

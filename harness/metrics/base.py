@@ -4,12 +4,17 @@ A metric is one module with one class following `Metric`: its `name`, what
 it `needs` (a ring, layouts or another form to time, a fresh process), its
 `record_type` (the typed figure stored in results), `steps` (its share of
 the progress bar, known before work starts), `measure`, and `sections` (the
-tables it contributes to reports). Seven members are optional, with their
-default in `MetricBase`, which every metric subclasses: `check()`, why the
-metric cannot run on this machine (None: it can; scenario validation asks
-before any work); `parse_options(table)`, the options of a metric
-configured by a scenario table of its name (`TABLE_METRICS` in the registry);
-and `estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
+tables it contributes to reports). The other members are optional, with their
+default in `MetricBase`, which every metric subclasses: `table`, the scenario table
+that configures it and turns it on (none by default); `on_by_default`, whether a
+scenario without `measure.metrics` measures it (default: when it has no table);
+`check()`, why the metric cannot run on this machine (None: it can; scenario
+validation asks before any work); `parse_options(table)`, the options its table
+gives; `check_scenario(scenario, options, top)`, its rules across the scenario's
+sections (its table against the servers, recipes and peers), asked once the whole
+file is read; `reference`, its tables' entries in the scenario reference (what each
+table is for, and specimens covering its branches);
+`estimated_bytes(options, servers)` with `cost_fields`, the peak memory its
 own work adds (the estimate checks it before any work) and the fields that set it;
 `working(shape)`, what it takes beyond what a sweep point holds (the shape carries the
 scenario's metric options too): the bytes it holds while it measures that point (the
@@ -35,6 +40,7 @@ if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of th
     from harness.core.servers import Server
     from harness.core.tables import Section
     from harness.metrics.context import RunContext, RunPlan, Scope
+    from harness.recipes.peers.foreign import ForeignPeerSpec
 
 #: "ring": the algorithm must hold a ring (collisions); "forms": something to measure
 #: (a layout, an algorithm or a peer); "process": runs in fresh processes
@@ -102,8 +108,79 @@ class Working:
 NOTHING_MORE = Working()
 
 
+class RecipeView(Protocol):
+    """One sweep point of a scenario, as a metric's rules read it."""
+
+    @property
+    def algorithm(self) -> str: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
+
+    @property
+    def label(self) -> str: ...
+
+
+class ServerView(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class MeasureView(Protocol):
+    """What a scenario measures, as a metric's rules read it."""
+
+    @property
+    def peers(self) -> tuple[str, ...]: ...
+
+    @property
+    def foreign_peers(self) -> tuple[ForeignPeerSpec, ...]: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+
+class ScenarioView(Protocol):
+    """A scenario read whole (`harness.run.scenario.Scenario`), as a metric's
+    `check_scenario` sees it: the metrics sit below the scenario code, and read it
+    through this."""
+
+    @property
+    def servers(self) -> Sequence[ServerView]: ...
+
+    @property
+    def measure(self) -> MeasureView: ...
+
+    def recipes(self) -> Sequence[RecipeView]: ...
+
+    def ring_servers(self) -> list[Server]: ...
+
+    def ring_zones(self) -> list[str]: ...
+
+    def ring_capabilities(self) -> list[tuple[str, ...]]: ...
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A metric's entries in the scenario reference (`harness.run.reference`), which parses
+    specimens with every key recorded: its tables and what each is for, in the order the
+    page gives them; tables read under a second path; tables of free names, described;
+    and small valid scenarios for branches the shipped scenarios leave out."""
+
+    tables: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    free_form: Mapping[str, str] = field(default_factory=dict)
+    specimens: tuple[str, ...] = ()
+
+
+NO_REFERENCE = Reference()
+
+
 class Metric(Protocol):
     name: ClassVar[str]
+    #: the scenario table that configures the metric and turns it on ("": none)
+    table: ClassVar[str]
+    #: measured when a scenario does not list `measure.metrics`
+    on_by_default: ClassVar[bool]
     #: "run": one figure per sweep point; "subject": one per measured form or peer
     scope: ClassVar[Scope]
     needs: ClassVar[frozenset[str]]
@@ -125,6 +202,15 @@ class Metric(Protocol):
         """The options its scenario table gives, checked (default: an error, the metric takes
         no table)."""
         ...
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """Raise a ScenarioError naming the field when its options do not fit the rest of
+        the scenario (servers, recipes, peers); asked once the whole file is read, before
+        any work (default: nothing to check)."""
+        ...
+
+    #: its entries in the scenario reference
+    reference: ClassVar[Reference]
 
     #: the fields of its table that set `estimated_bytes`, as an error names them
     cost_fields: ClassVar[str]
@@ -159,7 +245,8 @@ class Metric(Protocol):
 
 
 #: the members of `Metric` with a default in `MetricBase`
-METRIC_DEFAULTS: tuple[str, ...] = ("check", "parse_options", "cost_fields",
+METRIC_DEFAULTS: tuple[str, ...] = ("table", "on_by_default", "check", "parse_options",
+                                    "check_scenario", "reference", "cost_fields",
                                     "estimated_bytes", "estimated_seconds", "working",
                                     "reference_lookups", "cost")
 
@@ -168,14 +255,22 @@ class MetricBase:
     """The defaults of the `Metric` protocol's optional members."""
 
     name: ClassVar[str]
+    table: ClassVar[str] = ""
+    #: a table metric is on when its table is present; the others whenever metrics are
+    #: not listed, unless they say otherwise
+    on_by_default: ClassVar[bool] = True
+    reference: ClassVar[Reference] = NO_REFERENCE
 
     def check(self) -> str | None:
         """None: the metric runs on any machine."""
         return None
 
     def parse_options(self, table: Fields) -> Any:
-        """An error naming the metric: only the metrics of `TABLE_METRICS` take a table."""
+        """An error naming the metric: only a metric with a `table` takes one."""
         raise HarnessError(f"{table.file}: metric {self.name!r} takes no table of options")
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """Nothing: the metric's options need nothing of the rest of the scenario."""
 
     cost_fields: ClassVar[str] = ""
 

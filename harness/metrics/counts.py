@@ -71,6 +71,8 @@ CALLGRIND_PROCESS_BYTES = 160 * 2**20
 class CountsMetric(MetricBase):
     """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
     name: ClassVar[str] = "counts"
+    #: off unless listed: it needs valgrind, and adds about ten seconds of CPU per layout
+    on_by_default: ClassVar[bool] = False
     scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset({"forms", "process"})
     record_type: ClassVar[Any] = Counts

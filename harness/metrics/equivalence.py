@@ -39,10 +39,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core import charts
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.metrics.base import MetricBase, Reference, ScenarioView
+from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT, points_for
 
@@ -248,9 +250,32 @@ class EquivalenceMetric(MetricBase):
                                   against_max)
 
     name: ClassVar[str] = "equivalence"
+    table: ClassVar[str] = "equivalence"
+    reference: ClassVar[Reference] = Reference(tables={
+        "equivalence": "The random points per server that match the recipe's balance.",
+        "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
+        "equivalence.against": "The ring of random points the recipe is matched against.",
+    })
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset({"ring"})
     record_type: ClassVar[Any] = Equivalence
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """Every fleet must suit both the recipe and the ring of random points it is
+        matched against."""
+        for recipe in scenario.recipes():
+            # The ring's parameters with their defaults, as the metric builds it.
+            against = {**RingAlgorithm.parse_ring_params(Fields(
+                top.file, "equivalence.against",
+                {**options.against, "points_per_weight": 1}, declares=False)),
+                "layout": NO_LAYOUT}
+            for i, fleet in enumerate(options.fleets):
+                servers = fleet.server_list()
+                for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):
+                    problem = get_algorithm(name).check_servers(servers, params)
+                    if problem:
+                        raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
+                                            f"servers that are {problem}")
 
     def steps(self, plan: RunPlan) -> int:
         return 1

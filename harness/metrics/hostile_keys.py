@@ -43,11 +43,12 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.crc_forgery import forge_suffixes, forged_names
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import HASH_NAMES, hash_bits, hash_numbered, is_keyed
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase, Working
+from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
 from harness.recipes.algorithms.ring import NO_LAYOUT
 
 if TYPE_CHECKING:
@@ -188,10 +189,29 @@ class HostileKeysMetric(MetricBase):
     """Brute-forced keys aimed at one server, against unkeyed and keyed hashes."""
 
     name: ClassVar[str] = "hostile_keys"
+    table: ClassVar[str] = "hostile_keys"
+    reference: ClassVar[Reference] = Reference(tables={
+        "hostile_keys": "A brute-force attack aiming keys at one server "
+                        "([hostile keys](../guide/hostile-keys.md)).",
+    })
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = HostileKeys
     cost_fields: ClassVar[str] = "budgets, hashes, normal_requests, attack_keys"
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """The target is on the ring; the attack hashes candidate names as the points
+        construction does."""
+        on_ring = {s.name for s in scenario.ring_servers()}
+        if options.target is not None and options.target not in on_ring:
+            raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
+                                f"ring (got {options.target!r})")
+        for recipe in scenario.recipes():
+            if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
+                raise ScenarioError(
+                    f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
+                    f"{recipe.label}: the attack hashes candidate names as the points "
+                    "construction does (construction = 'points')")
 
     @staticmethod
     def parse_options(table: Fields) -> HostileKeysOptions:

@@ -32,13 +32,14 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.cache_model import lru_misses
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, Working
-from harness.metrics.migration import zipf_stream
-from harness.recipes.replication import ReplicaPlacement
+from harness.metrics.base import NOTHING_MORE, MetricBase, Reference, ScenarioView, Working
+from harness.metrics.migration.metric import zipf_stream
+from harness.recipes.replication import ReplicaPlacement, replication_problem
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -109,10 +110,29 @@ class HotKeysMetric(MetricBase):
     split into sub-keys, and a front cache."""
 
     name: ClassVar[str] = "hot_keys"
+    table: ClassVar[str] = "hot_keys"
+    reference: ClassVar[Reference] = Reference(tables={
+        "hot_keys": "Zipf traffic replayed four ways: primary only, reads over replicas, hot "
+                    "keys split into sub-keys, a front cache.",
+    })
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = HotKeys
     cost_fields: ClassVar[str] = "universe, requests, copies, cache_objects"
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """Reads spread over replicas: an algorithm with replica sets, and servers enough."""
+        for recipe in scenario.recipes():
+            reason = replication_problem(recipe.algorithm)
+            if reason:
+                raise ScenarioError(f"{top.file}: hot_keys must be left out for "
+                                    f"{recipe.algorithm}, whose reads it spreads over "
+                                    f"replicas: {reason}")
+        servers = len(scenario.ring_servers())
+        if options.copies > servers:
+            raise ScenarioError(f"{top.file}: hot_keys.copies must be at most the servers on "
+                                f"the ring ({servers}), since each copy needs its own (got "
+                                f"{options.copies})")
 
     @staticmethod
     def parse_options(table: Fields) -> HotKeysOptions:

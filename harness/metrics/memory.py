@@ -25,14 +25,8 @@ including those made in C by malloc (cffi) and numpy's data buffers.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
 import json
-import os
-import resource
-import signal
-import subprocess
 import sys
 import tempfile
 import tracemalloc
@@ -45,11 +39,16 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
-from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, ratio, text
 from harness.metrics.base import MetricBase, RunShape, Working
-from harness.metrics.throughput import base_form
+from harness.metrics.instruments.probes import (
+    PROBE_PROCESS_BYTES,
+    rss_bytes,
+    run_fresh,
+    tracked,
+)
+from harness.metrics.instruments.timing import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
@@ -74,31 +73,6 @@ class Memory:
 
     def as_record(self) -> dict[str, object]:
         return asdict(self)
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        resident_pages = int(statm.read().split()[1])
-    return resident_pages * resource.getpagesize()
-
-
-def tracked(action: Callable[[], Any], workdir: Path, label: str) -> tuple[Any, int, int]:
-    """Run `action` under memray; return its result, bytes it left allocated, and its peak."""
-    # memray only when memory is measured: a run without this metric (every run imports
-    # the metric registry) skips its 30-50 ms import.
-    import memray
-
-    trace = workdir / f"{label}.memray"
-    # trace_python_allocators: without it memray sees only pymalloc arenas, and objects
-    # placed in arenas that existed before the build (tuples, ints) would go uncounted.
-    with memray.Tracker(trace, file_format=memray.FileFormat.AGGREGATED_ALLOCATIONS,
-                        trace_python_allocators=True):
-        result = action()
-    reader = memray.FileReader(trace)
-    held = sum(r.size for r in reader.get_leaked_allocation_records(merge_threads=True))
-    peak = int(reader.metadata.peak_memory)
-    trace.unlink()
-    return result, held, peak
 
 
 def _measure_built(build: Callable[[], Any], lookup_all: Callable[[Any], object]) -> Memory:
@@ -190,44 +164,10 @@ PROBES: dict[str, Callable[[str, Path], Memory]] = {
 }
 
 
-def _die_with_parent() -> None:
-    """In the child, before it starts: be killed if the run dies, even by SIGKILL (Linux's
-    PR_SET_PDEATHSIG), so that no measurement goes on orphaned under PID 1."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-PR_SET_PDEATHSIG = 1
-
-
 def measure_in_subprocess(kind: str, name: str, spec_file: Path) -> Memory:
     """Measure one layout or peer in a fresh Python process; raise HarnessError if it fails."""
     return Memory(**json.loads(run_fresh("harness.metrics.memory", [kind, name], spec_file,
                                          name)))
-
-
-def run_fresh(module: str, args: list[str], spec_file: Path, name: str) -> str:
-    """What `python -m module *args spec_file` prints, run in a fresh Python process; a
-    HarnessError naming `name` if it fails.
-
-    The child's temporary files (memray's traces) go to the folder of `spec_file`, the
-    run's own, so that removing it removes them too; an interrupted run kills and reaps
-    the child (subprocess.run does on any exception) before that folder is removed.
-    """
-    completed = subprocess.run(
-        [sys.executable, "-m", module, *args, str(spec_file)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "TMPDIR": str(spec_file.parent)},
-        preexec_fn=_die_with_parent,  # safe here: the harness starts no threads
-    )
-    if completed.returncode != 0:
-        raise HarnessError(
-            f"memory measurement of {name} failed (exit {completed.returncode}): "
-            f"{completed.stderr.strip()[-2000:]}"
-        )
-    return completed.stdout
 
 
 def save_ring_for_probe(
@@ -243,8 +183,6 @@ def save_peer_spec(path: Path, servers: list[tuple[str, float]], keys: list[str]
     path.write_text(json.dumps({"servers": servers, "keys": keys}))
 
 
-#: a fresh interpreter with the harness, numpy and memray imported: 42-43 MiB measured
-PROBE_PROCESS_BYTES = 56 * 2**20
 #: a key's name in a probe's spec file, once read (JSON text, then a str object)
 NAME_BYTES = 160
 #: what memray's tracker keeps for each live allocation it follows (aggregated format):

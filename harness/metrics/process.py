@@ -27,12 +27,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core import charts
-from harness.core.errors import ParityError
+from harness.core.errors import ParityError, ScenarioError
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
+from harness.metrics.base import (
+    NOTHING_MORE,
+    MetricBase,
+    Reference,
+    RunShape,
+    ScenarioView,
+    Working,
+)
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
 from harness.recipes.layouts import LAYOUTS
@@ -125,6 +132,12 @@ def shared_table_bytes(servers: Sequence[Server]) -> int:
     return sum(len(s.name.encode()) + 8 for s in servers)
 
 
+#: a process of more rings than this is a mistake of the eligibility rule, not a router
+MAX_PROCESS_RINGS = 10_000
+#: capabilities one server may hold under 'combinations': 2**12 subsets of them, rings all
+MAX_COMBINED_CAPABILITIES = 12
+
+
 class ProcessMetric(MetricBase):
     """One ring per eligibility set, each built and costed; the process's total."""
 
@@ -169,9 +182,32 @@ class ProcessMetric(MetricBase):
                              + shape.reference_bytes))
 
     name: ClassVar[str] = "process"
+    table: ClassVar[str] = "process"
+    reference: ClassVar[Reference] = Reference(tables={
+        "process": "A router process: one ring per eligibility set (`[process]`).",
+    })
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset({"ring"})
     record_type: ClassVar[Any] = ProcessCost
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """'combinations' (every subset of a server's capabilities a ring of the process)
+        must make a router, not millions of rings."""
+        if options.eligibility:
+            return
+        most = max(len(set(c)) for c in scenario.ring_capabilities())
+        if most > MAX_COMBINED_CAPABILITIES:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' needs servers of at most "
+                f"{MAX_COMBINED_CAPABILITIES} capabilities each, since each subset of them is "
+                f"a ring (got a server of {most}: {2**most:,} rings); list the sets in "
+                "process.eligibility")
+        rings = len(eligibility_sets(scenario.ring_capabilities(), ()))
+        if rings > MAX_PROCESS_RINGS:
+            raise ScenarioError(
+                f"{top.file}: process.eligibility = 'combinations' must make at most "
+                f"{MAX_PROCESS_RINGS:,} rings (got {rings:,} from the servers' capabilities); "
+                "list the sets in process.eligibility")
 
     def steps(self, plan: RunPlan) -> int:
         return 1

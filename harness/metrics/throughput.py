@@ -4,28 +4,28 @@
   a request path that routes one key at a time pays).
 - `batch_ns`: one `lookup_many(hashes)` over the workload's key array.
 
-Rounds of all layouts are interleaved (round 1 of every layout, then round 2,
-...) so that a burst of noise on this shared machine hits them all alike; one
-warm-up round comes first. Each figure is the median of its rounds, with the
-spread (min, max) beside it. Compare layouts as ratios of one run.
+Rounds of all layouts are interleaved (`harness.metrics.instruments.timing`), with
+the memory floor (`harness.metrics.instruments.floor`) timed in the same rounds.
+Compare layouts as ratios of one run.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, literal, ratio, text
 from harness.metrics.base import MetricBase, RunShape, Working
 from harness.metrics.calibration_tables import calibration_table
-from harness.metrics.random_access import RandomAccess
+from harness.metrics.instruments.floor import FLOOR, Floor
+from harness.metrics.instruments.timing import (
+    Lookups,
+    Timing,
+    base_form,
+    timed_rounds,
+    timing_cell,
+)
 from harness.recipes.layouts.bucketed_tuning import (
     CALIBRATION_BYTES,
     Calibration,
@@ -33,137 +33,8 @@ from harness.recipes.layouts.bucketed_tuning import (
 )
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.core.model import Result, Run
+    from harness.core.model import Result
     from harness.metrics.context import RunContext, RunPlan, Scope
-
-
-class Lookups(Protocol):
-    """Anything timed: a layout or an algorithm's form."""
-
-    def lookup(self, key_hash: int) -> int: ...
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Timing:
-    """ns per key over rounds: median, and min and max as the spread."""
-    median: float
-    min: float
-    max: float
-    rounds: int
-
-    @classmethod
-    def of(cls, samples: list[float]) -> Timing:
-        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
-
-    def as_record(self) -> dict[str, float]:
-        return asdict(self)
-
-
-def _per_key_ns(run: Callable[[], object], keys: int) -> float:
-    start = time.perf_counter_ns()
-    run()
-    return (time.perf_counter_ns() - start) / keys
-
-
-def _batch_call(
-    layout: Lookups, key_hashes: npt.NDArray[np.unsignedinteger]
-) -> Callable[[], object]:
-    return lambda: layout.lookup_many(key_hashes)
-
-
-def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[], object]:
-    def loop() -> None:
-        for item in inputs:
-            lookup(item)
-
-    return loop
-
-
-@dataclass
-class Rounds:
-    """ns per key of every timed call, round by round (the warm-up round left out)."""
-    scalar: dict[str, list[float]]
-    batch: dict[str, list[float]]
-
-    def timings(self) -> dict[str, dict[str, Timing]]:
-        timings = {name: {"scalar_ns": Timing.of(samples)}
-                   for name, samples in self.scalar.items()}
-        for name, samples in self.batch.items():
-            timings[name]["batch_ns"] = Timing.of(samples)
-        return timings
-
-    def batch_ratio(self, name: str, reference: str) -> Timing:
-        """`name`'s batch time over `reference`'s, round by round: the spread of a ratio
-        whose two sides move together when a neighbour loads the memory bus."""
-        return Timing.of([time / base for time, base in
-                          zip(self.batch[name], self.batch[reference], strict=True)])
-
-
-def timed_rounds(
-    layouts: Mapping[str, Lookups],
-    key_hashes: npt.NDArray[np.unsignedinteger],
-    repeats: int,
-    scalar_keys: int,
-    progress: Callable[[], None] = lambda: None,
-    peers: Mapping[str, Callable[[str], int]] | None = None,
-    key_names: list[str] | None = None,
-    *,
-    hashes_by_name: Mapping[str, npt.NDArray[np.unsignedinteger]] | None = None,
-    loops: Mapping[str, tuple[Callable[[Any], int], Sequence[Any]]] | None = None,
-) -> Rounds:
-    """Every round's ns per key, as `measure_throughput` times them."""
-    hashes_by_name = hashes_by_name or {}
-    timed_loops: dict[str, tuple[Callable[[Any], int], Sequence[Any]]] = {
-        name: (lookup_key, (key_names or [])[:scalar_keys])
-        for name, lookup_key in (peers or {}).items()}
-    timed_loops.update(loops or {})
-    batch: dict[str, list[float]] = {name: [] for name in layouts}
-    scalar: dict[str, list[float]] = {name: [] for name in [*layouts, *timed_loops]}
-    own = {name: hashes_by_name.get(name, key_hashes) for name in layouts}
-    scalar_hashes = {name: hashes[:scalar_keys].tolist() for name, hashes in own.items()}
-    for round_number in range(repeats + 1):
-        this_round: dict[str, tuple[float, ...]] = {}
-        for name, layout in layouts.items():
-            this_round[name] = (
-                _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes[name]),
-                            len(scalar_hashes[name])),
-                _per_key_ns(_batch_call(layout, own[name]), len(own[name])),
-            )
-        for name, (call, inputs) in timed_loops.items():
-            this_round[name] = (_per_key_ns(_scalar_loop(call, list(inputs)), len(inputs)),)
-        if round_number:  # round 0 warms caches and branch predictors
-            for name, (scalar_ns, *batch_ns) in this_round.items():
-                scalar[name].append(scalar_ns)
-                if batch_ns:
-                    batch[name].append(batch_ns[0])
-        progress()
-    return Rounds(scalar, batch)
-
-
-def measure_throughput(
-    layouts: Mapping[str, Lookups],
-    key_hashes: npt.NDArray[np.unsignedinteger],
-    repeats: int,
-    scalar_keys: int,
-    progress: Callable[[], None] = lambda: None,
-    peers: Mapping[str, Callable[[str], int]] | None = None,
-    key_names: list[str] | None = None,
-    *,
-    hashes_by_name: Mapping[str, npt.NDArray[np.unsignedinteger]] | None = None,
-    loops: Mapping[str, tuple[Callable[[Any], int], Sequence[Any]]] | None = None,
-) -> dict[str, dict[str, Timing]]:
-    """{name: {"scalar_ns": Timing, "batch_ns": Timing}} for interleaved rounds.
-
-    Peers (third-party rings that hash keys themselves) are timed in the same
-    rounds, scalar only, on the key names instead of precomputed hashes.
-    `hashes_by_name` gives a layout its own key hashes (algorithms hash keys
-    their own ways); `loops` are further scalar-only calls, each with its own
-    inputs (a whole route on key bytes, a library call on precomputed hashes).
-    """
-    return timed_rounds(layouts, key_hashes, repeats, scalar_keys, progress, peers,
-                        key_names, hashes_by_name=hashes_by_name, loops=loops).timings()
 
 
 @dataclass
@@ -172,30 +43,13 @@ class Throughput:
     #: None for peers, which have no batch lookup
     batch_ns: Timing | None = None
     #: one independent random read per key into an array of as many entries, timed in the
-    #: same rounds (harness.metrics.random_access): the memory floor of a batch lookup
+    #: same rounds (harness.metrics.instruments.floor): the memory floor of a batch lookup
     random_access_ns: Timing | None = None
     #: batch_ns over random_access_ns round by round: median and spread of the ratio
     #: (None in results written before it was recorded)
     floor_ratio: Timing | None = None
     #: how the batch lookup was tuned for this machine before it was timed (bucketed)
     calibration: Calibration | None = None
-
-
-#: the name the floor is timed under, among the forms
-FLOOR = "(one random access)"
-
-
-class _Floor:
-    """The random-access reference with the two calls the timing loop makes."""
-
-    def __init__(self, entries: int) -> None:
-        self._reads = RandomAccess(max(1, entries))
-
-    def lookup(self, key_hash: int) -> int:
-        return int(self._reads.lookup_many(np.array([key_hash], dtype=np.uint64))[0])
-
-    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
-        return self._reads.lookup_many(key_hashes)
 
 
 def _tunable(form: object) -> Tunable | None:
@@ -216,15 +70,6 @@ def _floor_ratio_cell(timing: Throughput) -> Cell:
     if timing.random_access_ns is not None and timing.batch_ns is not None:
         return ratio(timing.batch_ns.median, timing.random_access_ns.median)
     return text("")
-
-
-def timing_cell(timing: Timing) -> Cell:
-    return Cell(f"{timing.median:,.1f} ({timing.min:,.1f}-{timing.max:,.1f})", timing.median)
-
-
-def base_form(run: Run) -> str:
-    """The form ratio columns compare against: the ring's base layout, else the algorithm."""
-    return str(run.params.get("layout", run.algorithm))
 
 
 #: a scalar key held as a list item: the pointer and its int object
@@ -257,7 +102,7 @@ class ThroughputMetric(MetricBase):
                 calibrations[name] = tunable.calibrate()
         context.stage(f"{context.label}: timing lookups")
         entries = max((form.entries for form in context.forms.values()), default=1)
-        timed: dict[str, Lookups] = {**context.forms, FLOOR: _Floor(entries)}
+        timed: dict[str, Lookups] = {**context.forms, FLOOR: Floor(entries)}
         rounds = timed_rounds(
             timed, context.key_hashes, context.settings.repeats,
             context.settings.scalar_keys, lambda: context.advance(1),

@@ -20,9 +20,10 @@ from harness.core.tables import (
     pct,
     text,
 )
+from harness.metrics.instruments.timing import timing_cell
 from harness.metrics.memory import Memory
-from harness.metrics.registry import METRICS
-from harness.metrics.throughput import Throughput, timing_cell
+from harness.metrics.registry import metrics
+from harness.metrics.throughput import Throughput
 
 
 def commit_markdown(commit: str | None) -> str:
@@ -41,7 +42,7 @@ def metadata(result: Result) -> str:
 
 
 def result_report(result: Result) -> Report:
-    sections: list[Section] = [section for metric in METRICS
+    sections: list[Section] = [section for metric in metrics()
                                for section in metric.sections(result)]
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
     sections.append(resources_section(result))

@@ -36,8 +36,8 @@ from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
 from harness.core.workload import KeysSpec
 from harness.metrics.base import RunShape
-from harness.metrics.clients import CLIENT_NS_PER_KEY, CLIENT_START_S
-from harness.metrics.clients_options import ClientsOptions
+from harness.metrics.clients.metric import CLIENT_NS_PER_KEY, CLIENT_START_S
+from harness.metrics.clients.options import ClientsOptions
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms import get_algorithm

@@ -24,13 +24,15 @@ from typing import Any
 
 from harness.core.fields import FieldRecord, Fields, recording
 from harness.core.native.foreign import HEADER
+from harness.metrics.registry import get_metric, table_metrics
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.run.scenario import parse_scenario
 
-#: tables, in the order the page gives them, with what each is for
-TABLES: dict[str, str] = {
+#: the scenario's own tables, in the order the page gives them, with what each is for;
+#: each table metric's follow (`TABLES`)
+OWN_TABLES: dict[str, str] = {
     "": "The top level of the file.",
     "servers": "The fleet: `count` servers named from a template, or a `list`.",
     "servers.list[]": "One server of `servers.list` (a `[[servers.list]]` entry).",
@@ -44,46 +46,19 @@ TABLES: dict[str, str] = {
                        "ABI, or a command behind the process protocol "
                        "([foreign peers](../guide/foreign-peers.md)).",
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
-    "process": "A router process: one ring per eligibility set (`[process]`).",
-    "migration": "A change of recipe, rolled out in stages through LRU caches.",
-    "migration.from": "The side a migration starts from when it is a peer (switching "
-                      "clients); left out, the scenario's recipe.",
-    "comparison": "Every algorithm and peer side by side over generated fleets.",
-    "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
-                               "`name` and that algorithm's parameters.",
-    "comparison.fleets[]": "A fleet measured after `servers` x `weights`, with its own keys "
-                           "(at most the table's, whose first ones they are) and peers.",
-    "removals": "Every algorithm losing servers step by step, in FIFO, LIFO or random order.",
-    "removals.algorithms[]": "One entry of `removals.algorithms` given as a table: `name` "
-                             "and that algorithm's parameters.",
-    "equivalence": "The random points per server that match the recipe's balance.",
-    "equivalence.fleets[]": "One fleet of `equivalence.fleets`.",
-    "equivalence.against": "The ring of random points the recipe is matched against.",
-    "replication": "R copies of each object on distinct servers (or zones): their balance, "
-                   "one failure and one join.",
-    "hot_keys": "Zipf traffic replayed four ways: primary only, reads over replicas, hot keys "
-                "split into sub-keys, a front cache.",
-    "hostile_keys": "A brute-force attack aiming keys at one server "
-                    "([hostile keys](../guide/hostile-keys.md)).",
 }
 
-#: tables read under two paths: a default recipe is checked as a table of its own
-ALIASES = {"comparison.algorithms": "comparison.algorithms[]",
-           "removals.algorithms": "removals.algorithms[]"}
-
 #: tables whose keys are free names, described since no key is declared
-FREE_FORM: dict[str, str] = {
+OWN_FREE_FORM: dict[str, str] = {
     "servers.capabilities": "any capability name, set to the share of servers (0 to 1) "
                             "drawn to hold it",
     "measure.peers[].routes_like": "`algorithm` (default `\"ring\"`) and that recipe's "
                                    "parameters, as in `[generator]` or `[algorithm]`",
-    "migration.to": "the new recipe's parameters: any key of `[generator]` (or of "
-                    "`[algorithm]`, with `algorithm` naming another one); or `peer` alone, "
-                    "naming a peer of `measure.peers` (switching clients)",
 }
 
-#: branches the shipped scenarios leave out, each a small valid scenario
-SPECIMENS: tuple[str, ...] = (
+#: branches the shipped scenarios leave out, each a small valid scenario (a table metric
+#: gives specimens of its own branches: `SPECIMENS`)
+OWN_SPECIMENS: tuple[str, ...] = (
     # A foreign library: any existing file passes validation (it is loaded at run time).
     "[servers]\ncount = 2\n[measure]\n"
     f'peers = [{{ library = "{HEADER}", name = "lib", params = "x", exact = false, '
@@ -146,28 +121,6 @@ SPECIMENS: tuple[str, ...] = (
     hash = "siphash24-32"
     hash_key = "000102030405060708090a0b0c0d0e0f"
     """,
-    # Switching from one client to another, both registry peers.
-    """
-    [servers]
-    count = 3
-    name = "10.0.{i}.1:11211"
-    [generator]
-    construction = "libketama"
-    [measure]
-    metrics = ["balance"]
-    peers = ["uhashring-ketama", "hashring"]
-    [migration]
-    from = { peer = "uhashring-ketama" }
-    to = { peer = "hashring" }
-    """,
-    """
-    [servers]
-    count = 3
-    [measure]
-    peers = ["uhashring-ketama", "jump-consistent-hash"]
-    [clients]
-    fleets = [{ servers = 3, clients = ["uhashring-ketama", "jump-consistent-hash"] }]
-    """,
     """
     [servers]
     count = 3
@@ -177,6 +130,18 @@ SPECIMENS: tuple[str, ...] = (
     hash_key = "000102030405060708090a0b0c0d0e0f"
     """,
 )
+
+#: the table metrics' own entries (`Metric.reference`), in the order scenarios read them
+_REFERENCES = [get_metric(name).reference for name in table_metrics()]
+#: tables, in the order the page gives them, with what each is for
+TABLES: dict[str, str] = {**OWN_TABLES,
+                          **{k: v for ref in _REFERENCES for k, v in ref.tables.items()}}
+#: tables read under two paths (a default recipe is checked as a table of its own)
+ALIASES: dict[str, str] = {k: v for ref in _REFERENCES for k, v in ref.aliases.items()}
+FREE_FORM: dict[str, str] = {**OWN_FREE_FORM,
+                             **{k: v for ref in _REFERENCES for k, v in ref.free_form.items()}}
+SPECIMENS: tuple[str, ...] = (*OWN_SPECIMENS, *(text for ref in _REFERENCES
+                                                for text in ref.specimens))
 
 
 @dataclass(frozen=True)

@@ -28,38 +28,27 @@ from harness.core.servers import (
     WEIGHT_BOUNDS,
     Operation,
     Server,
-    eligibility_sets,
     servers_after,
     servers_with,
 )
 from harness.core.workload import DISTRIBUTIONS, KeysSpec
-from harness.metrics.clients_options import ClientsOptions
 from harness.metrics.context import Settings
-from harness.metrics.hot_keys import HotKeysOptions
-from harness.metrics.migration import MigrationOptions
 from harness.metrics.registry import (
-    DEFAULT_METRICS,
-    METRIC_NAMES,
-    TABLE_METRICS,
+    default_metrics,
     get_metric,
+    metric_names,
+    table_metrics,
 )
-from harness.metrics.replication import ReplicationOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm, layouts_for
-from harness.recipes.changes import changed_params
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
-from harness.recipes.replication import replication_problem
 from harness.run.builtin import recorded_path
 
 #: the version of the scenario file format (a result's format is `harness.core.model`'s)
 SCENARIO_FORMAT_VERSION = 1
-#: a process of more rings than this is a mistake of the eligibility rule, not a router
-MAX_PROCESS_RINGS = 10_000
-#: capabilities one server may hold under 'combinations': 2**12 subsets of them, rings all
-MAX_COMBINED_CAPABILITIES = 12
 OPERATIONS = ("add", "remove")
 #: a scenario is a few kilobytes of TOML; a larger file is a mistake (or /dev/zero)
 MAX_SCENARIO_BYTES = 1 << 20
@@ -118,7 +107,7 @@ class AlgorithmSpec:
 class MeasureSpec:
     #: the ring's layouts measured side by side (its forms)
     layouts: tuple[str, ...]
-    metrics: tuple[str, ...] = DEFAULT_METRICS
+    metrics: tuple[str, ...] = field(default_factory=default_metrics)
     #: timed rounds per layout, after one warm-up round
     repeats: int = 5
     #: keys per round of the scalar (Python loop) timing
@@ -257,10 +246,10 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     measure = _measure(top.take_table("measure"), bits, keys.distribution,
                        None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
-    for metric_name in TABLE_METRICS:
-        if top.has(metric_name):
-            parse = get_metric(metric_name).parse_options
-            measure.options[metric_name] = parse(top.take_table(metric_name))
+    for metric_name in table_metrics():
+        metric = get_metric(metric_name)
+        if top.has(metric.table):
+            measure.options[metric_name] = metric.parse_options(top.take_table(metric.table))
             if metric_name not in measure.metrics:
                 measure = replace(measure, metrics=(*measure.metrics, metric_name))
     top.finish()
@@ -457,7 +446,8 @@ def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None)
             )
     # Whether this machine can run them (counts needs valgrind) is run's question, not the
     # file's: harness.run.machine_check.
-    metrics = table.take_str_list("metrics", list(DEFAULT_METRICS), choices=METRIC_NAMES)
+    metrics = table.take_str_list("metrics", list(default_metrics()),
+                                  choices=list(metric_names()))
     # Some metrics are measured on the algorithm itself and need no layout: this is how
     # rings too large for a layout are measured.
     on_forms = [m for m in metrics if "forms" in get_metric(m).needs]
@@ -571,78 +561,8 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
             if problem:
                 raise ScenarioError(f"{top.file}: operations[{i}] must leave servers that are "
                                     f"{problem} (got {op.kind} {op.server!r})")
-    process = scenario.measure.options.get("process")
-    if process is not None and not process.eligibility:
-        # 'combinations': every subset of a server's capabilities is a ring of the process.
-        most = max(len(set(c)) for c in scenario.ring_capabilities())
-        if most > MAX_COMBINED_CAPABILITIES:
-            raise ScenarioError(
-                f"{top.file}: process.eligibility = 'combinations' needs servers of at most "
-                f"{MAX_COMBINED_CAPABILITIES} capabilities each, since each subset of them is "
-                f"a ring (got a server of {most}: {2**most:,} rings); list the sets in "
-                "process.eligibility")
-        rings = len(eligibility_sets(scenario.ring_capabilities(), ()))
-        if rings > MAX_PROCESS_RINGS:
-            raise ScenarioError(
-                f"{top.file}: process.eligibility = 'combinations' must make at most "
-                f"{MAX_PROCESS_RINGS:,} rings (got {rings:,} from the servers' capabilities); "
-                "list the sets in process.eligibility")
-    migration = scenario.measure.options.get("migration")
-    if migration is not None:
-        _check_migration_peers(scenario, migration, top)
-    if migration is not None and migration.to_peer is None and migration.to:
-        target = migration.to.get("algorithm", None)
-        if target is not None and (not isinstance(target, str) or target not in ALGORITHMS):
-            raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
-                                f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
-        for recipe in scenario.recipes():
-            other = target is not None and target != recipe.algorithm
-            name, merged = changed_params(recipe.algorithm, recipe.params, migration.to)
-            fields = Fields(top.file, "migration.to", merged)
-            algorithm = get_algorithm(name)
-            if other:
-                _check_metrics_apply(algorithm.name, ("migration",), top, "migration.to.algorithm")
-            checked = algorithm.parse_params(fields)
-            fields.finish()
-            problem = algorithm.check_servers(scenario.ring_servers(), checked)
-            if problem:
-                raise ScenarioError(f"{top.file}: migration.to needs servers that are "
-                                    f"{problem}")
-    equivalence = scenario.measure.options.get("equivalence")
-    if equivalence is not None:
-        for recipe in scenario.recipes():
-            # The ring's parameters with their defaults, as the metric builds it.
-            against = {**RingAlgorithm.parse_ring_params(Fields(
-                top.file, "equivalence.against",
-                {**equivalence.against, "points_per_weight": 1}, declares=False)),
-                "layout": NO_LAYOUT}
-            for i, fleet in enumerate(equivalence.fleets):
-                servers = fleet.server_list()
-                for name, params in ((recipe.algorithm, recipe.params), ("ring", against)):
-                    problem = get_algorithm(name).check_servers(servers, params)
-                    if problem:
-                        raise ScenarioError(f"{top.file}: equivalence.fleets[{i}] must be "
-                                            f"servers that are {problem}")
-    replication = scenario.measure.options.get("replication")
-    if isinstance(replication, ReplicationOptions):
-        _check_replication(scenario, replication, top)
-    hot_keys = scenario.measure.options.get("hot_keys")
-    if isinstance(hot_keys, HotKeysOptions):
-        _check_hot_keys(scenario, hot_keys, top)
-    clients = scenario.measure.options.get("clients")
-    if isinstance(clients, ClientsOptions):
-        _check_clients(scenario, clients, top)
-    hostile = scenario.measure.options.get("hostile_keys")
-    if hostile is not None:
-        if hostile.target is not None and hostile.target not in on_ring_names:
-            raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
-                                f"ring (got {hostile.target!r})")
-        for recipe in scenario.recipes():
-            if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
-                raise ScenarioError(
-                    f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
-                    f"{recipe.label}: the attack hashes candidate names as the points "
-                    "construction does (construction = 'points')")
+    for metric_name, options in scenario.measure.options.items():
+        get_metric(metric_name).check_scenario(scenario, options, top)
     for peer in scenario.measure.peers:
         problem = PEERS[peer].check_servers(on_ring)
         if problem:
@@ -657,120 +577,7 @@ def _check_consistency(scenario: Scenario, top: Fields) -> None:
                                 f"{foreign.name!r} routes like")
 
 
-def _check_migration_peers(scenario: Scenario, options: MigrationOptions, top: Fields) -> None:
-    """A side that is a peer names one the run builds (listed in measure.peers, where its
-    servers were checked), on the scenario's servers only (not a process's rings)."""
-    listed = [*scenario.measure.peers, *(spec.name for spec in scenario.measure.foreign_peers)]
-    for side, name in (("from", options.from_peer), ("to", options.to_peer)):
-        if name is None:
-            continue
-        where = f"migration.{side}.peer"
-        if name not in listed:
-            shown = ", ".join(repr(n) for n in listed) or "none listed"
-            what = ("a registry peer not listed there: add it to measure.peers"
-                    if name in PEERS else "which names no peer of the run")
-            raise ScenarioError(f"{top.file}: {where} must be the name of a peer listed in "
-                                f"measure.peers ({shown}) (got {name!r}, {what})")
-        if "process" in scenario.measure.options:
-            raise ScenarioError(f"{top.file}: {where} must be left out with [process]: a "
-                                "peer is built for the scenario's servers, not for each ring "
-                                f"of the process (got {name!r})")
-
-
-def _check_replication(scenario: Scenario, options: ReplicationOptions, top: Fields) -> None:
-    """R copies need R servers (R zones, zone-aware) after the failure too, an algorithm
-    that defines replica sets, a server on the ring to fail and a new name to join."""
-    for recipe in scenario.recipes():
-        reason = replication_problem(recipe.algorithm)
-        if reason:
-            raise ScenarioError(f"{top.file}: replication must be left out for "
-                                f"{recipe.algorithm}: {reason}")
-    on_ring = [s.name for s in scenario.ring_servers()]
-    if options.fail is not None and options.fail not in on_ring:
-        raise ScenarioError(f"{top.file}: replication.fail must name a server on the ring "
-                            f"(got {options.fail!r})")
-    if options.join in {s.name for s in scenario.servers}:
-        raise ScenarioError(f"{top.file}: replication.join must be a new server name (got "
-                            f"{options.join!r}, already a server)")
-    failed = options.fail if options.fail is not None else on_ring[0]
-    servers = scenario.ring_servers()
-    changed = {"fail": [s for s in servers if s.name != failed],
-               "join": [*servers, Server(options.join)]}
-    for recipe in scenario.recipes():
-        for field_name, fleet in changed.items():
-            # The rebuilt ring must take the changed fleet (HAProxy's ids from names).
-            problem = get_algorithm(recipe.algorithm).check_servers(fleet, recipe.params)
-            if problem:
-                raise ScenarioError(
-                    f"{top.file}: replication.{field_name} must leave servers that are "
-                    f"{problem} for {recipe.algorithm} {recipe.label} (got "
-                    f"{getattr(options, field_name) or failed!r})")
-    zones = scenario.ring_zones()
-    left = [zone for name, zone in zip(on_ring, zones, strict=True) if name != failed]
-    places, what = (len(set(left)), "zones") if options.zone_aware else (len(left), "servers")
-    if options.copies > places:
-        raise ScenarioError(
-            f"{top.file}: replication.copies must be at most the {what} on the ring once "
-            f"{failed!r} fails ({places}), since each copy needs its own (got {options.copies})")
-
-
-def _check_clients(scenario: Scenario, options: ClientsOptions, top: Fields) -> None:
-    """The matrix's clients are the scenario's peers and [clients]' recipes, each named
-    once; every fleet names clients that exist, two at least, each able to take the
-    fleet in every state (its recipe's rules, a Python peer's own)."""
-    peers = {name: PEERS[name] for name in scenario.measure.peers}
-    foreign = {spec.name: spec for spec in scenario.measure.foreign_peers}
-    recipes = {recipe.name: recipe for recipe in options.recipes}
-    for name in recipes:
-        if name in peers or name in foreign:
-            raise ScenarioError(f"{top.file}: clients.recipes must have names other than the "
-                                f"peers' (got {name!r}, a peer)")
-    every = [*peers, *foreign, *recipes]
-    for i, fleet in enumerate(options.fleets):
-        where = f"clients.fleets[{i}]"
-        chosen = list(fleet.clients) if fleet.clients is not None else every
-        for name in chosen:
-            if name not in every:
-                raise ScenarioError(f"{top.file}: {where}.clients must name the scenario's "
-                                    f"peers or clients.recipes ({', '.join(every)}) (got "
-                                    f"{name!r})")
-        if len(chosen) < 2:
-            raise ScenarioError(f"{top.file}: {where} must have at least two clients to "
-                                f"compare (measure.peers, clients.recipes; got {chosen!r})")
-        for label, servers in fleet.states():
-            for name in chosen:
-                problem = None
-                if name in peers:
-                    problem = peers[name].check_servers(servers)
-                elif name in foreign and (claim := foreign[name].routes_like) is not None:
-                    problem = get_algorithm(claim["algorithm"]).check_servers(
-                        servers, foreign[name].recipe_params)
-                elif name in recipes:
-                    problem = get_algorithm(recipes[name].algorithm).check_servers(
-                        servers, recipes[name].params)
-                if problem:
-                    raise ScenarioError(f"{top.file}: {where} must be servers that are "
-                                        f"{problem} for client {name!r} ({label}); leave it "
-                                        f"out of {where}.clients")
-
-
-def _check_hot_keys(scenario: Scenario, options: HotKeysOptions, top: Fields) -> None:
-    """Reads spread over replicas: an algorithm with replica sets, and servers enough."""
-    for recipe in scenario.recipes():
-        reason = replication_problem(recipe.algorithm)
-        if reason:
-            raise ScenarioError(f"{top.file}: hot_keys must be left out for "
-                                f"{recipe.algorithm}, whose reads it spreads over replicas: "
-                                f"{reason}")
-    servers = len(scenario.ring_servers())
-    if options.copies > servers:
-        raise ScenarioError(f"{top.file}: hot_keys.copies must be at most the servers on the "
-                            f"ring ({servers}), since each copy needs its own (got "
-                            f"{options.copies})")
-
-
-def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
-                         field: str | None = None) -> None:
+def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields) -> None:
     """An algorithm that a metric cannot measure says why (bounded-load: a migration, whose
     model gives every object one owner), as jump says which server it cannot remove."""
     algorithm = get_algorithm(name)
@@ -778,10 +585,7 @@ def _check_metrics_apply(name: str, metrics: tuple[str, ...], top: Fields,
         reason = algorithm.metric_problem(metric)
         if not reason:
             continue
-        if field is not None:
-            raise ScenarioError(f"{top.file}: {field} must be an algorithm the {metric} metric "
-                                f"can measure (got {name!r}: {reason})")
-        if metric in TABLE_METRICS:
+        if metric in table_metrics():
             raise ScenarioError(f"{top.file}: {metric} must be left out for {name}: {reason}")
         raise ScenarioError(f"{top.file}: measure.metrics must leave out {metric!r} for "
                             f"{name}: {reason}")

@@ -1,25 +1,34 @@
-"""A third-party plugin, as a user would write one: a layout and an algorithm of their own.
+"""A third-party plugin, as a user would write one: a layout, an algorithm and a table
+metric of their own.
 
 Installed by the tests (tests/test_plugins.py) with a distribution's metadata
-declaring the entry points `ring_harness.layouts` and `ring_harness.algorithms`.
-Each class subclasses the harness's base class (`LayoutBase`, `Routing`), which
-gives it the defaults of the protocol's optional members.
+declaring the entry points `ring_harness.layouts`, `ring_harness.algorithms` and
+`ring_harness.metrics`. Each class subclasses the harness's base class (`LayoutBase`,
+`Routing`, `MetricBase`), which gives it the defaults of the protocol's optional members.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import hash_many
 from harness.core.params import parse_keywords
 from harness.core.servers import Server, server_list_problem
+from harness.core.tables import Section, Table, count, pct, text
+from harness.metrics.base import MetricBase, Reference, ScenarioView
 from harness.recipes.algorithms.base import Algorithm, Routing
 from harness.recipes.layouts.base import LayoutBase
+
+if TYPE_CHECKING:
+    from harness.core.model import Result
+    from harness.metrics.context import RunContext, RunPlan, Scope
 
 
 class DemoBisectLayout(LayoutBase):
@@ -112,3 +121,59 @@ class DemoModuloAlgorithm(Routing):
 
     def exact_shares(self) -> None:
         return None
+
+
+@dataclass
+class DemoTopShare:
+    """What the demo metric records for one sweep point."""
+
+    #: the most loaded servers counted
+    top: int
+    #: the share of the keys they own
+    share: float
+
+
+@dataclass(frozen=True)
+class DemoTopShareOptions:
+    top: int
+
+
+class DemoTopShareMetric(MetricBase):
+    """The share of the keys the `top` most loaded servers own: a table metric, configured
+    and turned on by `[demo_top_share]`, with a rule of its own across the scenario."""
+
+    name: ClassVar[str] = "demo_top_share"
+    table: ClassVar[str] = "demo_top_share"
+    reference: ClassVar[Reference] = Reference(tables={
+        "demo_top_share": "The share of the keys the most loaded servers own."})
+    scope: ClassVar[Scope] = "run"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[Any] = DemoTopShare
+
+    def parse_options(self, table: Fields) -> DemoTopShareOptions:
+        options = DemoTopShareOptions(table.take_int("top", 1, minimum=1))
+        table.finish()
+        return options
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        servers = len(scenario.ring_servers())
+        if options.top > servers:
+            raise ScenarioError(f"{top.file}: demo_top_share.top must be at most the servers "
+                                f"on the ring ({servers}) (got {options.top})")
+
+    def steps(self, plan: RunPlan) -> int:
+        return 0
+
+    def measure(self, context: RunContext) -> DemoTopShare:
+        options = context.options[self.name]
+        keys = np.bincount(context.owners, minlength=len(context.servers))
+        top = np.sort(keys)[::-1][:options.top]
+        return DemoTopShare(options.top, float(top.sum() / len(context.owners)))
+
+    def sections(self, result: Result) -> list[Section]:
+        rows = [[text(run.label), count(figure.top), pct(figure.share)]
+                for run in result.runs if (figure := run.figure(self.name)) is not None]
+        if not rows:
+            return []
+        return [Section("Most loaded servers", tables=[Table.of(
+            ["ring", "servers", "share of keys"], rows)])]

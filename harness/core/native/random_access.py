@@ -1,5 +1,5 @@
 """Bindings of cext/random_access.c: the "one random access" reference for batch lookups
-(random_access.h), for harness.metrics.random_access."""
+(random_access.h), for harness.metrics.instruments.floor."""
 
 from __future__ import annotations
 

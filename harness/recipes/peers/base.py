@@ -7,7 +7,7 @@ keys itself), and sized by its own structures.
 Each peer also says which of our recipes it should route like (`agrees_with`:
 an algorithm name and its parameters, or None when none of ours can), and
 whether that agreement is claimed to be exact (`exact`). The comparison
-(`harness.metrics.comparison`) reports the fraction of keys routed alike;
+(`harness.metrics.comparison.metric`) reports the fraction of keys routed alike;
 where `exact` is claimed the tests assert that fraction is 1.
 """
 

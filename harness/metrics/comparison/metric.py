@@ -1,6 +1,6 @@
 """Comparison: every algorithm side by side on the same fleets, with the peers beside them.
 
-Configured by a `[comparison]` scenario table (`harness.metrics.comparison_options`).
+Configured by a `[comparison]` scenario table (`harness.metrics.comparison.options`).
 For each fleet (a server count and a weight pattern repeated over it) and each
 algorithm recipe, through the `Algorithm` protocol only, so that any
 registered algorithm takes part:
@@ -50,22 +50,23 @@ from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.stats import theory_cv
 from harness.core.workload import KeysSpec, key_names
-from harness.metrics.base import MetricBase
-from harness.metrics.comparison_options import (
+from harness.metrics.base import MetricBase, Reference
+from harness.metrics.comparison.options import (
     ComparisonOptions,
     FleetSpec,
     RecipeSpec,
     parse_comparison,
     recipe_label,
 )
-from harness.metrics.comparison_records import (
+from harness.metrics.comparison.records import (
     Comparison,
     FleetFigures,
     MoveFigure,
     PeerFigures,
     RecipeFigures,
 )
-from harness.metrics.comparison_tables import comparison_sections
+from harness.metrics.comparison.tables import comparison_sections
+from harness.metrics.instruments.timing import Timing, measure_throughput
 from harness.metrics.load import load_of
 from harness.metrics.memory import (
     Memory,
@@ -75,7 +76,6 @@ from harness.metrics.memory import (
 )
 from harness.metrics.movement import measure_movement
 from harness.metrics.parity import KeyHashes, check_parity
-from harness.metrics.throughput import Timing, measure_throughput
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.base import Peer, PrehashedPeer
@@ -199,6 +199,18 @@ class ComparisonMetric(MetricBase):
         return float(COMPARISON_BYTES_PER_POINT * points + COMPARISON_BYTES_PER_KEY * names
                      + 2 * recipes)
     name: ClassVar[str] = "comparison"
+    table: ClassVar[str] = "comparison"
+    reference: ClassVar[Reference] = Reference(
+        tables={
+            "comparison": "Every algorithm and peer side by side over generated fleets.",
+            "comparison.algorithms[]": "One entry of `comparison.algorithms` given as a table: "
+                                       "`name` and that algorithm's parameters.",
+            "comparison.fleets[]": "A fleet measured after `servers` x `weights`, with its own "
+                                   "keys (at most the table's, whose first ones they are) and "
+                                   "peers.",
+        },
+        # A default recipe is checked as a table of its own.
+        aliases={"comparison.algorithms": "comparison.algorithms[]"})
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Comparison

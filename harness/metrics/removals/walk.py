@@ -1,7 +1,7 @@
 """Servers leaving one after another: the order they leave in, and the algorithm after each.
 
 Plain values only (servers, parameters, indexes), so that the run and the fresh process
-measuring memory (`harness.metrics.removals_memory`) walk the same states.
+measuring memory (`harness.metrics.removals.memory`) walk the same states.
 
 An order is a permutation of the fleet's indexes: `fifo` removes the oldest server first
 (configuration order), `lifo` the newest first (the only order jump can follow), `random`

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from harness.core.errors import ParityError
 from harness.core.fields import Fields
 from harness.core.servers import Server
-from harness.metrics.clients_options import RecipeClient
+from harness.metrics.clients.options import RecipeClient
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.ring import RingAlgorithm

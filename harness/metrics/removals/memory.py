@@ -3,13 +3,13 @@
 The memory metric's way (`harness.metrics.memory`): allocator bytes still held after
 the structure is made, seen by memray (C and numpy allocations included), in a process of
 its own. One process per algorithm and order walks the same states as the run
-(`harness.metrics.removals_walk`) and measures each of them: the state is reached untracked,
+(`harness.metrics.removals.walk`) and measures each of them: the state is reached untracked,
 then its structure is made again under memray. A ring is made as its layout from its
 points (what routing keeps, not the points' generation); any other algorithm is rebuilt
 from the servers left, or, where servers leave as it falls (`without`), walked again from
 the whole fleet, since that history is its state.
 
-`python -m harness.metrics.removals_memory SPEC.json` prints the bytes of each step.
+`python -m harness.metrics.removals.memory SPEC.json` prints the bytes of each step.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.servers import Server
-from harness.metrics.memory import run_fresh, tracked
-from harness.metrics.removals_walk import State, walk
+from harness.metrics.instruments.probes import run_fresh, tracked
+from harness.metrics.removals.walk import State, walk
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 
@@ -66,7 +66,7 @@ def measure_in_subprocess(spec_file: Path, algorithm: str, servers: list[Server]
     spec_file.write_text(json.dumps({
         "algorithm": algorithm, "servers": [(s.name, s.weight) for s in servers],
         "params": params, "sequence": sequence, "counts": counts}))
-    printed = run_fresh("harness.metrics.removals_memory", [], spec_file, algorithm)
+    printed = run_fresh("harness.metrics.removals.memory", [], spec_file, algorithm)
     return [int(n) for n in json.loads(printed)]
 
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from harness.core.tables import Cell, Table, text
-from harness.metrics.throughput import Timing, timing_cell
+from harness.metrics.instruments.timing import Timing, timing_cell
 from harness.recipes.peers.foreign import ForeignPeerSpec
 
 #: the issue's target for the pipe's cost at batches of 100,000 keys, ns per key

@@ -22,7 +22,7 @@ the steady state, and the peak window of the staged and the all-at-once
 switch. Both rings are resident during the rollout, so its memory is their sum.
 
 Switching clients. Either side may be a peer the scenario measures (`from = { peer =
-NAME }`, `to = { peer = NAME }`; `harness.metrics.migration_sides`): a client library
+NAME }`, `to = { peer = NAME }`; `harness.metrics.migration.sides`): a client library
 routes the same universe (through ROUTE, batched, for a foreign peer) and the same code
 takes its owners, so moving a service from one client to another is measured as a change
 of recipe is. With `from` a peer and `to` left out, the service moves to the scenario's
@@ -42,14 +42,22 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.cache_model import lru_misses
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import hash_many
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import per_weight
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
-from harness.metrics.migration_sides import (
+from harness.metrics.base import (
+    NOTHING_MORE,
+    MetricBase,
+    Reference,
+    RunShape,
+    ScenarioView,
+    Working,
+)
+from harness.metrics.migration.sides import (
     Side,
     SortedKeys,
     parse_sides,
@@ -59,7 +67,10 @@ from harness.metrics.migration_sides import (
     target_params,
 )
 from harness.metrics.process import FLEET_BYTES_PER_POINT, ProcessOptions
+from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.changes import changed_params
 from harness.recipes.constructions.points import public_params
+from harness.recipes.peers import PEERS
 from harness.recipes.peers.owners import BATCH_KEYS
 
 if TYPE_CHECKING:
@@ -236,6 +247,52 @@ PEER_SIDE_BYTES_PER_BATCH_KEY = 256
 PEER_SIDE_NS_PER_OBJECT = 20_000
 
 
+def _check_migration_peers(scenario: ScenarioView, options: MigrationOptions,
+                           top: Fields) -> None:
+    """A side that is a peer names one the run builds (listed in measure.peers, where its
+    servers were checked), on the scenario's servers only (not a process's rings)."""
+    listed = [*scenario.measure.peers, *(spec.name for spec in scenario.measure.foreign_peers)]
+    for side, name in (("from", options.from_peer), ("to", options.to_peer)):
+        if name is None:
+            continue
+        where = f"migration.{side}.peer"
+        if name not in listed:
+            shown = ", ".join(repr(n) for n in listed) or "none listed"
+            what = ("a registry peer not listed there: add it to measure.peers"
+                    if name in PEERS else "which names no peer of the run")
+            raise ScenarioError(f"{top.file}: {where} must be the name of a peer listed in "
+                                f"measure.peers ({shown}) (got {name!r}, {what})")
+        if "process" in scenario.measure.options:
+            raise ScenarioError(f"{top.file}: {where} must be left out with [process]: a "
+                                "peer is built for the scenario's servers, not for each ring "
+                                f"of the process (got {name!r})")
+
+
+def _check_new_recipe(scenario: ScenarioView, options: MigrationOptions, top: Fields) -> None:
+    """`to` is a recipe each sweep point can change to: an algorithm this metric can
+    measure, its parameters valid, on the scenario's servers."""
+    target = options.to.get("algorithm", None)
+    if target is not None and (not isinstance(target, str) or target not in ALGORITHMS):
+        raise ScenarioError(f"{top.file}: migration.to.algorithm must be one of "
+                            f"{', '.join(repr(n) for n in ALGORITHMS)} (got {target!r})")
+    for recipe in scenario.recipes():
+        other = target is not None and target != recipe.algorithm
+        name, merged = changed_params(recipe.algorithm, recipe.params, options.to)
+        fields = Fields(top.file, "migration.to", merged)
+        algorithm = get_algorithm(name)
+        reason = algorithm.metric_problem("migration") if other else None
+        if reason:
+            raise ScenarioError(f"{top.file}: migration.to.algorithm must be an algorithm "
+                                f"the migration metric can measure (got {algorithm.name!r}: "
+                                f"{reason})")
+        checked = algorithm.parse_params(fields)
+        fields.finish()
+        problem = algorithm.check_servers(scenario.ring_servers(), checked)
+        if problem:
+            raise ScenarioError(f"{top.file}: migration.to needs servers that are "
+                                f"{problem}")
+
+
 class MigrationMetric(MetricBase):
     """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
 
@@ -312,9 +369,41 @@ class MigrationMetric(MetricBase):
         return options
 
     name: ClassVar[str] = "migration"
+    table: ClassVar[str] = "migration"
+    reference: ClassVar[Reference] = Reference(
+        tables={
+            "migration": "A change of recipe, rolled out in stages through LRU caches.",
+            "migration.from": "The side a migration starts from when it is a peer (switching "
+                              "clients); left out, the scenario's recipe.",
+        },
+        free_form={
+            "migration.to": "the new recipe's parameters: any key of `[generator]` (or of "
+                            "`[algorithm]`, with `algorithm` naming another one); or `peer` "
+                            "alone, naming a peer of `measure.peers` (switching clients)",
+        },
+        # Switching from one client to another, both registry peers.
+        specimens=("""
+            [servers]
+            count = 3
+            name = "10.0.{i}.1:11211"
+            [generator]
+            construction = "libketama"
+            [measure]
+            metrics = ["balance"]
+            peers = ["uhashring-ketama", "hashring"]
+            [migration]
+            from = { peer = "uhashring-ketama" }
+            to = { peer = "hashring" }
+            """,))
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Migration
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        """Each side is a peer the run builds, or a recipe the sweep can change to."""
+        _check_migration_peers(scenario, options, top)
+        if options.to_peer is None and options.to:
+            _check_new_recipe(scenario, options, top)
 
     def steps(self, plan: RunPlan) -> int:
         return 1

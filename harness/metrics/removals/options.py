@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from harness.core.fields import Fields
 from harness.core.ring import MAX_SERVERS
-from harness.metrics.comparison_options import RecipeSpec, take_recipes
-from harness.metrics.removals_walk import ORDERS, removed_counts
+from harness.metrics.comparison.options import RecipeSpec, take_recipes
+from harness.metrics.removals.walk import ORDERS, removed_counts
 
 #: the ring's layout when recipes are not listed: the fastest scalar and batch lookup
 DEFAULT_LAYOUTS = ("cffi-packed",)

@@ -1,7 +1,7 @@
 """The removals metric's report: a summary per algorithm and order, every step, and charts of
 lookup ns, memory and balance against the share of servers removed.
 
-Every cell comes from the typed records (`harness.metrics.removals_records`); an order an
+Every cell comes from the typed records (`harness.metrics.removals.records`); an order an
 algorithm cannot follow reads "not supported", its reason in the notes.
 """
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from harness.core import charts
 from harness.core.tables import Cell, Chart, Section, Table, count, kib, literal, pct, text
-from harness.metrics.removals_records import Removals, RemovalSeries, RemovalStep
-from harness.metrics.throughput import Timing, timing_cell
+from harness.metrics.instruments.timing import Timing, timing_cell
+from harness.metrics.removals.records import Removals, RemovalSeries, RemovalStep
 
 if TYPE_CHECKING:
     from harness.core.model import Result

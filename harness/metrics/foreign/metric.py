@@ -35,8 +35,8 @@ import numpy.typing as npt
 from harness.core.servers import Operation, Server, servers_after
 from harness.core.tables import Cell, Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase
-from harness.metrics.foreign_overhead import library_pairs, overhead_table, per_round_difference
-from harness.metrics.throughput import Timing, timing_cell
+from harness.metrics.foreign.overhead import library_pairs, overhead_table, per_round_difference
+from harness.metrics.instruments.timing import Timing, timing_cell
 from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, protocol
 from harness.recipes.peers.foreign.claims import batch_for, check_claim
 
@@ -91,7 +91,7 @@ class ForeignFigures:
     moves: list[ForeignMove] | None = None
     #: for a process peer serving a library the scenario also loads in process (abi_pipe):
     #: that library peer's name, and this peer's time minus its, ns per key per round
-    #: (`foreign_overhead`); None otherwise
+    #: (`overhead`); None otherwise
     same_library_as: str | None = None
     pipe_minus_in_process_ns: Timing | None = None
     #: the same difference in CPU time, ours and both peers' processes' (not waiting for
@@ -102,6 +102,8 @@ class ForeignFigures:
 class ForeignMetric(MetricBase):
     """Foreign peers timed through their door, beside our reference; what they report."""
     name: ClassVar[str] = "foreign"
+    #: on when a foreign peer is named (`measure.peers`), not otherwise
+    on_by_default: ClassVar[bool] = False
     scope: ClassVar[Scope] = "subject"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = ForeignFigures
@@ -117,14 +119,14 @@ class ForeignMetric(MetricBase):
         keys = [name.encode() for name in context.key_names]
         blob, offsets = protocol.packed_keys(keys)
         samples: dict[str, list[float]] = {name: [] for name in [*peers, ""]}
-        # CPU ns per key of each peer's batch, ours and its process's (foreign_overhead)
+        # CPU ns per key of each peer's batch, ours and its process's (`overhead`)
         cpu: dict[str, list[float]] = {name: [] for name in peers}
         batches = {name: batch_for(peer, context.servers, keys) for name, peer in peers.items()}
         owners = {}
         order = list(peers.items())
         for round_number in range(context.settings.repeats + 1):
             # Alternating the order, so that no peer always runs right after another (a
-            # pair compared round by round, foreign_overhead, would carry that bias).
+            # pair compared round by round, `overhead`, would carry that bias).
             for name, peer in order if round_number % 2 else order[::-1]:
                 peer_cpu, our_cpu = _peer_cpu_ns(peer), time.thread_time_ns()
                 start = time.perf_counter_ns()

@@ -1,6 +1,6 @@
 """The removals metric's typed records: per algorithm and order, the figures of each step.
 
-`harness.metrics.removals` measures them and `harness.metrics.removals_tables` renders
+`harness.metrics.removals.metric` measures them and `harness.metrics.removals.tables` renders
 them; results store them as the `removals` figure.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.metrics.throughput import Timing
+from harness.metrics.instruments.timing import Timing
 
 
 @dataclass

@@ -1,17 +1,17 @@
 """Removals: what losing 0 to 90% of the servers, one after another, does to every algorithm.
 
-Configured by a `[removals]` scenario table (`harness.metrics.removals_options`). On a
+Configured by a `[removals]` scenario table (`harness.metrics.removals.options`). On a
 fleet of equal servers, each algorithm recipe (through the `Algorithm` protocol only, so
 that any registered algorithm takes part) removes servers in each order, `fifo`
 (oldest first), `lifo` (newest first) or `random` (seeded), by steps of a share of the
-fleet up to `max_share` (`harness.metrics.removals_walk`). An order the algorithm cannot
+fleet up to `max_share` (`harness.metrics.removals.walk`). An order the algorithm cannot
 follow is recorded as not supported with its reason (`removal_problem`: jump removes only
 its last bucket, so it follows LIFO alone). At each step, for the same uniform keys:
 
 - lookup ns per key, scalar and batch, every algorithm and order of the step timed in the
   same interleaved rounds (`harness.metrics.throughput`);
 - memory: allocator bytes held by the structure (memray, in one fresh process per
-  algorithm and order, `harness.metrics.removals_memory`), beside `nbytes`;
+  algorithm and order, `harness.metrics.removals.memory`), beside `nbytes`;
 - balance over the live servers: CV of keys per server (`harness.core.stats.cv`) and
   peak-to-mean, beside the CV a perfectly even split of the same keys shows;
 - keys moved since the previous step and since the start, beside the least any algorithm
@@ -40,16 +40,16 @@ import numpy.typing as npt
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
 from harness.core.stats import cv
-from harness.metrics.base import MetricBase
-from harness.metrics.comparison import noise_figures
-from harness.metrics.memory import PROBE_PROCESS_BYTES
+from harness.metrics.base import MetricBase, Reference
+from harness.metrics.comparison.metric import noise_figures
+from harness.metrics.instruments.probes import PROBE_PROCESS_BYTES
+from harness.metrics.instruments.timing import measure_throughput
 from harness.metrics.parity import KeyHashes, check_parity
-from harness.metrics.removals_memory import measure_in_subprocess
-from harness.metrics.removals_options import RemovalsOptions, parse_removals
-from harness.metrics.removals_records import Removals, RemovalSeries, RemovalStep
-from harness.metrics.removals_tables import removals_sections
-from harness.metrics.removals_walk import State, removal_order, removal_problem, walk
-from harness.metrics.throughput import measure_throughput
+from harness.metrics.removals.memory import measure_in_subprocess
+from harness.metrics.removals.options import RemovalsOptions, parse_removals
+from harness.metrics.removals.records import Removals, RemovalSeries, RemovalStep
+from harness.metrics.removals.tables import removals_sections
+from harness.metrics.removals.walk import State, removal_order, removal_problem, walk
 from harness.recipes.algorithms import get_algorithm
 
 if TYPE_CHECKING:
@@ -137,6 +137,16 @@ class RemovalsMetric(MetricBase):
     """Every algorithm recipe losing servers in each order, step by step."""
 
     name: ClassVar[str] = "removals"
+    table: ClassVar[str] = "removals"
+    reference: ClassVar[Reference] = Reference(
+        tables={
+            "removals": "Every algorithm losing servers step by step, in FIFO, LIFO or random "
+                        "order.",
+            "removals.algorithms[]": "One entry of `removals.algorithms` given as a table: "
+                                     "`name` and that algorithm's parameters.",
+        },
+        # A default recipe is checked as a table of its own.
+        aliases={"removals.algorithms": "removals.algorithms[]"})
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Removals

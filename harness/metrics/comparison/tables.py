@@ -1,7 +1,7 @@
 """The comparison's tables: per fleet, cost, balance and movement, peers, and the published
 figures beside ours; across fleets, the speed targets, computed from the records.
 
-Every cell comes from the typed records (`harness.metrics.comparison_records`); what a
+Every cell comes from the typed records (`harness.metrics.comparison.records`); what a
 recipe or peer cannot do reads "not supported" (its reason in the notes),
 never a blank or a zero.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from harness.core import charts
 from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
-from harness.metrics.comparison_records import (
+from harness.metrics.comparison.records import (
     OPERATIONS,
     Comparison,
     FleetFigures,
@@ -23,7 +23,7 @@ from harness.metrics.comparison_records import (
     PeerFigures,
     RecipeFigures,
 )
-from harness.metrics.throughput import Timing, timing_cell
+from harness.metrics.instruments.timing import Timing, timing_cell
 
 if TYPE_CHECKING:
     from harness.core.model import Result

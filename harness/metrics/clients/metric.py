@@ -1,6 +1,6 @@
 """Will my clients agree? Every client of a scenario on the same fleets, pair by pair.
 
-`[clients]` (`clients_options`) lists fleets; every client (the scenario's peers, Python
+`[clients]` (`options`) lists fleets; every client (the scenario's peers, Python
 and foreign, and the recipes `[clients]` adds) routes the workload's keys on each fleet as
 it is, after a removal and after an addition. For every pair the metric records:
 
@@ -27,18 +27,26 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.agreement import independent_agreement, key_shares, ring_agreement
+from harness.core.errors import ScenarioError
 from harness.core.servers import Server
 from harness.core.stats import arc_shares
-from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
-from harness.metrics.clients_members import (
+from harness.metrics.base import (
+    NOTHING_MORE,
+    MetricBase,
+    Reference,
+    RunShape,
+    ScenarioView,
+    Working,
+)
+from harness.metrics.clients.members import (
     Client,
     check_recipe,
     clients_of,
     self_timed,
     timed_rounds,
 )
-from harness.metrics.clients_options import ClientFleet, ClientsOptions, parse_clients
-from harness.metrics.clients_records import (
+from harness.metrics.clients.options import ClientFleet, ClientsOptions, parse_clients
+from harness.metrics.clients.records import (
     ClientMoves,
     ClientsAgreement,
     ClientSpeed,
@@ -46,9 +54,11 @@ from harness.metrics.clients_records import (
     FleetState,
     PairAgreement,
 )
-from harness.metrics.clients_tables import clients_sections
-from harness.metrics.throughput import Timing
+from harness.metrics.clients.tables import clients_sections
+from harness.metrics.instruments.timing import Timing
+from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ProcessPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.traits import causes, recipe_traits
@@ -215,15 +225,67 @@ def _fleet(fleet: ClientFleet, clients: list[Client], context: RunContext,
     return FleetAgreement(fleet.label, fleet.servers, list(fleet.weights), states, moves)
 
 
+def _check_clients(scenario: ScenarioView, options: ClientsOptions, top: Fields) -> None:
+    """The matrix's clients are the scenario's peers and [clients]' recipes, each named
+    once; every fleet names clients that exist, two at least, each able to take the
+    fleet in every state (its recipe's rules, a Python peer's own)."""
+    peers = {name: PEERS[name] for name in scenario.measure.peers}
+    foreign = {spec.name: spec for spec in scenario.measure.foreign_peers}
+    recipes = {recipe.name: recipe for recipe in options.recipes}
+    for name in recipes:
+        if name in peers or name in foreign:
+            raise ScenarioError(f"{top.file}: clients.recipes must have names other than the "
+                                f"peers' (got {name!r}, a peer)")
+    every = [*peers, *foreign, *recipes]
+    for i, fleet in enumerate(options.fleets):
+        where = f"clients.fleets[{i}]"
+        chosen = list(fleet.clients) if fleet.clients is not None else every
+        for name in chosen:
+            if name not in every:
+                raise ScenarioError(f"{top.file}: {where}.clients must name the scenario's "
+                                    f"peers or clients.recipes ({', '.join(every)}) (got "
+                                    f"{name!r})")
+        if len(chosen) < 2:
+            raise ScenarioError(f"{top.file}: {where} must have at least two clients to "
+                                f"compare (measure.peers, clients.recipes; got {chosen!r})")
+        for label, servers in fleet.states():
+            for name in chosen:
+                problem = None
+                if name in peers:
+                    problem = peers[name].check_servers(servers)
+                elif name in foreign and (claim := foreign[name].routes_like) is not None:
+                    problem = get_algorithm(claim["algorithm"]).check_servers(
+                        servers, foreign[name].recipe_params)
+                elif name in recipes:
+                    problem = get_algorithm(recipes[name].algorithm).check_servers(
+                        servers, recipes[name].params)
+                if problem:
+                    raise ScenarioError(f"{top.file}: {where} must be servers that are "
+                                        f"{problem} for client {name!r} ({label}); leave it "
+                                        f"out of {where}.clients")
+
+
 class ClientsMetric(MetricBase):
     """The agreement matrix of every client, its causes and predictions, and each client's
     movement and speed."""
 
     name: ClassVar[str] = "clients"
+    table: ClassVar[str] = "clients"
+    reference: ClassVar[Reference] = Reference(specimens=("""
+        [servers]
+        count = 3
+        [measure]
+        peers = ["uhashring-ketama", "jump-consistent-hash"]
+        [clients]
+        fleets = [{ servers = 3, clients = ["uhashring-ketama", "jump-consistent-hash"] }]
+        """,))
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = ClientsAgreement
     cost_fields: ClassVar[str] = "clients.fleets' servers and weights"
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        _check_clients(scenario, options, top)
 
     def parse_options(self, table: Fields) -> ClientsOptions:
         return parse_clients(table)

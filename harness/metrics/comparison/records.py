@@ -1,6 +1,6 @@
 """The comparison's typed records: per fleet, each recipe's and each peer's figures.
 
-`harness.metrics.comparison` measures them and `harness.metrics.comparison_tables`
+`harness.metrics.comparison.metric` measures them and `harness.metrics.comparison.tables`
 renders them; results store them as the `comparison` figure.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.metrics.instruments.timing import Timing
 from harness.metrics.load import Load
 from harness.metrics.memory import Memory
 from harness.metrics.movement import Movement
-from harness.metrics.throughput import Timing
 
 #: the three changes whose moved keys (and resize times) are measured
 OPERATIONS = ("add", "remove last", "remove middle")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.metrics.throughput import Timing
+from harness.metrics.instruments.timing import Timing
 
 
 @dataclass

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from harness.core import charts
 from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
-from harness.metrics.clients_records import ClientsAgreement, ClientSpeed, FleetState
-from harness.metrics.throughput import Timing, timing_cell
+from harness.metrics.clients.records import ClientsAgreement, ClientSpeed, FleetState
+from harness.metrics.instruments.timing import Timing, timing_cell
 
 if TYPE_CHECKING:
     from harness.core.model import Result

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from statistics import median
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -74,3 +74,20 @@ def random_access_ns(entries: int, key_hashes: npt.NDArray[np.unsignedinteger],
     reference = RandomAccess(entries)
     keys = _as_u32(key_hashes)
     return median(batch_ns(reference.lookup_many, keys, repeats))
+
+
+#: the name the floor is timed under, among the forms
+FLOOR = "(one random access)"
+
+
+class Floor:
+    """The random-access reference with the two calls the timing loop makes."""
+
+    def __init__(self, entries: int) -> None:
+        self._reads = RandomAccess(max(1, entries))
+
+    def lookup(self, key_hash: int) -> int:
+        return int(self._reads.lookup_many(np.array([key_hash], dtype=np.uint64))[0])
+
+    def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any:
+        return self._reads.lookup_many(key_hashes)

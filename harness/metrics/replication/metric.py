@@ -13,7 +13,7 @@ over `objects` distinct objects named "object-{i}":
 - one server failing (`fail`): keys that lose a copy, keys whose preference list
   changes, copies to re-create (and bytes, at `object_bytes` each), and how many
   servers send and receive that work, with the busiest source's share
-  (`harness.metrics.replica_changes` says which copy a lost one is taken from);
+  (`harness.metrics.replication.changes` says which copy a lost one is taken from);
 - one server joining (`join`, weight 1): copies that move, all of them to it.
 """
 
@@ -27,17 +27,19 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
+from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase, Working
-from harness.metrics.replica_changes import (
+from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
+from harness.metrics.replication.changes import (
     copy_load,
     keys_sharing_a_zone,
     new_copies,
     recreation,
 )
-from harness.recipes.replication import ReplicaPlacement
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.replication import ReplicaPlacement, replication_problem
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -133,14 +135,60 @@ def _take_bool(table: Fields, key: str, default: bool) -> bool:
     return value
 
 
+def _check_replication(scenario: ScenarioView, options: ReplicationOptions,
+                       top: Fields) -> None:
+    """R copies need R servers (R zones, zone-aware) after the failure too, an algorithm
+    that defines replica sets, a server on the ring to fail and a new name to join."""
+    for recipe in scenario.recipes():
+        reason = replication_problem(recipe.algorithm)
+        if reason:
+            raise ScenarioError(f"{top.file}: replication must be left out for "
+                                f"{recipe.algorithm}: {reason}")
+    on_ring = [s.name for s in scenario.ring_servers()]
+    if options.fail is not None and options.fail not in on_ring:
+        raise ScenarioError(f"{top.file}: replication.fail must name a server on the ring "
+                            f"(got {options.fail!r})")
+    if options.join in {s.name for s in scenario.servers}:
+        raise ScenarioError(f"{top.file}: replication.join must be a new server name (got "
+                            f"{options.join!r}, already a server)")
+    failed = options.fail if options.fail is not None else on_ring[0]
+    servers = scenario.ring_servers()
+    changed = {"fail": [s for s in servers if s.name != failed],
+               "join": [*servers, Server(options.join)]}
+    for recipe in scenario.recipes():
+        for field_name, fleet in changed.items():
+            # The rebuilt ring must take the changed fleet (HAProxy's ids from names).
+            problem = get_algorithm(recipe.algorithm).check_servers(fleet, recipe.params)
+            if problem:
+                raise ScenarioError(
+                    f"{top.file}: replication.{field_name} must leave servers that are "
+                    f"{problem} for {recipe.algorithm} {recipe.label} (got "
+                    f"{getattr(options, field_name) or failed!r})")
+    zones = scenario.ring_zones()
+    left = [zone for name, zone in zip(on_ring, zones, strict=True) if name != failed]
+    places, what = (len(set(left)), "zones") if options.zone_aware else (len(left), "servers")
+    if options.copies > places:
+        raise ScenarioError(
+            f"{top.file}: replication.copies must be at most the {what} on the ring once "
+            f"{failed!r} fails ({places}), since each copy needs its own (got {options.copies})")
+
+
 class ReplicationMetric(MetricBase):
     """R copies per key: their balance, zones, and the work of one failure and one join."""
 
     name: ClassVar[str] = "replication"
+    table: ClassVar[str] = "replication"
+    reference: ClassVar[Reference] = Reference(tables={
+        "replication": "R copies of each object on distinct servers (or zones): their "
+                       "balance, one failure and one join.",
+    })
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = Replication
     cost_fields: ClassVar[str] = "objects, copies"
+
+    def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
+        _check_replication(scenario, options, top)
 
     @staticmethod
     def parse_options(table: Fields) -> ReplicationOptions:
