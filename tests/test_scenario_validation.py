@@ -257,3 +257,28 @@ def test_a_ring_only_run_says_no_form_was_checked(write_scenario: Callable[[str]
         '[measure]\nlayouts = []\nmetrics = ["balance"]'))
     section = parity_section(run_scenario(scenario, show_progress=False))
     assert section.paragraphs == ["k=160: no form to check: the reference alone routed 500 keys."]
+
+
+@pytest.mark.parametrize(("spec", "accepted"), [
+    ("", True), (":s", True), (":>8", True), (":.>8", True), (":x<10s", True),
+    # An integer type fails on a server's name when names are made, and a precision cuts
+    # names short until two servers share one: both refused as they are read.
+    (":d", False), (":x", False), (":.3", False), (":>8.4s", False), ("!r:d", False),
+])
+def test_a_servers_format_spec_is_a_string_spec(
+        spec: str, accepted: bool, write_scenario: Callable[[str], Path],
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """{server} takes fill, align, width and the string type, and nothing a string cannot
+    take: a refusal is one line naming the field, never a traceback after the work."""
+    path = write_scenario("[servers]\ncount = 3\n[generator]\n"
+                          f'point_name = "{{server{spec}}}-{{j}}"\n[keys]\ncount = 100\n'
+                          "[measure]\nrepeats = 1\nscalar_keys = 10\nmetrics = ['balance']\n")
+    code = main(["run", str(path), "--out", str(tmp_path / "out"), "--no-history"])
+    err = capsys.readouterr().err
+    if accepted:
+        assert code == 0, err
+    else:
+        assert code == 2
+        assert err.count("\n") == 1 and "generator.point_name must be a name template" in err
+        assert "plain or with a string format spec" in err
+        assert not (tmp_path / "out").exists()

@@ -287,13 +287,26 @@ def _template_problem(value: str, placeholders: Sequence[str]) -> str | None:
         if field not in placeholders:
             return "and no other field (no attribute, index or number)"
         if field == "server":
-            if conversion is not None or "{" in (spec or ""):
+            # A server's name is a string: a spec only an integer takes ({server:d}) fails
+            # when names are made, so it is refused here, like every other bad spec.
+            if conversion is not None or "{" in (spec or "") or not _string_spec(spec or ""):
                 return "with {server} plain or with a string format spec such as {server:>8}"
             continue
         if conversion is not None or not _INTEGER_SPEC.fullmatch(spec or ""):
             return (f"with {{{field}}} plain or with an integer format spec such as "
                     f"{{{field}:04d}}")
     return None
+
+
+#: a format spec {server} may carry: fill and align, width, and the string type only (no
+#: precision, which cuts names short until two servers share one), so that distinct names
+#: always give distinct point names and formatting a name can never fail
+_STRING_SPEC = re.compile(r"(?:.?[<>^])?[0-9]*s?", re.S)
+
+
+def _string_spec(spec: str) -> bool:
+    """Whether `spec` is one {server} may carry (see _STRING_SPEC)."""
+    return _STRING_SPEC.fullmatch(spec) is not None
 
 
 def template_check(*placeholders: str) -> Callable[[str], str | None]:
@@ -304,13 +317,18 @@ def template_check(*placeholders: str) -> Callable[[str], str | None]:
         problem = _template_problem(value, placeholders)
         if problem:
             return f"{expected} {problem}"
+        def sample(changed: str | None = None) -> str:
+            # Each field as what fills it: {server} a server's name, the others numbers.
+            return value.format(**{q: (("server-1" if q == changed else "server-0")
+                                       if q == "server" else int(q == changed))
+                                   for q in placeholders})
+
         try:
-            value.format(**{p: 0 for p in placeholders})
+            sample()
         except (KeyError, IndexError, ValueError, TypeError, AttributeError, OverflowError):
             return expected + " and no other field"
         # Without a field every name would be the same: keys or points would all coincide.
-        if any(value.format(**{q: (1 if q == p else 0) for q in placeholders})
-               == value.format(**{q: 0 for q in placeholders}) for p in placeholders):
+        if any(sample(p) == sample() for p in placeholders):
             return expected + " (each of them, so that names differ)"
         return None
 
