@@ -9,7 +9,8 @@ some of them, and the report then holds the figures their results answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from harness.apps.reproduction.bands import Band, in_parallel
@@ -19,7 +20,8 @@ from harness.apps.reproduction.plots import PLOT_SCENARIOS, PLOTS
 from harness.apps.reproduction.reading import MissingResult, Results
 from harness.apps.reproduction.render import reproduction_report
 from harness.core.atomic import write_together
-from harness.core.errors import UnknownNameError
+from harness.core.errors import HarnessError, UnknownNameError
+from harness.core.invocation import HARNESS
 from harness.core.outputs import Outcome
 from harness.report import html, markdown
 from harness.report.results import load_result, write_result
@@ -95,6 +97,27 @@ def _answers(figure: Figure, results: Results) -> bool:
     return True
 
 
+class InconsistentResult(HarnessError):
+    """A result file that reads as format 2 but whose figures contradict each other (no
+    servers, no subjects, figures missing): one line, not a traceback from the arithmetic."""
+
+
+@contextlib.contextmanager
+def _read_as_results(out: Path, what: str) -> Iterator[None]:
+    """Turn what a figure's or a plot's arithmetic raises on a result that does not hold
+    together (a file written by hand, or by another program) into one line naming it."""
+    try:
+        yield
+    except HarnessError:
+        raise
+    except (ArithmeticError, AssertionError, LookupError, StopIteration, ValueError,
+            TypeError) as exc:
+        raise InconsistentResult(
+            f"{out / SUBFOLDER}: the results do not give {what}: "
+            f"{type(exc).__name__}: {str(exc) or 'an inconsistent figure'}; run them again "
+            f"(`{HARNESS.name()} reproduce --out {out}`)") from None
+
+
 def write_report(out: Path, names: Sequence[str] | None = None) -> list[Check]:
     """Evaluate the figures, draw the plots, write REPRODUCTION.md; return the checks.
 
@@ -110,12 +133,16 @@ def write_report(out: Path, names: Sequence[str] | None = None) -> list[Check]:
 
     def band_of(figure: Figure) -> Callable[[], tuple[float, Band]]:
         def task() -> tuple[float, Band]:
-            check = evaluate(figure, results)  # a Check holds closures: send its numbers
+            with _read_as_results(out, f"figure {figure.key!r} ({figure.what})"):
+                check = evaluate(figure, results)  # a Check holds closures: its numbers
             return check.ours, check.band
         return task
 
     def draw(plot: Callable[[Results, Path], None], path: Path) -> Callable[[], None]:
-        return lambda: plot(results, path)
+        def task() -> None:
+            with _read_as_results(out, f"plot {path.name!r}"):
+                plot(results, path)
+        return task
 
     tasks: list[Callable[[], tuple[float, Band] | None]] = [band_of(f) for f in figures]
     tasks += [draw(plot, out / SUBFOLDER / name) for name, plot in plots.items()]
