@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.core.errors import OutputError
 from harness.core.outputs import check_outputs
 
@@ -98,3 +100,18 @@ def test_multibyte_name_is_measured_in_bytes(tmp_path: Path) -> None:
     """The limit is in bytes: 100 three-byte characters are 300 bytes."""
     with pytest.raises(OutputError, match="file name of 305 bytes"):
         check_outputs([tmp_path / ("\u20ac" * 100 + ".json")], [])
+
+
+def test_a_scenario_path_that_is_not_utf8_is_recorded_escaped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file name with a byte that is not UTF-8 (Python holds it as a lone surrogate, which
+    no JSON or Markdown file can encode) runs, and results record it as a \\xNN escape."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"n\xff.toml")
+    Path(name).write_text('name = "odd"\n[servers]\ncount = 3\n[keys]\ncount = 100\n'
+                          "[measure]\nrepeats = 1\nscalar_keys = 10\nmetrics = ['balance']\n",
+                          encoding="utf-8")
+    assert main(["run", name, "--out", "out", "--history", "h"]) == 0
+    recorded = json.loads((tmp_path / "out" / "odd.json").read_text(encoding="utf-8"))
+    assert recorded["scenario_file"] == "n\\xff.toml"
+    assert "n\\xff.toml" in (tmp_path / "out" / "odd.md").read_text(encoding="utf-8")

@@ -195,12 +195,19 @@ def structure(value: Any, cls: type[T]) -> T:
 
 
 def relative_path(path: str | Path) -> str:
-    """A scenario path as results record it: relative to the current directory when inside it."""
+    """A scenario path as results record it: relative to the current directory when inside it,
+    as text (see `shown_path`)."""
     absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(Path.cwd()).as_posix()
+        return shown_path(absolute.relative_to(Path.cwd()).as_posix())
     except ValueError:
-        return str(path)
+        return shown_path(str(path))
+
+
+def shown_path(text: str) -> str:
+    """A path as text any file can hold: the bytes of a name that is not UTF-8 (which Python
+    carries as lone surrogates, and no UTF-8 file can encode) written as \\xNN escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 # --- migrations: each takes a document of version N-1 and returns version N ---------------
