@@ -98,3 +98,29 @@ def test_children_die_with_a_killed_run(tmp_path: Path) -> None:
     while any(_running(child) for child in children) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_running(child) for child in children)
+
+
+LATE = """
+import os, signal, sys, time
+from harness.cli import main
+code = main(["run", sys.argv[1], "--out", sys.argv[2], "--no-history", "--no-progress"])
+assert code == 0, code
+os.kill(os.getpid(), signal.SIGTERM)  # as the run is exiting: main has returned
+time.sleep(30)
+"""
+
+
+def test_a_sigterm_as_the_run_exits_says_so(tmp_path: Path) -> None:
+    """A SIGTERM that lands after the command returned, before the process ended, once
+    killed it by the default action with no message (3 tries in 6): now one line saying
+    the files written are complete, and exit 143."""
+    scenario = tmp_path / "late.toml"
+    scenario.write_text("[servers]\ncount = 3\n[keys]\ncount = 100\n[measure]\nrepeats = 1\n"
+                        "scalar_keys = 10\nmetrics = ['balance']\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", LATE, str(scenario), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 143, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("terminated as it was exiting; 3 file(s) were written before "
+                           "that, complete:")
+    assert (tmp_path / "out" / "late.json").is_file()

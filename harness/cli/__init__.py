@@ -16,7 +16,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -464,4 +464,19 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_BAD_INPUT if blamed.validating else EXIT_FAILED
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # A SIGTERM between here and the process's exit must not end it unannounced (the
+        # default action): the command has finished, so say what it wrote and exit 143.
+        default = previous in (signal.SIG_DFL, None) or hasattr(previous, "after_command")
+        signal.signal(signal.SIGTERM, _terminated_after(outcome) if default else previous)
+
+
+def _terminated_after(outcome: Outcome) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler once the command has returned: its files are complete."""
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        try:
+            print(outcome.stopped("terminated as it was exiting"), file=sys.stderr,
+                  flush=True)
+        finally:
+            os._exit(EXIT_TERMINATED)
+    handler.after_command = True  # type: ignore[attr-defined]  # a later main replaces it
+    return handler
