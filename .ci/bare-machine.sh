@@ -93,8 +93,8 @@ echo "bare machine: README test command passed in $((SECONDS - start)) s"
 # command line runs (the rest of the suite takes its paths from its own files the same way).
 cd "$work"
 "$work/clone/.venv/bin/python" -m pytest -q -p no:cacheprovider \
-    "$work/clone/tests/test_scenario_reference.py" "$work/clone/tests/test_fuzz.py" \
-    "$work/clone/tests/test_runner.py" "$work/clone/tests/test_committed_results.py" \
+    "$work/clone/tests/unit/test_scenario_reference.py" "$work/clone/tests/property/test_fuzz.py" \
+    "$work/clone/tests/unit/test_runner.py" "$work/clone/tests/unit/test_committed_results.py" \
     > "$work/elsewhere.log" 2>&1 || { tail -n 40 "$work/elsewhere.log"; echo \
     "bare machine: pytest from another folder failed" >&2; exit 1; }
 tail -n 1 "$work/elsewhere.log"

@@ -29,7 +29,7 @@ command -v go >/dev/null 2>&1 || missing+=(golang-go)
     || missing+=(golang-github-golang-groupcache-dev)
 [ -f /usr/share/java/spymemcached.jar ] || missing+=(libspymemcached-java)
 [ -f /usr/share/java/guava.jar ] || missing+=(libguava-java)
-# Real clients routed live (tests/test_clients_live.py, started on loopback by the tests):
+# Real clients routed live (tests/live/test_clients_live.py, started on loopback by the tests):
 # Redis Cluster's key slots (redis-server and redis-cli 7.0), and twemproxy 0.5.0
 # (nutcracker) in front of memcached 1.6 instances.
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)

@@ -26,29 +26,29 @@ VERSIONS=(3.12 3.13)
 # re-renders, and the slow marker (pytest's default -m 'not slow' applies).
 FAST=(
     # the C core: layouts, lookups and generation against the reference, and properties
-    tests/test_layout_parity.py tests/test_ring.py tests/test_movement_property.py
-    tests/test_layouts.py tests/test_hashing.py tests/test_c_inputs.py tests/test_bucketed.py
-    tests/test_scalar_lookup.py tests/test_generation_c.py tests/test_blake2b_lanes.py
-    tests/test_md5_many.py tests/test_range_hashes.py tests/test_siphash.py
-    tests/test_replicas.py tests/test_cache_model.py tests/test_client_recipes.py
-    tests/test_equivalence.py tests/test_constructions.py tests/test_metrics.py
+    tests/unit/test_layout_parity.py tests/unit/test_ring.py tests/property/test_movement_property.py
+    tests/unit/test_layouts.py tests/unit/test_hashing.py tests/unit/test_c_inputs.py tests/property/test_bucketed.py
+    tests/unit/test_scalar_lookup.py tests/unit/test_generation_c.py tests/unit/test_blake2b_lanes.py
+    tests/unit/test_md5_many.py tests/unit/test_range_hashes.py tests/unit/test_siphash.py
+    tests/unit/test_replicas.py tests/unit/test_cache_model.py tests/unit/test_client_recipes.py
+    tests/unit/test_equivalence.py tests/unit/test_constructions.py tests/unit/test_metrics.py
     # the algorithms, each against its reference (and its peer library where there is one)
-    tests/test_algorithms.py tests/test_algorithms_jump.py tests/test_algorithms_maglev.py
-    tests/test_algorithms_rendezvous.py tests/test_algorithms_rendezvous_weighted.py
-    tests/test_algorithms_multi_probe.py tests/test_algorithms_bounded_load.py
-    tests/test_algorithms_anchor.py tests/test_algorithms_memento.py
-    tests/test_algorithms_dx.py tests/test_algorithms_jumpback.py
-    tests/test_algorithms_binomial.py tests/test_algorithms_fliphash.py
-    tests/test_algorithms_powerch.py tests/test_libketama_uhashring.py
+    tests/unit/test_algorithms.py tests/unit/test_algorithms_jump.py tests/unit/test_algorithms_maglev.py
+    tests/unit/test_algorithms_rendezvous.py tests/unit/test_algorithms_rendezvous_weighted.py
+    tests/unit/test_algorithms_multi_probe.py tests/unit/test_algorithms_bounded_load.py
+    tests/unit/test_algorithms_anchor.py tests/unit/test_algorithms_memento.py
+    tests/unit/test_algorithms_dx.py tests/unit/test_algorithms_jumpback.py
+    tests/unit/test_algorithms_binomial.py tests/unit/test_algorithms_fliphash.py
+    tests/unit/test_algorithms_powerch.py tests/unit/test_libketama_uhashring.py
     # the command lines
-    tests/test_program_name.py tests/test_runner.py tests/test_compare.py tests/test_plan.py
-    tests/test_history.py tests/test_history_location.py tests/test_not_a_checkout.py
-    tests/test_failures.py tests/test_signals.py tests/test_outputs.py tests/test_model.py
-    tests/test_scenario_validation.py tests/test_hostile_inputs.py
-    tests/test_gate_base_install.py tests/test_committed_results.py tests/test_layers.py
+    tests/unit/test_program_name.py tests/unit/test_runner.py tests/unit/test_compare.py tests/unit/test_plan.py
+    tests/unit/test_history.py tests/unit/test_history_location.py tests/unit/test_not_a_checkout.py
+    tests/unit/test_failures.py tests/unit/test_signals.py tests/unit/test_outputs.py tests/unit/test_model.py
+    tests/unit/test_scenario_validation.py tests/live/test_hostile_inputs.py
+    tests/unit/test_gate_base_install.py tests/unit/test_committed_results.py tests/unit/test_layers.py
 )
 # 10M requests in seconds: a bound for this machine's 3.11 run, not a check of the Python.
-DESELECT=(--deselect tests/test_cache_model.py::test_ten_million_zipf_requests_in_seconds)
+DESELECT=(--deselect tests/unit/test_cache_model.py::test_ten_million_zipf_requests_in_seconds)
 
 # The first Python that runs and reports version $1.
 find_python() {

@@ -11,7 +11,7 @@
  * AVX-512 (8 compressions per instruction stream), about 150 ns with SSE2 alone and no
  * better with AVX2 at 8 lanes (93 ns at 4 lanes; not kept: the machines this project
  * runs on have AVX-512). Every digest is compared with hashlib's in
- * tests/test_blake2b_lanes.py, at every length up to a block.
+ * tests/unit/test_blake2b_lanes.py, at every length up to a block.
  *
  * GCC's vector extensions keep one source for every target: target_clones compiles it
  * for AVX-512 (vprorq does each rotation in one instruction) and for the baseline, and

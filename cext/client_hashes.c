@@ -1,6 +1,6 @@
 /* The key hashes of Kafka's default partitioner, Redis Cluster and twemproxy: see
  * client_hashes.h for where each is defined. Checked against plain-Python references and,
- * live, against kafka-python, redis-server and nutcracker (tests/test_clients_live.py). */
+ * live, against kafka-python, redis-server and nutcracker (tests/live/test_clients_live.py). */
 #include "client_hashes.h"
 
 #define MURMUR2_M 0x5bd1e995u

@@ -22,7 +22,7 @@ package runs this file first: eager imports of the runner and the report here wo
 the report do (about 0.4 s, 540 modules), in every fresh process that measures one form
 too. The layering allows either: this file is the root, above every layer, and no module
 of the package imports it, so its imports (those under TYPE_CHECKING, which import-linter
-and tests/test_layers.py read) point down and close no cycle.
+and tests/unit/test_layers.py read) point down and close no cycle.
 """
 
 from __future__ import annotations

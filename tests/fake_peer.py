@@ -1,6 +1,6 @@
 """A tiny process-protocol peer that misbehaves on purpose: `python fake_peer.py MODE`.
 
-Each mode breaks the protocol one way, at one request, so that tests/test_foreign_faults.py
+Each mode breaks the protocol one way, at one request, so that tests/unit/test_foreign_faults.py
 can check the harness's one-line failure for it. Every mode answers HELLO and BUILD
 correctly (unless the mode is about them), and routes every key to server 0 otherwise.
 If FAKE_PEER_PIDS names a file, the peer (and any child it starts) appends its pid there.

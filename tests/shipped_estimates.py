@@ -1,6 +1,6 @@
 """The estimate of every shipped scenario (scenarios/**/*.toml): the bytes a run adds to
 this process, the seconds its own work takes, and what sets each, as the memory and time
-checks name them. `tests/test_shipped_estimates.py` holds them against the committed
+checks name them. `tests/unit/test_shipped_estimates.py` holds them against the committed
 `tests/fixtures/shipped_estimates.json`, so that a change to the cost model shows which
 scenarios it moves.
 

@@ -3,7 +3,7 @@
 A request stream (server, object key) is replayed in order; a miss is a fetch from the
 origin, so the origin load of a migration stage is the miss count of its requests.
 
-Two implementations of one rule, cross-checked by tests/test_cache_model.py:
+Two implementations of one rule, cross-checked by tests/unit/test_cache_model.py:
 - `lru_misses_reference`: plain Python, an OrderedDict per server; the definition.
 - `lru_misses`: cext/lru.c, one open-addressing table over every server's objects and
   an intrusive recency list per server, allocated once per replay (29 MB for 100
@@ -12,7 +12,7 @@ Two implementations of one rule, cross-checked by tests/test_cache_model.py:
 Speed, on one stream: 10M requests drawn zipf (exponent 1) over 1M keys, each key on
 one of 100 servers, 10,000 objects per server (miss ratio 7.6%).
 measured: 0.3 to 0.5 s for 10M requests on this machine in most runs, up to 1.5 s while
-other work loaded its two shared cores (load average 6). tests/test_cache_model.py
+other work loaded its two shared cores (load average 6). tests/unit/test_cache_model.py
 replays the same stream and fails past 10 s.
 
 Why C rather than a library: every Python LRU pays interpreter work per request.

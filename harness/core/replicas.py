@@ -8,7 +8,7 @@ Cassandra's NetworkTopologyStrategy places replicas over racks): points of
 *zones* already chosen are skipped too, so no two copies share a zone; the
 server chosen in a zone is the first of that zone met on the walk.
 
-Two implementations of one rule, cross-checked by tests/test_replicas.py:
+Two implementations of one rule, cross-checked by tests/unit/test_replicas.py:
 - `preference_list_reference`: the walk for one key, in plain Python; the definition.
 - `preference_lists`: every key at once. The list only depends on where the walk
   starts, so it is tabled once per point and keys index the table by the same

@@ -42,7 +42,7 @@ _FIGURES = {(scope, figure.label): figure
             for scope, figures in (("run", RUN_FIGURES), ("subject", SUBJECT_FIGURES))
             for figure in figures}
 
-# Measured with tracemalloc on synthetic histories (tests/test_history_cost.py makes one):
+# Measured with tracemalloc on synthetic histories (tests/unit/test_history_cost.py makes one):
 # reading a result peaked at 3.4 times its file for a 10.8 MB one and 51 times a 21 KB one
 # (a fixed megabyte of cattrs' structuring); with sidecars, the index of 500 entries held
 # 4.6 times their bytes, of 300 small ones 1.3 MiB in all. Time: 9 ms an entry from its

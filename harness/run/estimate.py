@@ -14,14 +14,14 @@ lookup, a layout's build and each metric's work (`Metric.cost`: its working byte
 table's own work, and the rings it builds beside the run's).
 
 Until this rule, a table metric's work was added on top of the largest other metric's
-transient; measured against tests/test_estimate_bound.py (30 fuzzed examples, migration
+transient; measured against tests/property/test_estimate_bound.py (30 fuzzed examples, migration
 and process tables among them) the maxed rule still bounds every peak, and lowers one
 shipped estimate (process-cloudflare-6gb, 3,398 to 2,879 MiB; hostile-keys by 1.6 MiB).
 
 Each layout's bytes come from building it at two small sizes (`harness.recipes.layouts
 .costs`), so layouts added later are estimated without a table to maintain.
-`tests/test_estimate_bound.py` runs fuzzed accepted scenarios and checks the bound
-against the measured peak of the whole process tree; tests/test_shipped_estimates.py
+`tests/property/test_estimate_bound.py` runs fuzzed accepted scenarios and checks the bound
+against the measured peak of the whole process tree; tests/unit/test_shipped_estimates.py
 holds every shipped scenario's estimate.
 """
 

@@ -11,7 +11,7 @@
 // points per digest, 40 digests per server at equal weights and a share of 40 x servers
 // digests by weight otherwise; of equal points the server added last wins (a TreeMap); a
 // key goes to the first point >= the first four bytes of its MD5, little-endian, wrapping.
-// That is our `libketama` construction (tests/test_foreign_adapters.py checks it on every
+// That is our `libketama` construction (tests/live/test_foreign_adapters.py checks it on every
 // key, equal and 1:2:4 weights, including port 11211, which it keeps in the names, unlike
 // libmemcached). No server is contacted.
 import java.io.BufferedInputStream;

@@ -13,7 +13,7 @@ keys take one round trip per batch. The slot of a key is redis-server's own answ
 server holds a slot is the split redis-cli 7.0 makes when it creates a cluster of the BUILD
 servers as masters, no replicas (src/redis-cli.c, clusterManagerCommandCreate): masters
 interleaved by host, then contiguous ranges ending at lround(cursor + 16384/N - 1), in
-single precision; tests/test_clients_live.py checks that split against a live
+single precision; tests/live/test_clients_live.py checks that split against a live
 `redis-cli --cluster create`. redis-server is killed when the peer quits, is killed (it is
 in the peer's process group), or dies (PR_SET_PDEATHSIG).
 

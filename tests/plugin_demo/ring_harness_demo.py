@@ -1,7 +1,7 @@
 """A third-party plugin, as a user would write one: a layout, an algorithm and a table
 metric of their own.
 
-Installed by the tests (tests/test_plugins.py) with a distribution's metadata
+Installed by the tests (tests/unit/test_plugins.py) with a distribution's metadata
 declaring the entry points `ring_harness.layouts`, `ring_harness.algorithms` and
 `ring_harness.metrics`. Each class subclasses the harness's base class (`LayoutBase`,
 `Routing`, `MetricBase`), which gives it the defaults of the protocol's optional members.

@@ -1,7 +1,7 @@
 // The ring's hash functions in the browser, bit-exact with harness.hashing:
 // each takes the UTF-8 bytes of a name (Uint8Array) and returns a uint32.
 // BLAKE2b (RFC 7693) and MD5 (RFC 1321) are written from their specifications
-// (the page must stand alone); tests/test_explorer.py checks every one against
+// (the page must stand alone); tests/live/test_explorer.py checks every one against
 // Python's hashlib and zlib on many inputs, the empty and non-ASCII ones included.
 "use strict";
 const RingHashes = (function () {

@@ -28,7 +28,7 @@ Facts taken from the authors' reference code, SUPSI-DTI-ISIN/java-consistent-has
 algorithms, `BinomialEngine.getBucket` at commit 68803f8: the LCG multiplier and the
 rehash arithmetic, the four draws, the Java int casts (the low 32 bits of h before
 masking). `lookup_many` equals that engine bit for bit on the 64-bit hash it is given
-(tests/test_algorithms_binomial.py holds vectors computed with it); the code here is
+(tests/unit/test_algorithms_binomial.py holds vectors computed with it); the code here is
 our own. Like jump, BinomialHash can remove only the last bucket (`removal_problem`).
 
 Fast paths: batch and scalar lookups in C (cext/range_hashes.c), the scalar one through

@@ -25,7 +25,7 @@ Facts taken from the authors' reference code, DataDog/fliphash-rs at commit 00c0
 multiply-xorshift rounds with multipliers 2r + 1 and 2i + 1 and the constants
 0x3C79AC492BA7B653 and 0x1C69B3F74AC4AE35, after Pelle Evensen's moremur mixer) and its
 limit of 64 draws. `lookup_many(h)` equals that function on the 64-bit key hash h, bit
-for bit (tests/test_algorithms_fliphash.py holds vectors computed with it); the code
+for bit (tests/unit/test_algorithms_fliphash.py holds vectors computed with it); the code
 here is our own. The Java FlipEngine of SUPSI-DTI-ISIN/java-consistent-hashing-
 algorithms keys its hashes differently, so it routes differently and is not matched.
 Like jump, FlipHash can remove only the last bucket (`removal_problem`).

@@ -7,7 +7,7 @@ A ring whose construction places each server's points by that server alone
 (`Construction.fleet_points`) is instead filtered from the fleet's points,
 hashed and sorted once (`RingAlgorithm.parts_of`); any other algorithm is
 built afresh for each part. Either way a part's build equals `build(part)`:
-tests/test_fleet_points.py checks it, and the process metric checks it again on
+tests/unit/test_fleet_points.py checks it, and the process metric checks it again on
 every run.
 """
 

@@ -23,7 +23,7 @@ bit for bit: `PowerConsistentHasher::hash_u64(key)` with PCG32 (XSH RR 64/32) st
 f seeded by state = key and stream = t, g continuing f's stream one step on, and g's
 uniform taken as (32-bit output + 1) / (2**32 - 1), in integer arithmetic. The crate
 refuses N = 1; here one bucket owns every key. Its published values for N = 96 and the vectors in
-tests/test_algorithms_powerch.py were computed with it (on x86-64, where it finds the
+tests/unit/test_algorithms_powerch.py were computed with it (on x86-64, where it finds the
 top bit with `bsr`); the code here is our own. The Java PowerEngine of SUPSI-DTI-ISIN/
 java-consistent-hashing-algorithms draws from its configured hash function instead,
 so it routes differently and is not matched. Like jump, PowerCH can remove only the

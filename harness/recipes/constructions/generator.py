@@ -36,7 +36,7 @@ from harness.core.servers import Server, server_list_problem
 
 DEFAULT_POINT_NAME = "{server}:{j}"
 #: bytes per point while generating a ring in C: packed 64-bit words sorted in place, then
-#: split into positions and owners (14 B measured at the peak; tests/test_lean_memory.py)
+#: split into positions and owners (14 B measured at the peak; tests/unit/test_lean_memory.py)
 GENERATION_BYTES_PER_POINT = 16
 #: the same through Python (a template C does not format): each encoded name beside its hash
 PYTHON_GENERATION_BYTES_PER_POINT = 110

@@ -3,7 +3,7 @@
 Read from `chash_init_server_tree` and `chash_get_server_hash` (src/lb_chash.c),
 `full_hash` (include/haproxy/tools.h), `hash_sdbm` (src/hash.c) and the
 `hash-type` parser (src/cfgparse-listen.c); checked against a real HAProxy
-2.6 in tests/test_haproxy_live.py.
+2.6 in tests/live/test_haproxy_live.py.
 
 Points. A server of `weight w` (an integer 0..256) gets `16 * w` points
 (BE_WEIGHT_SCALE = 16); point j of the server whose numeric id is `id` sits at

@@ -1,7 +1,7 @@
 """libketama (memcached clients): the MD5 continuum, as uhashring's ketama mode builds it.
 
 Checked point for point against uhashring 2.5 (`HashRing(nodes,
-hash_fn="ketama")`, uhashring/ring_ketama.py) in tests/test_libketama_uhashring.py.
+hash_fn="ketama")`, uhashring/ring_ketama.py) in tests/unit/test_libketama_uhashring.py.
 
 Points. Server s of weight w gets `floor(w / total_weight * 40 * nservers)`
 digests: MD5 of "<name>-<i>" for i = 0, 1, ..., each digest read as four

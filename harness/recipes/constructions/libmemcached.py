@@ -3,7 +3,7 @@ continuum as that client computes it, which differs from our `libketama` in two 
 
 Both are in `update_continuum` (libmemcached/hosts.cc, libmemcached 1.1.4, the Debian
 package `libmemcached-dev` 1.1.4-1), and the shipped adapter peers/c/libmemcached_ketama.c
-is checked against this construction on every key (tests/test_foreign_adapters.py):
+is checked against this construction on every key (tests/live/test_foreign_adapters.py):
 
 - Digest counts are computed in single precision: `pct = (float)weight / (float)total`,
   then `floor((float)(pct * 160 / 4 * (float)servers + 1e-10))` digests. An exact share

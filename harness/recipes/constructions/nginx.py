@@ -2,7 +2,7 @@
 
 Read from `ngx_http_upstream_init_chash` and `ngx_http_upstream_find_chash_point`
 (src/http/modules/ngx_http_upstream_hash_module.c); checked against a real
-nginx 1.22 in tests/test_nginx_live.py.
+nginx 1.22 in tests/live/test_nginx_live.py.
 
 Points. Each server contributes `160 * weight` points, `weight` being the
 integer of `server ... weight=N` (default 1); there is no other rounding.

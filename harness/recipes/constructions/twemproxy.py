@@ -3,7 +3,7 @@ continuum, with twemproxy's own point names and key hashes.
 
 From src/hashkit/nc_ketama.c (`ketama_update`, `ketama_dispatch`), src/nc_server.c
 (`server_pool_idx`) and src/nc_conf.c (`conf_add_server`) of twitter/twemproxy 0.5.0, the
-version Debian packages as `nutcracker` (checked live in tests/test_clients_twemproxy.py):
+version Debian packages as `nutcracker` (checked live in tests/live/test_clients_twemproxy.py):
 
 - Points are exactly libmemcached 1.1.4's (our `libmemcached` construction): each server
   gets `floorf((float)(pct * 160 / 4 * (float)N + 1e-10))` MD5 digests of "<name>-<i>", pct

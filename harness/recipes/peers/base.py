@@ -45,7 +45,7 @@ class Peer(Protocol):
     @classmethod
     def estimated_bytes(cls, servers: Sequence[Server]) -> float:
         """Bytes it holds once built for `servers`, an upper bound known before it is built
-        (`harness.recipes.peers.sizing`; tests/test_peer_estimates.py checks each)."""
+        (`harness.recipes.peers.sizing`; tests/live/test_peer_estimates.py checks each)."""
         ...
 
     @property

@@ -1,0 +1,132 @@
+"""The memory estimate is an upper bound: fuzzed scenarios that validation accepts are run
+as `python -m harness run`, and the peak resident memory of the whole process tree
+(tests/peak_memory.py: summed PSS sampled every few milliseconds, and the kernel's
+high-water mark) never exceeds the estimate the run recorded before it started; above
+100 MB it is also within 3x of it, so the bound refuses no more than it must.
+
+RING_ESTIMATE_EXAMPLES sets the examples (CI runs a short profile with fresh ones);
+e.g. `RING_ESTIMATE_EXAMPLES=200 pytest tests/property/test_estimate_bound.py` for a long run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+from harness.core.errors import HarnessError
+from harness.run.estimate import estimate, estimated_seconds
+from harness.run.scenario import load_scenario
+from tests.peak_memory import run_measured
+from tests.property.test_fuzz import toml_document
+
+EXAMPLES = int(os.environ.get("RING_ESTIMATE_EXAMPLES", "5"))
+#: runs measured against the 3x side of the bound: below it the interpreter dominates
+LARGE_BYTES = 100 * 10**6
+#: the fuzzed runs' own work, so that the examples fit the test's time
+MAX_SECONDS = 40.0
+
+LAYOUTS_32 = ["tuples", "numpy-aligned", "numpy-packed", "numpy-soa", "cffi-aligned",
+              "cffi-packed", "bucketed"]
+LAYOUTS_64 = ["numpy-aligned-64", "numpy-packed-64", "cffi-aligned-64", "cffi-packed-64"]
+METRICS = ["balance", "collisions", "load", "movement", "memory", "throughput"]
+
+
+@st.composite
+def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """A scenario of the ring grammar, from one server and key to millions of points and
+    keys, with any layouts, metrics, peers and operations."""
+    wide = draw(st.booleans())
+    # Sizes lean large: the 3x side of the bound is checked only above 100 MB.
+    servers = draw(st.sampled_from([1, 40, 300, 300]))
+    weights = draw(st.sampled_from([1, 2.5, 4]))
+    construction = draw(st.sampled_from(["points", "libketama", "nginx", "haproxy"]))
+    generator: dict[str, Any] = {"construction": construction}
+    if construction == "points":  # the others fix their own points and hash
+        generator["points_per_weight"] = draw(st.sampled_from(
+            [1, 2_000, 20_000, 20_000, [160, 10_000]]))
+        generator["hash"] = "blake2b-64" if wide else draw(st.sampled_from(
+            ["blake2b-32", "fnv1a-fmix32"]))
+    else:
+        wide = False
+    layouts = draw(st.lists(st.sampled_from(LAYOUTS_64 if wide else LAYOUTS_32), min_size=1,
+                            max_size=4, unique=True))
+    metrics = draw(st.lists(st.sampled_from(METRICS), min_size=1, max_size=4, unique=True))
+    keys: dict[str, Any] = {"count": draw(st.sampled_from([1, 100_000, 600_000, 600_000])),
+                            "name": draw(st.sampled_from(["key-{i}", "{i:>60}"]))}
+    if "load" in metrics and draw(st.booleans()):
+        keys |= {"distribution": "zipf", "universe": draw(st.sampled_from(
+            [keys["count"], 2_000_000]))}
+    document: dict[str, Any] = {
+        "name": "bound",
+        "servers": {"count": servers, "weight": weights,
+                    "name": draw(st.sampled_from(["s-{i}", "10.0.{i}.1:11211"]))},
+        "generator": generator, "keys": keys,
+        "measure": {"layouts": layouts, "metrics": metrics, "repeats": 1,
+                    "scalar_keys": draw(st.sampled_from([10, 2_000]))},
+    }
+    if construction == "libketama" and weights != 2.5 and draw(st.booleans()):
+        document["measure"]["peers"] = ["uhashring-ketama"]
+    if draw(st.booleans()):
+        document["operations"] = [{"kind": "add", "server": "new", "weight": weights}]
+    table = draw(st.sampled_from([None, None, "migration", "process"]))
+    if table == "migration" and construction == "points":
+        document["migration"] = {
+            "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
+            "cache_objects": draw(st.sampled_from([1_000, 50_000])),
+            "universe": draw(st.sampled_from([100_000, 2_000_000]))}
+    elif table == "migration" and document["measure"].get("peers"):
+        # a switch of clients: the peer routes the universe key by key
+        document["migration"] = {
+            "to": {"peer": "uhashring-ketama"}, "stages": [0.5, 1.0],
+            "cache_objects": draw(st.sampled_from([1_000, 50_000])),
+            "universe": draw(st.sampled_from([100_000, 1_000_000]))}
+    elif table == "process":
+        del document["servers"]["weight"]  # generated servers take weights from a mix
+        document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}
+        document["process"] = {"eligibility": "combinations",
+                               "layouts": layouts[:2] if not wide else ["cffi-packed-64"]}
+    return document
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(),
+                    reason="the tree's memory is read from /proc/<pid>/smaps_rollup")
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.filter_too_much])
+@given(document=sized_scenarios())
+def test_measured_peak_stays_under_the_estimate(
+    document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    folder = tmp_path_factory.mktemp("bound")
+    path = folder / "bound.toml"
+    path.write_text(toml_document(document), encoding="utf-8")
+    try:
+        scenario = load_scenario(path)
+    except HarnessError:
+        event("refused by validation")
+        return
+    seconds, _ = estimated_seconds(scenario)
+    entries = estimate(scenario).added_bytes
+    if seconds > MAX_SECONDS or entries > 3 * 2**30:
+        event("too long or too large for the test")
+        return
+    code, peak, errors = run_measured(
+        [sys.executable, "-m", "harness", "run", str(path), "--out", str(folder / "out"),
+         "--no-progress"])
+    if code == 2:  # refused before any work (the time budget, a peer's weights)
+        event("refused at the start")
+        return
+    assert code == 0, errors
+    recorded = json.loads((folder / "out" / "bound.json").read_text())["estimated_peak_bytes"]
+    note(f"measured {peak / 2**20:.1f} MiB, estimated {recorded / 2**20:.1f} MiB")
+    event("above 100 MB" if peak > LARGE_BYTES else "below 100 MB")
+    assert peak <= recorded
+    if peak > LARGE_BYTES:
+        assert recorded <= 3 * peak

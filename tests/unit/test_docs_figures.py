@@ -1,0 +1,242 @@
+"""Figures the docs quote from committed results: each read from its result, found in its page.
+
+A figure is named by where the result prints it (a section's table, a row, a column, or a
+sentence of the result) and is looked for in the page as the result prints it, to the same
+precision: a re-run result with other figures fails here until the page quotes them. Every
+decimal figure the performance reference quotes must be one of these, so the reference
+cannot quote a number no committed result holds. Plain file reads and regular expressions
+only, like tests/unit/test_docs.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from tests.paths import ROOT
+
+DOCS = ROOT / "docs"
+REFERENCE = "performance-notes.md"
+
+FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+LINK_TARGET = re.compile(r"\]\([^)]*\)")
+#: a measured figure as results print them: a decimal, maybe a ratio or a percentage
+DECIMAL = re.compile(r"(?<![\w.,])\d[\d,]*\.\d+[x%]?(?![\w.]*\d)")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a result's table: the row whose first cell is `row`, under `column`.
+
+    `whole` keeps the cell as printed, to be quoted in prose; otherwise its first token
+    (the median of "19.4 (17.4-30.0)"), looked for on the reference's table lines naming
+    `row` (or `label`, when the page names the row differently).
+    """
+
+    result: str
+    section: str
+    row: str
+    column: str
+    whole: bool = False
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A figure inside a sentence of a result: group 1 of `pattern`, searched from `section` on."""
+
+    result: str
+    section: str
+    pattern: str
+
+
+Figure = Cell | Sentence
+
+
+def result_text(result: str) -> str:
+    return (ROOT / "results" / result).read_text(encoding="utf-8")
+
+
+def section_text(result: str, section: str) -> str:
+    """The result's text from the heading `## section` to the next heading of that level."""
+    text = result_text(result)
+    if not section:
+        return text.split("\n## ", 1)[0]
+    start = text.find(f"\n## {section}\n")
+    assert start >= 0, f"results/{result} has no section {section!r}"
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def read_figure(figure: Figure) -> str:
+    """The figure as the committed result prints it."""
+    text = section_text(figure.result, figure.section)
+    if isinstance(figure, Sentence):
+        match = re.search(figure.pattern, text)
+        assert match, f"results/{figure.result}, {figure.section}: no match for {figure.pattern!r}"
+        return match.group(1)
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table, f"results/{figure.result}, {figure.section}: no table"
+    header = cells(table[0])
+    assert figure.column in header, f"results/{figure.result}: no column {figure.column!r}"
+    for line in table[2:]:
+        row = cells(line)
+        if row[0] == figure.row:
+            cell = row[header.index(figure.column)]
+            return cell if figure.whole else cell.split(" ")[0]
+    raise AssertionError(f"results/{figure.result}, {figure.section}: no row {figure.row!r}")
+
+
+def appears(value: str, text: str) -> bool:
+    """`value` stands in `text` as a whole figure, not as part of a longer number."""
+    return re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w]|\.\d|,\d)", text) is not None
+
+
+def page_lines_naming(label: str, text: str) -> list[str]:
+    return [line for line in text.splitlines()
+            if line.startswith("|") and label in [c.strip("`") for c in cells(line)]]
+
+
+def found_in_page(figure: Figure, value: str, page: str) -> bool:
+    """On the reference, a table cell's figure is looked for on the lines naming its row."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    if isinstance(figure, Cell) and not figure.whole and page == REFERENCE:
+        lines = page_lines_naming(figure.label or figure.row, text)
+        if lines:
+            return any(appears(value, line) for line in lines)
+    return appears(value, text)
+
+
+BEYOND = "beyond-6-bytes.md"
+BEYOND_10M = "Lookup time (k=100000, 9,988,319 entries)"
+DEFAULT_16K = "Lookup time (k=160, 16,000 entries)"
+HASH64_16M = "Lookup time (k=160000, 16,000,000 entries)"
+COUNTS = "Instructions and simulated cache misses per key (k=100000, 9,990,010 entries)"
+ALGORITHMS = "Algorithms compared (N=10, equal weights)"
+TARGETS = "Algorithms compared: speed targets"
+CLIENTS = "Clients' speed and size"
+FLOOR = r"timed in the same rounds: ([\d.,]+) \("
+WRITTEN_ON = r"Written by .* at (\d{4}-\d\d-\d\d)T"
+CPU = r"; ((?:AMD|Intel).*?), 2 cores"
+
+LAYOUTS_32 = ("numpy-aligned", "numpy-packed", "numpy-soa", "cffi-aligned", "cffi-packed",
+              "bucketed")
+LAYOUTS_64 = ("numpy-aligned-64", "numpy-packed-64", "cffi-aligned-64", "cffi-packed-64")
+ALGORITHM_ROWS = ("ring k=160 cffi-packed", "ring k=160 bucketed", "jump", "maglev M=65,537",
+                  "rendezvous murmur3", "multi-probe 21 probes", "bounded-load k=160, bound 125%",
+                  "rendezvous-weighted murmur64A", "binomial", "fliphash", "powerch",
+                  "anchor full a=auto", "memento", "jumpback", "dx c=auto")
+
+
+def reference_figures() -> list[Figure]:
+    """Every figure the performance reference quotes, where its result prints it."""
+    figures: list[Figure] = []
+    for result in (BEYOND, "default.md", "algorithms.md", "clients.md", "hash-bits-64.md",
+                   "scaling.md", "counts-10m.md"):
+        figures += [Sentence(result, "", WRITTEN_ON), Sentence(result, "", CPU)]
+    memory_10m = "Memory (k=100000, 9,988,319 entries)"
+    for layout in LAYOUTS_32:
+        figures += [Cell(BEYOND, memory_10m, layout, "bytes_per_entry")]
+        figures += [Cell(BEYOND, BEYOND_10M, layout, column)
+                    for column in ("scalar_ns median (min-max)", "batch_ns median (min-max)",
+                                   "batch / one random access")]
+    figures += [Sentence(BEYOND, BEYOND_10M, FLOOR),
+                Sentence(BEYOND, BEYOND_10M, r"Chosen: window 16, depth 32, offsets 64 ahead, "
+                                             r"([\d.]+x) as fast"),
+                Cell(BEYOND, BEYOND_10M, "bucketed", "batch / one random access", whole=True)]
+    memory_16k = "Memory (k=160, 16,000 entries)"
+    for layout in ("tuples", "numpy-aligned", "numpy-packed", "numpy-soa", "cffi-aligned",
+                   "cffi-packed", "bucketed"):
+        figures += [Cell("default.md", memory_16k, layout, "bytes_per_entry"),
+                    Cell("default.md", DEFAULT_16K, layout, "scalar_ns median (min-max)"),
+                    Cell("default.md", DEFAULT_16K, layout, "batch_ns median (min-max)")]
+    figures += [Sentence("default.md", DEFAULT_16K, FLOOR)]
+    memory_16m = "Memory (k=160000, 16,000,000 entries)"
+    for layout in LAYOUTS_64:
+        figures += [Cell("hash-bits-64.md", memory_16m, layout, "bytes_per_entry"),
+                    Cell("hash-bits-64.md", HASH64_16M, layout, "batch_ns median (min-max)"),
+                    Cell("hash-bits-64.md", HASH64_16M, layout, "batch / one random access")]
+    figures += [Sentence("hash-bits-64.md", HASH64_16M, FLOOR)]
+    for layout in ("numpy-packed", "cffi-packed", "bucketed"):
+        figures += [Cell("counts-10m.md", COUNTS, layout, column)
+                    for column in ("batch instr/key", "batch L1 miss/key", "batch LL miss/key")]
+    for recipe in ALGORITHM_ROWS:
+        figures += [Cell("algorithms.md", ALGORITHMS, recipe, column)
+                    for column in ("bytes (memray)", "scalar ns/key (min-max)",
+                                   "batch ns/key (min-max)")]
+    for algorithm in ("jump", "maglev"):
+        target = f"{algorithm} batch against the ring's cffi-packed batch, 160 points per server"
+        figures += [Cell("algorithms.md", TARGETS, target, "ratio")]
+    for client in ("libmemcached", "groupcache", "spymemcached"):
+        figures += [Cell("clients.md", CLIENTS, client, column)
+                    for column in ("ns/key, its own clock (min-max)", "ns/key, our route",
+                                   "ns/key, our lookup of hashes", "its own / ours")]
+    for run, points in (("k=1000", "1,000,000"), ("k=10000", "10,000,000"),
+                        ("k=100000", "100,000,000")):
+        figures += [Cell("scaling.md", "Resources", run, "wall s", label=points),
+                    Cell("scaling.md", "Resources", run, "peak RSS so far", label=points)]
+    return figures
+
+
+#: figures quoted on guide pages, with the page that quotes them
+GUIDE_FIGURES: list[tuple[str, Figure]] = [
+    ("guide/layouts.md", Cell(BEYOND, BEYOND_10M, "bucketed", "batch / one random access")),
+    ("guide/layouts.md", Sentence(BEYOND, BEYOND_10M, FLOOR)),
+    ("guide/layouts.md", Cell(BEYOND, "Memory (k=100000, 9,988,319 entries)", "bucketed",
+                              "bytes_per_entry")),
+    ("guide/layouts.md", Cell(BEYOND, "Memory (k=160, 16,000 entries)", "bucketed",
+                              "bytes_per_entry")),
+    ("guide/layouts.md", Cell("hash-bits-32.md", "Collisions", "k=80000", "collisions")),
+    ("guide/layouts.md", Cell("hash-bits-32.md", "Collisions", "k=80000",
+                              "collisions_expected")),
+    *[("guide/clients.md", Cell("clients.md", CLIENTS, client, column))
+      for client in ("libmemcached", "groupcache", "spymemcached")
+      for column in ("ns/key, its own clock (min-max)", "its own / ours")],
+    ("guide/clients.md", Cell("clients.md", CLIENTS, "libmemcached",
+                              "ns/key, our lookup of hashes")),
+]
+
+ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
+
+
+def figure_id(entry: tuple[str, Figure]) -> str:
+    page, figure = entry
+    where = figure.row + " / " + figure.column if isinstance(figure, Cell) else figure.pattern
+    return f"{page}: {figure.result} {figure.section} {where}"
+
+
+@pytest.mark.parametrize("entry", ALL_FIGURES, ids=[figure_id(e) for e in ALL_FIGURES])
+def test_quoted_figure_matches_the_committed_result(entry: tuple[str, Figure]) -> None:
+    """The page quotes the figure exactly as the committed result prints it."""
+    page, figure = entry
+    value = read_figure(figure)
+    assert found_in_page(figure, value, page), (
+        f"docs/{page} should quote {value} from results/{figure.result} ({figure_id(entry)})")
+
+
+def prose(text: str) -> str:
+    return LINK_TARGET.sub("]", CODE_SPAN.sub("", FENCE.sub("", text)))
+
+
+def test_every_decimal_in_the_reference_comes_from_a_result() -> None:
+    """Each decimal figure on the performance reference is one read from a committed result."""
+    values = [read_figure(figure) for figure in reference_figures()]
+    quoted = set(values) | {number for value in values for number in DECIMAL.findall(value)}
+    text = prose((DOCS / REFERENCE).read_text(encoding="utf-8"))
+    unsourced = sorted({number for number in DECIMAL.findall(text) if number not in quoted})
+    assert not unsourced, f"docs/{REFERENCE} quotes figures no result gives: {unsourced}"
+
+
+def test_a_figure_is_found_only_whole() -> None:
+    """A figure inside a longer number does not count as quoted."""
+    assert appears("2.01x", "takes 2.01x the floor")
+    assert not appears("2.01x", "takes 12.01x the floor")
+    assert not appears("1.0", "took 1.01 s")
+    assert not appears("1,403.1", "1,403.11 MiB")

@@ -1,0 +1,187 @@
+"""The replication metric: copy load, zones, one failure's re-creation work, one join."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.core.errors import ScenarioError
+from harness.metrics.replication.changes import keys_sharing_a_zone, new_copies, recreation
+from harness.metrics.replication.metric import Replication, ReplicationMetric, ReplicationOptions
+from harness.report import markdown
+from harness.report.compare import comparison_report
+from harness.report.results import load_result
+from harness.run.estimate import estimate
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
+from tests.paths import ROOT
+
+Write = Callable[[str], Path]
+
+
+def _replication(write_scenario: Write, points: int, table: str,
+                 servers: str = 'count = 20\nzones = ["a", "b", "c", "d"]') -> Replication:
+    scenario = load_scenario(write_scenario(
+        f"[servers]\n{servers}\n[generator]\npoints_per_weight = {points}\n"
+        "[keys]\ncount = 100\n[measure]\nlayouts = []\nmetrics = []\n"
+        f"[replication]\nobjects = 20000\n{table}"))
+    (run,) = run_scenario(scenario, show_progress=False).runs
+    record = run.figure("replication")
+    assert isinstance(record, Replication)
+    return record
+
+
+def test_one_point_per_server_re_replicates_from_its_two_neighbours(
+        write_scenario: Write) -> None:
+    """k = 1, R = 3: every lost copy is sent by one of the failed server's two ring
+    neighbours; at k = 160 the same work comes from most of the fleet."""
+    sparse = _replication(write_scenario, 1, 'copies = 3\nfail = "server-3"')
+    dense = _replication(write_scenario, 160, 'copies = 3\nfail = "server-3"')
+    assert 1 <= sparse.failure.sources <= 2 and sparse.failure.destinations <= 3
+    assert dense.failure.sources >= 15 and dense.failure.busiest_source_share < 0.2
+    for record in (sparse, dense):
+        f = record.failure
+        # On the ring a list changes exactly when it held the failed server, and each such
+        # key needs one new copy.
+        assert f.keys_losing_a_copy == f.keys_changed == f.copies_to_recreate
+        assert f.bytes_to_recreate == f.copies_to_recreate * record.object_bytes
+        assert sum(f.per_source) == f.copies_to_recreate
+
+
+def test_dense_ring_loses_copies_in_proportion_to_copies(write_scenario: Write) -> None:
+    """N = 20 at 160 points, R = 3: about R/N = 15% of keys lose a copy; a joining server
+    takes about R/(N+1) of all copies, every one of them moving to it."""
+    record = _replication(write_scenario, 160, 'copies = 3\nfail = "server-0"')
+    assert record.failure.keys_losing_a_copy_fraction == pytest.approx(3 / 20, abs=0.03)
+    assert record.join.copies_moved_fraction == pytest.approx(3 / 21 / 3, abs=0.01)
+    assert record.join.only_to_it and record.join.keys_changed == record.join.copies_moved
+
+
+def test_zone_aware_puts_no_two_copies_in_one_zone(write_scenario: Write) -> None:
+    """Four zones, three copies: the plain walk often doubles up a zone, the zone-aware walk
+    never, and both are reported (the balance cost is their difference)."""
+    record = _replication(write_scenario, 160, "copies = 3\nzone_aware = true")
+    plain, aware = record.placements
+    assert not plain.zone_aware and aware.zone_aware
+    # Three distinct servers of 20 in 4 zones of 5 fall in three zones with probability
+    # 15/19 * 10/18: the other 56% share one.
+    assert plain.keys_sharing_a_zone / record.objects == pytest.approx(
+        1 - 15 / 19 * 10 / 18, abs=0.05)
+    assert aware.keys_sharing_a_zone == 0
+    assert plain.primary_cv == aware.primary_cv  # the first copy is the owner either way
+
+
+def test_servers_listed_with_zones(write_scenario: Write) -> None:
+    """Zones given per listed server; a server given none is a zone of its own."""
+    servers = "\n".join(f'[[servers.list]]\nname = "s{i}"\nzone = "{"ab"[i % 2]}"'
+                        for i in range(6)) + '\n[[servers.list]]\nname = "lone"'
+    scenario = load_scenario(write_scenario(
+        f"{servers}\n[generator]\npoints_per_weight = 50\n[keys]\ncount = 10\n"
+        "[measure]\nlayouts = []\nmetrics = []\n[replication]\nobjects = 3000\n"
+        "zone_aware = true"))
+    assert scenario.ring_zones() == ["a", "b", "a", "b", "a", "b", "lone"]
+    (run,) = run_scenario(scenario, show_progress=False).runs
+    record = run.figure("replication")
+    assert isinstance(record, Replication) and record.zones == 3
+    assert record.placements[-1].keys_sharing_a_zone == 0
+
+
+def test_recreation_by_hand() -> None:
+    """Two keys lose server 2: one copy re-created each, sent by the copy after the lost one
+    (or before it, when it was last)."""
+    before = np.array([[2, 3, 4], [0, 1, 2], [5, 6, 7]])
+    after = np.array([[3, 4, 5], [0, 1, 3], [5, 6, 7]])
+    assert new_copies(before, after).tolist() == [[False, False, True], [False, False, True],
+                                                  [False, False, False]]
+    work = recreation(before, after, 2)
+    assert (work.keys_losing_a_copy, work.copies, work.sources, work.destinations) == (2, 2,
+                                                                                       2, 2)
+    assert work.per_source == (1, 1) and work.busiest_source_share == 0.5
+    assert keys_sharing_a_zone(before, np.array([0, 0, 1, 1, 2, 2, 0, 1])) == 2
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('[algorithm]\nname = "jump"\n[replication]\n',
+     "replication must be left out for jump: jump consistent hash"),
+    ("[replication]\ncopies = 9\n",
+     r"replication.copies must be at most the servers on the ring once 'server-0' fails "
+     r"\(7\)"),
+    ("[replication]\ncopies = 3\nzone_aware = true\n",
+     r"replication.copies must be at most the zones on the ring once 'server-0' fails \(2\)"),
+    ('[replication]\nfail = "nobody"\n', "replication.fail must name a server on the ring"),
+    ('[replication]\njoin = "server-1"\n', "replication.join must be a new server name"),
+    ("[replication]\nzone_aware = 1\n", "replication.zone_aware must be true or false"),
+    ("[replication]\ncopies = 0\n", "replication.copies must be an integer from 1 to 64"),
+])
+def test_refusals(write_scenario: Write, body: str, message: str) -> None:
+    """Each problem is one line naming the field, before any work."""
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(write_scenario(
+            f'[servers]\ncount = 8\nzones = ["a", "b"]\n{body}'))
+
+
+def test_a_joining_server_the_construction_cannot_take_is_refused(
+        write_scenario: Write) -> None:
+    """HAProxy reading ids from names: a joining server named without an id is refused at
+    load, not when the run rebuilds the ring."""
+    listed = ", ".join(f'{{ name = "srv{i}" }}' for i in range(1, 5))
+    text = (f'[servers]\nlist = [{listed}]\n[generator]\nconstruction = "haproxy"\n'
+            'server_ids = "name"\n[replication]\ncopies = 2\n')
+    with pytest.raises(ScenarioError, match=r"replication.join must leave servers that are "
+                                            r"names ending in an id"):
+        load_scenario(write_scenario(text))
+    assert load_scenario(write_scenario(text + 'join = "srv9"\n'))
+
+
+def test_zones_must_be_distinct(write_scenario: Write) -> None:
+    """A zone list naming one zone twice is refused with the list shown."""
+    with pytest.raises(ScenarioError, match=r"servers.zones must be a list of distinct "
+                                            r"non-empty zone names"):
+        load_scenario(write_scenario('[servers]\ncount = 8\nzones = ["a", "a"]\n'))
+
+
+def test_copies_moved_between_survivors_are_sent_by_the_first_copy() -> None:
+    """A key that lost nothing but whose list changed gets its new copy from its first copy,
+    so that every new copy has one source; with one copy, a lost key has none (its data is
+    gone)."""
+    before = np.array([[1, 2], [3, 4], [0, 5]])
+    after = np.array([[1, 6], [3, 4], [5, 7]])
+    work = recreation(before, after, 0)
+    assert (work.keys_losing_a_copy, work.keys_changed, work.copies) == (1, 2, 2)
+    assert work.per_source == (1, 1) and work.sources == 2
+    single = recreation(np.array([[0], [1]]), np.array([[2], [3]]), 0)
+    assert single.copies == 2 and single.per_source == (1,)
+
+
+def test_the_estimate_counts_the_rebuilt_ring_and_tables(write_scenario: Write) -> None:
+    """[replication] adds its objects and, while it measures, the ring rebuilt for a change
+    and two per-point tables of R copies: more copies raise its share."""
+    def added(table: str) -> int:
+        return estimate(load_scenario(write_scenario(
+            "[servers]\ncount = 10\n[generator]\npoints_per_weight = 100000\n"
+            f"[keys]\ncount = 10\n[measure]\nlayouts = []\nmetrics = []\n{table}"))).added_bytes
+    options = ReplicationOptions(copies=3, objects=1000)
+    own = ReplicationMetric().estimated_bytes(options, [])
+    three, six = (added(f"[replication]\ncopies = {r}\nobjects = 1000\n") for r in (3, 6))
+    # Its objects at least (the ring's generation, 16 bytes a point, can outweigh what the
+    # metric holds beside the ring); then 2 x 2 bytes a point per extra copy.
+    assert three - added("") >= own
+    assert six - three >= 2 * 2 * 3 * 10 * 100_000
+
+
+def test_compare_shows_the_replication_and_hot_keys_figures() -> None:
+    """compare lines up the committed ring and rendezvous replication results on their
+    failure and join figures, and the hot-keys result with itself on each policy."""
+    root = ROOT / "results"
+    ring = load_result(root / "replication.json")
+    rendezvous = load_result(root / "replication-rendezvous.json")
+    # Sweep points match by label: give the rendezvous run the ring's k=160 label.
+    rendezvous.runs[0].label = "k=160"
+    table = markdown.report(comparison_report(ring, rendezvous, "ring", "rendezvous"))
+    for figure in ("keys losing a copy", "re-replication sources", "busiest source's share",
+                   "copies moved by a join"):
+        assert f"| replication: {figure} " in table
+    hot = load_result(root / "hot-keys.json")
+    table = markdown.report(comparison_report(hot, hot, "a", "b"))
+    assert table.count("| hot keys: ") == 4
