@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import harness
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "design.md"
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "results" / "reproduce"
 
 
