@@ -78,7 +78,8 @@ class CountsMetric(MetricBase):
     record_type: ClassVar[Any] = Counts
 
     def check(self) -> str | None:
-        """Why this metric cannot run on this machine, or None (asked at validation)."""
+        """Why this metric cannot run on this machine, or None (asked by run's machine
+        check, before any work)."""
         return valgrind_problem()
 
     def steps(self, plan: RunPlan) -> int:

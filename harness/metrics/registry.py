@@ -7,7 +7,8 @@ metric is that module plus one line in `BUILT_IN` below. An installed package ad
 metrics the same way through the entry-point group `ring_harness.metrics` (one line
 naming its class, which subclasses `MetricBase`); they run and report after ours. A
 metric that cannot run on every machine overrides `check()`, returning why not (or
-None); scenario validation asks it before any work.
+None); the machine check of `run` (`harness.run.machine_check`) asks it before any
+work.
 """
 
 from __future__ import annotations
