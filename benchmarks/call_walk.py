@@ -15,7 +15,12 @@ it happens. The layers are those of docs/design.md, core at the bottom, cli at t
   went down again into the same place by another way. The bottom layer (`harness.core`:
   errors, servers, fields) is reached from everywhere by design and is not counted.
 
-Prints the two counts (and with `--edges` each counted edge). Nothing is written.
+Each edge counts once, the first time it is taken, and a module's first caller is never a
+return; calls through C (a `functools.partial`, a bound builtin) show as a call from the
+module whose Python code made them. Prints the two counts (and with `--edges` each counted
+edge). Nothing is written. On the default scenario: 126 edges, 0 climbs, 38 returns (from
+127, 6 and 43 before the progress bar moved to core and the runner stopped handing its
+metrics closures of its own; docs/design.md, section 9).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from harness.cli.common import (
     parse_arguments,
 )
 from harness.core.atomic import write_atomically, write_together
+from harness.core.cost import NOTHING, Cost
 from harness.core.errors import (
     HarnessError,
     OutputError,
@@ -80,7 +81,7 @@ from harness.report.results import (
 )
 from harness.report.sections import result_report
 from harness.run.builtin import DEFAULT_NAME, builtin_folder, builtin_scenarios, find_scenario
-from harness.run.estimate import DEFAULT_MAX_MINUTES, Afterwards, check_memory, check_time
+from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.machine_check import check_machine
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
@@ -240,6 +241,15 @@ def _abi(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_cost(history: Path, runs: int) -> Cost:
+    """What `run` does beside its runs, with each run's result still held: the history's
+    index rewritten after each (`index_cost`), its bytes on top of the run's."""
+    index = index_cost(history)
+    why = (f"the run history's index ({history}, {index.entries:,} entries: --history, "
+           "or --no-history)")
+    return Cost(held=index.bytes, seconds=index.seconds * runs, why=why, why_seconds=why)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.no_history and args.out is None:
         raise OutputError("run: --no-history without --out would keep no result; give "
@@ -255,18 +265,15 @@ def _run(args: argparse.Namespace) -> int:
         # entry takes stands for the next entry, whose number is known only when written.
         outputs += [history / machine_name() / "NNNN.json", history / "index.html"]
     check_outputs(outputs, paths)
-    afterwards = None
+    command = NOTHING
     if not args.no_history:
         next_number(history)
-        index = index_cost(history)
-        afterwards = Afterwards(index.bytes, index.seconds * len(scenarios),
-                                f"the run history's index ({history}, "
-                                f"{index.entries:,} entries: --history, or --no-history)")
+        command = command_cost(history, len(scenarios))
     # What the files say was checked as they were read; whether this machine has what they
     # name (valgrind, a peer's library or program) is asked here, still before any work.
     check_machine(scenarios)
-    check_memory(scenarios, afterwards)
-    check_time(scenarios, args.max_minutes, afterwards)
+    check_memory(scenarios, command)
+    check_time(scenarios, args.max_minutes, command)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress)

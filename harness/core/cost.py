@@ -13,6 +13,8 @@ One rule combines them, and `harness.run.estimate` folds a run with it:
 - `a.then(b)`: one after the other, the first released before the second is made (the
   ring's generation, then the ring held; one sweep point, then the next). Bytes are the
   larger of the two; seconds still add.
+- `a.repeated(n)`: the same work done n times, one after another (a table metric's work
+  at every sweep point): bytes unchanged, seconds n times, named as one part.
 
 Either way the text is that of the largest part (by its own peak, and by its own seconds):
 a sum names the component that dominates it, not the running total.
@@ -76,6 +78,21 @@ class Cost:
     def whole(self) -> Cost:
         """The same cost, its texts naming all of it: in a later sum it is one part."""
         return replace(self, named_peak=self.peak, named_seconds=self.seconds)
+
+    def repeated(self, times: int) -> Cost:
+        """The same work `times` times, one after another, each released before the next:
+        its bytes once, its seconds `times` over, as one part."""
+        return replace(self, seconds=times * self.seconds).whole()
+
+    def bytes_only(self) -> Cost:
+        """Its bytes, without its seconds (a sweep point's share of work the sweep repeats,
+        whose seconds are summed over the sweep as one part)."""
+        return Cost(self.held, self.peak, why=self.why, named_peak=self.named_peak)
+
+    def seconds_only(self) -> Cost:
+        """Its seconds, without its bytes."""
+        return Cost(seconds=self.seconds, why_seconds=self.why_seconds,
+                    named_seconds=self.named_seconds)
 
 
 NOTHING = Cost()

@@ -29,8 +29,9 @@ class Param:
     doc: str
     minimum: int | None = None
     maximum: int | None = None
-    #: choice: the valid values (a callable so registries filled later are seen)
-    choices: Callable[[], Sequence[str]] | None = None
+    #: choice: the valid values, or a callable giving them (so registries filled later are
+    #: seen); a fixed list is given as it is, so reading it calls nothing of the owner's
+    choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
     #: template: the fields a name template may use, each required
     placeholders: tuple[str, ...] = ()
     #: an extra rule on the parsed value: returns what was expected, or None if fine
@@ -50,7 +51,8 @@ class Param:
             value = fields.take_number(self.name, self.default)
         elif self.kind == "choice":
             assert self.choices is not None
-            value = fields.take_choice(self.name, list(self.choices()), self.default)
+            choices = self.choices() if callable(self.choices) else self.choices
+            value = fields.take_choice(self.name, list(choices), self.default)
         elif self.kind == "template":
             value = fields.take_template(self.name, self.default, *self.placeholders)
         elif self.kind == "secret_hex":

@@ -238,9 +238,11 @@ class Metric(Protocol):
         default: 0, none."""
         ...
 
-    def cost(self, shape: RunShape, servers: Sequence[Server]) -> Cost:
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
         """What measuring one sweep point adds, the one value the estimate folds (default:
-        composed from the methods above)."""
+        composed from the methods above; `working`, when the estimate has asked for it
+        already, is not asked again)."""
         ...
 
 
@@ -290,12 +292,15 @@ class MetricBase:
         """0: the metric routes no keys of its own."""
         return 0
 
-    def cost(self, shape: RunShape, servers: Sequence[Server]) -> Cost:
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
         """What measuring one sweep point adds to what the point holds, from the estimate
-        methods above: while it works, its working bytes, its table's own work and the
-        rings it builds beside the run's (each `shape.point_bytes`); the seconds of its own
-        work. It holds nothing once done (`Cost.held` is 0)."""
-        working = self.working(shape)
+        methods above: while it works, its working bytes (`working`, asked when not given),
+        its table's own work and the rings it builds beside the run's (each
+        `shape.point_bytes`); the seconds of its own work. It holds nothing once done
+        (`Cost.held` is 0)."""
+        if working is None:
+            working = self.working(shape)
         options = shape.options.get(self.name)
         own, (seconds, why) = ((self.estimated_bytes(options, servers),
                                 self.estimated_seconds(options, servers))

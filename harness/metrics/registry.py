@@ -35,7 +35,7 @@ from harness.metrics.process import ProcessMetric
 from harness.metrics.removals.metric import RemovalsMetric
 from harness.metrics.replication.metric import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
-from harness.recipes.plugins import Contract, Registry, load_plugins, protocol_members
+from harness.recipes.plugins import Contract, Registry, protocol_members
 
 BUILT_IN: list[Metric] = [
     CollisionsMetric(),
@@ -61,20 +61,12 @@ CONTRACT = Contract("Metric (harness/metrics/base.py)", protocol_members(Metric)
                     METRIC_DEFAULTS, "harness.metrics.base.MetricBase", per_instance=())
 
 
-class _Metrics(Registry[Metric]):
-    """Our metrics by name, then the installed packages' (instances of their classes),
-    loaded on first use: a plugin failing to load is then a one-line error of the command
-    that needed it, not a traceback on import."""
-
-    def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
-            plugins = load_plugins(self.group, self, self.contract)
-            self.update({name: cls() for name, cls in plugins.items()})
-
-
-BY_NAME: dict[str, Metric] = _Metrics("ring_harness.metrics",
-                                      {metric.name: metric for metric in BUILT_IN}, CONTRACT)
+#: our metrics by name, then the installed packages' (instances of their classes), loaded
+#: on first use: a plugin failing to load is then a one-line error of the command that
+#: needed it, not a traceback on import
+BY_NAME: dict[str, Metric] = Registry("ring_harness.metrics",
+                                      {metric.name: metric for metric in BUILT_IN}, CONTRACT,
+                                      instances=True)
 #: the table metrics that came before tables were declared by their metrics, in the order
 #: scenarios have always read their tables (results echo the options in that order)
 _FIRST_TABLES = ("process", "migration", "comparison", "equivalence", "removals",

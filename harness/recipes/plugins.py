@@ -141,18 +141,25 @@ def plugin_failure(trace: TracebackType | None) -> PluginFailure | None:
 
 
 class Registry(dict[str, T]):
-    """Our classes by name, plus the plugins of one entry-point group, loaded on first use."""
+    """Our classes by name, plus the plugins of one entry-point group, loaded on first use;
+    with `instances`, a plugin's class is instantiated once (a metric), as ours are. The
+    registry decides that itself, by a flag: a subclass above overriding how it loads
+    would make every lookup here call back up into the layer that made it."""
 
-    def __init__(self, group: str, ours: Mapping[str, T], contract: Contract) -> None:
+    def __init__(self, group: str, ours: Mapping[str, T], contract: Contract, *,
+                 instances: bool = False) -> None:
         super().__init__(ours)
         self.group = group
         self.contract = contract
+        self.instances = instances
         self._loaded = False
 
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True  # before loading: a plugin may look names up while importing
-            self.update(load_plugins(self.group, self, self.contract))
+            plugins = load_plugins(self.group, self, self.contract)
+            self.update({name: cls() for name, cls in plugins.items()}
+                        if self.instances else plugins)
 
     def __getitem__(self, name: str) -> T:
         self._load()

@@ -11,6 +11,7 @@ from the plan of jobs, known before any work starts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import resource
 import tempfile
 import time
@@ -33,6 +34,7 @@ from harness.core.model import (
     Subject,
     structure,
 )
+from harness.core.progress import Progress
 from harness.core.servers import Server
 from harness.core.version import VERSION
 from harness.core.workload import key_names
@@ -40,14 +42,13 @@ from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import selected
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.algorithms.base import Algorithm, require_servers_for
+from harness.recipes.algorithms.base import Algorithm, rebuilt
 from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim
 from harness.run.estimate import estimate
-from harness.run.progress import Progress
 from harness.run.scenario import Recipe, Scenario
 
 
@@ -130,12 +131,6 @@ def _run_recipe(
               points_per_weight=recipe.params.get("points_per_weight"), parity=parity,
               ring=_ring_info(reference, servers), subjects=subjects)
 
-    def rebuild(after: Sequence[Server]) -> Algorithm:
-        # Parameters checked at load; servers here too, since not every list a metric
-        # rebuilds for (a process's eligibility sets) was checked at load.
-        return algorithm_class.from_params(require_servers_for(algorithm_class, after,
-                                                               recipe.params), recipe.params)
-
     # A ring recipe's points for the whole fleet, hashed once for this sweep point's metrics
     # (a process and its migration); dropped with the context.
     fleet_points: dict[str, FleetPoints | None] = {}
@@ -153,7 +148,8 @@ def _run_recipe(
             label=label, servers=servers, algorithm=reference, forms=forms, peers=peers,
             foreign_peers=foreign,
             key_names=names, key_hashes=keys, owners=owners, operations=scenario.operations,
-            settings=scenario.measure.settings, rebuild=rebuild, workdir=workdir,
+            settings=scenario.measure.settings, workdir=workdir,
+            rebuild=functools.partial(rebuilt, algorithm_class, recipe.params),
             build=lambda fleet, params: _build_recipe(recipe.algorithm, fleet, params),
             parts=parts,
             estimated_entries=lambda fleet: algorithm_class.estimated_entries(

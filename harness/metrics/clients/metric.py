@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.agreement import independent_agreement, key_shares, ring_agreement
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.servers import Server
 from harness.core.stats import arc_shares
@@ -59,7 +60,7 @@ from harness.metrics.instruments.timing import Timing
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.peers import PEERS
-from harness.recipes.peers.foreign import ProcessPeer, open_foreign_peer
+from harness.recipes.peers.foreign import ForeignPeerSpec, ProcessPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.traits import causes, recipe_traits
 
@@ -81,6 +82,29 @@ CLIENT_NS_PER_KEY = 10_000
 CLIENT_BYTES_PER_KEY = 240
 #: bytes per point we allow a client's own structure (a Python peer's dict entry and int)
 CLIENT_BYTES_PER_POINT = 400
+
+
+def clients_cost(options: Any, peers: Sequence[str], foreign_peers: Sequence[ForeignPeerSpec],
+                 keys: int, repeats: int) -> Cost:
+    """[clients]' seconds at one sweep point: in each state of each fleet, every client
+    started, built and routing every key (a foreign peer at the ns per key it declares)
+    with our recipe's route beside it; then each peer's speed rounds on the first fleet."""
+    if not isinstance(options, ClientsOptions):
+        return Cost()
+    own = {name: float(CLIENT_NS_PER_KEY) for name in peers}
+    own |= {spec.name: spec.ns_per_key for spec in foreign_peers}
+    recipes = {recipe.name: 0.0 for recipe in options.recipes}
+
+    def route(name: str) -> float:
+        # The client's route, and our recipe's beside it (priced as a Python peer's, at most).
+        return CLIENT_START_S + keys * ((own | recipes)[name] + CLIENT_NS_PER_KEY) * 1e-9
+
+    seconds = sum(len(fleet.states()) * route(name) for fleet in options.fleets
+                  for name in (fleet.clients or [*own, *recipes]))
+    # The speed rounds: the client, our route and our lookup, after one warm-up round.
+    seconds += sum((repeats + 1) * route(name) for name in own)
+    return Cost(seconds=seconds, why_seconds="[clients]: every client routing every key in "
+                                             "each state of each fleet")
 
 
 def _names(servers: Sequence[Server]) -> list[str]:

@@ -242,6 +242,15 @@ def require_servers_for(algorithm: type[Algorithm], servers: Sequence[Server],
     return servers
 
 
+def rebuilt(algorithm: type[Algorithm], params: dict[str, Any],
+            servers: Sequence[Server]) -> Algorithm:
+    """The algorithm built again from its checked parameters on another fleet (a metric's
+    fleet after a change), the servers checked too: not every list a metric rebuilds for (a
+    process's eligibility sets) was checked at load. A run gives its metrics this, bound to
+    its recipe, rather than a function of its own they would call back up into."""
+    return algorithm.from_params(require_servers_for(algorithm, servers, params), params)
+
+
 class Routing:
     """The base class of every algorithm: `route`, which follows from `hash_keys` and
     `lookup_many`, and the defaults of the protocol's optional members (`DEFAULTS`)."""

@@ -4,7 +4,8 @@ A ring is its sorted arrays and its reference layout, held, and each measured la
 (`LayoutCost.cost`), built beside those built before it; before all that, its points are
 generated, and released (`then`). An algorithm without a ring holds its reference and
 one built form per measured form (`Algorithm.estimated_bytes`, at the fleet where it is
-largest). The seconds of its lookups are priced by `Algorithm.estimated_seconds`.
+largest). The seconds of its lookups are priced by `Algorithm.estimated_seconds`
+(`routing_cost`).
 """
 
 from __future__ import annotations
@@ -58,3 +59,15 @@ def algorithm_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[
     """An algorithm without a ring: its reference and each measured form, held."""
     one = max(get_algorithm(name).estimated_bytes(fleet, params) for fleet in fleets)
     return Cost(held=one * (1 + forms))
+
+
+def routing_cost(name: str, params: dict[str, Any], servers: Sequence[Server], *,
+                 reference_keys: int, fast_keys: int, plain_keys: int,
+                 label: str = "") -> Cost:
+    """Its lookups' seconds (`Algorithm.estimated_seconds`): `reference_keys` by its
+    vectorised reference, `fast_keys` by its fastest form, `plain_keys` by its plain-Python
+    reference; `label` says whose keys they are (a table metric's objects)."""
+    seconds, why = get_algorithm(name).estimated_seconds(
+        servers, params, reference_keys=reference_keys, fast_keys=fast_keys,
+        plain_keys=plain_keys)
+    return Cost(seconds=seconds, why_seconds=f"{label}{why}" if why else "")

@@ -180,11 +180,11 @@ class HaproxyConstruction(ConstructionBase):
     params: ClassVar[tuple[Param, ...]] = (
         Param("key_hash", "choice", KEY_HASHES[0],
               "the key's hash: sdbm then full_hash (`hash-type consistent`), or sdbm alone "
-              "(`hash-type consistent sdbm`)", choices=lambda: KEY_HASHES),
+              "(`hash-type consistent sdbm`)", choices=KEY_HASHES),
         Param("server_ids", "choice", SERVER_IDS[0],
               "server ids: 1, 2, ... in list order (HAProxy's automatic ids), or the digits "
               "ending each name (`id N` written in the configuration)",
-              choices=lambda: SERVER_IDS),
+              choices=SERVER_IDS),
     )
 
     def __init__(self, **params: Any) -> None:

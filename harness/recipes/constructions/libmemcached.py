@@ -86,7 +86,7 @@ class LibmemcachedConstruction(LibketamaConstruction):
               "the client's distribution: weighted ketama (MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED), "
               "its spymemcached compatibility mode (points named \"/host:port-i\"), or "
               "unweighted ketama (MEMCACHED_BEHAVIOR_KETAMA, 100 points a server, MD5)",
-              choices=lambda: MODES),
+              choices=MODES),
     )
 
     def __init__(self, **params: Any) -> None:

@@ -46,7 +46,7 @@ class PointsConstruction(ConstructionBase):
     name: ClassVar[str] = "points"
     params: ClassVar[tuple[Param, ...]] = (
         Param("hash", "choice", "blake2b-32", "hash of point names and keys",
-              choices=lambda: HASH_NAMES),
+              choices=HASH_NAMES),
         Param("hash_key", "secret_hex", None, "secret key of a keyed hash (siphash24-*)",
               byte_count=KEY_BYTES,
               shown_default="none; a keyed hash gets one drawn for the run"),

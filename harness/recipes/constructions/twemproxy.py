@@ -57,11 +57,11 @@ class TwemproxyConstruction(LibmemcachedConstruction):
     params: ClassVar[tuple[Param, ...]] = (
         Param("key_hash", "choice", KEY_HASHES[0],
               "the pool's `hash`, with which keys are hashed (points are always MD5)",
-              choices=lambda: KEY_HASHES),
+              choices=KEY_HASHES),
         Param("names", "choice", NAMES[0],
               "point names: the server's address, with port 11211 left out, as when the "
               "configuration gives no name; or its name whole (`host:port:weight name`)",
-              choices=lambda: NAMES),
+              choices=NAMES),
     )
 
     def __init__(self, **params: Any) -> None:

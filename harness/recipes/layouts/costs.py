@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import tracemalloc
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from harness.core.cost import Cost
 from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.bucketed_tuning import CALIBRATION_SECONDS
 
 #: ring sizes and batch sizes the lines are fitted through
 SMALL, LARGE = 2**12, 2**16
@@ -121,3 +123,14 @@ def layout_cost(name: str) -> LayoutCost:
         lookup_per_key=max(0.0, (lookup2 - lookup1) / (MANY_KEYS - FEW_KEYS)),
         blocks=Line.through(SMALL, blocks0, LARGE, blocks1),
     )
+
+
+def calibration_cost(names: Sequence[str]) -> Cost:
+    """The measured layouts tuned by measurement before their timing, at one sweep point
+    (`bucketed_tuning.CALIBRATION_SECONDS` each; a tuning cache hit costs nothing)."""
+    tuned = [name for name in names if callable(getattr(LAYOUTS.get(name), "calibrate", None))]
+    if not tuned:
+        return Cost()
+    return Cost(seconds=len(tuned) * CALIBRATION_SECONDS,
+                why_seconds=f"measure.layouts: {', '.join(tuned)} tuned by measurement "
+                            "before timing")

@@ -3,7 +3,7 @@
 A Python peer holds what `Peer.estimated_bytes` bounds, at the fleet where it is largest;
 all are held at once. A foreign peer's share is `harness.recipes.peers.foreign.sizing`'s:
 its batch of every key (all peers hold theirs at once), a library's structure, and what
-is held once for them all.
+is held once for them all. Their routes' seconds are `foreign_routing_cost`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from harness.core.servers import Server
 from harness.recipes.peers import get_peer
 from harness.recipes.peers.foreign import sizing
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
+
+#: seconds to start a foreign peer's process or load its library, and build it
+FOREIGN_START_S = 2.0
 
 
 def peer_cost(name: str, fleets: Sequence[Sequence[Server]]) -> Cost:
@@ -30,3 +33,13 @@ def foreign_cost(peers: Sequence[ForeignPeerSpec], keys: int, longest_name: int,
     held = (sizing.shared_bytes(keys, longest_name)
             + sum(sizing.held_bytes(peer, keys, longest_name, points) for peer in peers))
     return Cost(held=held, why=why)
+
+
+def foreign_routing_cost(peers: Sequence[ForeignPeerSpec], keys: int, batches: int) -> Cost:
+    """Every foreign peer started and routing every key in `batches` batches, each at the
+    ns per key it declares, at one sweep point."""
+    if not peers:
+        return Cost()
+    seconds = sum(FOREIGN_START_S + batches * keys * peer.ns_per_key * 1e-9 for peer in peers)
+    return Cost(seconds=seconds, why_seconds="measure.peers: its foreign peers, each routing "
+                                             "every key of keys.count in several batches")
