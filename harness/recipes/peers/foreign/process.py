@@ -91,10 +91,13 @@ class PeerProcess:
     """A started peer, spoken to one request at a time."""
 
     def __init__(self, name: str, command: Sequence[str], timeout_s: float,
-                 shared_fd: int | None = None) -> None:
+                 shared_fd: int | None = None, *, refusals_as_said: bool = False) -> None:
         """`shared_fd`: a descriptor the peer inherits, its number in the environment
-        (protocol.SHARED_FD_VARIABLE), for shared batches."""
+        (protocol.SHARED_FD_VARIABLE), for shared batches; `refusals_as_said`: an `E`
+        reply's message is the error as it stands (a library worker's), not `refused
+        REQUEST: message`."""
         self.name, self.timeout_s = name, timeout_s
+        self._refusals_as_said = refusals_as_said
         # The harness's own interpreter, for a Python peer that needs the packages it is
         # installed with (peers/run.sh kafka: kafka-python is in the harness's environment).
         env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable}
@@ -197,6 +200,9 @@ class PeerProcess:
         status, payload = body[:1], body[1:]
         if status == protocol.ERROR:
             message_text = protocol.Reader(payload, what).string() if len(payload) >= 4 else ""
+            if self._refusals_as_said:
+                self.stop()
+                raise HarnessError(f"peer {self.name!r}: {message_text[:600]}")
             raise self.failure(f"refused {what}: {message_text[:300] or 'no message'}")
         if status != protocol.OK:
             raise self.failure(f"answered {what} with garbage (status byte {status!r})")
