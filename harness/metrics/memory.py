@@ -53,8 +53,8 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
 from harness.recipes.peers.foreign import ForeignPeerSpec
-from harness.recipes.peers.foreign.library_peer import InProcessLibraryPeer
 from harness.recipes.peers.foreign.claims import batch_for
+from harness.recipes.peers.foreign.library_peer import InProcessLibraryPeer
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result

@@ -6,6 +6,7 @@ killed by SIGKILL mid-run leaves no descendant behind."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -124,10 +125,8 @@ def marked(mark: str) -> list[int]:
         try:
             state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
             seen = Path(entry.path, "cmdline").read_bytes()
-            try:
+            with contextlib.suppress(OSError):
                 seen += Path(entry.path, "environ").read_bytes()
-            except OSError:
-                pass
         except OSError:
             continue
         if needle in seen and state != "Z":

@@ -1,7 +1,7 @@
 """The supervisor of one foreign peer: the parent of the peer and of everything it starts.
 
 Run as a script by `process.PeerProcess` (`python -I -S supervisor.py STATUS CONTROL --
-COMMAND...`, standard library only, so it starts in about 15 ms), it makes itself a child
+COMMAND...`, standard library only, so it starts in a few ms), it makes itself a child
 subreaper (Linux's PR_SET_CHILD_SUBREAPER), starts the peer in a session of its own, and
 waits. Whatever the peer starts that outlives its parent (a double-forked daemon, a child
 in another process group or session) is then reparented to the supervisor, not to init,
