@@ -52,8 +52,9 @@ from harness.metrics.instruments.timing import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
-from harness.recipes.peers.foreign import ForeignPeerSpec, LibraryPeer
+from harness.recipes.peers.foreign import ForeignPeerSpec
 from harness.recipes.peers.foreign.claims import batch_for
+from harness.recipes.peers.foreign.library_peer import InProcessLibraryPeer
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -138,8 +139,8 @@ def measure_foreign_here(peer_name: str, spec_file: Path) -> Memory:
     keys = [key.encode() for key in spec["keys"]]
     # Built once untracked first: loading the library (and its own libraries) is not its
     # ring; the keys are packed (or hashed) for it untracked too, as a layout's keys are.
-    batch = batch_for(LibraryPeer(foreign, servers), servers, keys)
-    return _measure_built(lambda: LibraryPeer(foreign, servers),
+    batch = batch_for(InProcessLibraryPeer(foreign, servers), servers, keys)
+    return _measure_built(lambda: InProcessLibraryPeer(foreign, servers),
                           lambda peer: peer.route_prepared(batch))
 
 

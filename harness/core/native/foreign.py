@@ -93,10 +93,12 @@ class ForeignRing:
     def __init__(self, library: ForeignLibrary, handle: Any) -> None:
         self._library, self._lib, self._handle = library, library.lib, handle
 
-    def route(self, keys: bytes, offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        """Owners of the len(offsets) - 1 keys held back to back in `keys`."""
+    def route(self, keys: bytes | memoryview, offsets: npt.NDArray[np.uint64],
+              owners: npt.NDArray[np.uint16] | None = None) -> npt.NDArray[np.uint16]:
+        """Owners of the len(offsets) - 1 keys held back to back in `keys` (written into
+        `owners` when given: a worker's shared region)."""
         n = len(offsets) - 1
-        owners = np.zeros(n, np.uint16)
+        owners = np.zeros(n, np.uint16) if owners is None else owners
         status = self._lib.ring_peer_route(
             self._handle, _ffi.from_buffer("uint8_t[]", keys),
             _ffi.from_buffer("uint64_t[]", offsets), n,
@@ -104,8 +106,9 @@ class ForeignRing:
         self._check(status, "route")
         return owners
 
-    def lookup(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        owners = np.zeros(len(hashes), np.uint16)
+    def lookup(self, hashes: npt.NDArray[np.uint64],
+               owners: npt.NDArray[np.uint16] | None = None) -> npt.NDArray[np.uint16]:
+        owners = np.zeros(len(hashes), np.uint16) if owners is None else owners
         status = self._lib.ring_peer_lookup(
             self._handle, _ffi.from_buffer("uint64_t[]", hashes), len(hashes),
             _ffi.from_buffer("uint16_t[]", owners, require_writable=True))

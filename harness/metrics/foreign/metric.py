@@ -37,7 +37,7 @@ from harness.core.tables import Cell, Section, Table, count, literal, number, pc
 from harness.metrics.base import MetricBase
 from harness.metrics.foreign.overhead import library_pairs, overhead_table, per_round_difference
 from harness.metrics.instruments.timing import Timing, timing_cell
-from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, protocol
+from harness.recipes.peers.foreign import ForeignPeer, LibraryPeer, ProcessPeer, protocol
 from harness.recipes.peers.foreign.claims import batch_for, check_claim
 
 if TYPE_CHECKING:
@@ -133,6 +133,10 @@ class ForeignMetric(MetricBase):
                 owners[name] = peer.route_prepared(batches[name])
                 elapsed = time.perf_counter_ns() - start
                 our_cpu, peer_after = time.thread_time_ns() - our_cpu, _peer_cpu_ns(peer)
+                if isinstance(peer, LibraryPeer) and peer.last_call_ns is not None:
+                    # the library's own C call, timed in its worker: not the hand-over
+                    elapsed, our_cpu = peer.last_call_ns
+                    peer_cpu = peer_after = 0
                 if round_number:  # round 0 warms caches (and the peer's JIT, if any)
                     samples[name].append(elapsed / len(keys))
                     if peer_cpu is not None and peer_after is not None:
@@ -265,7 +269,8 @@ def _move(peer: ProcessPeer, servers: Sequence[Server], operation: Operation,
 
 
 def _peer_cpu_ns(peer: ForeignPeer) -> int | None:
-    """CPU ns a peer's own process has used: 0 for a library (its CPU is our thread's)."""
+    """CPU ns a peer's own process has used: 0 for a library (its call's CPU, timed in its
+    worker, is counted as our thread's)."""
     return peer.cpu_ns() if isinstance(peer, ProcessPeer) else 0
 
 

@@ -1,11 +1,15 @@
 """The process driver: one foreign peer's process, its pipes, its deadline, its end.
 
-The peer runs in its own session (a new process group), so that stopping it stops what it
-started too (a shell script's children, node's workers): every way out kills the group
-with SIGKILL and reaps the peer, and Linux's PR_SET_PDEATHSIG kills the peer if the
-harness itself dies. Every request has a deadline (the scenario's `timeout`); reads and
-writes wait on the pipes with `select`, so a peer that stops reading or never answers is
-stopped at its deadline, and one that dies is noticed at once (end of file).
+The peer is started by a supervisor of its own (`supervisor.py`, a child subreaper), in a
+session of its own: whatever it starts, in whatever process group or session, even a
+double-forked daemon, stays the supervisor's descendant. Every way out (the end of the
+peer, an error, SIGTERM or SIGINT) tells the supervisor to kill and reap all of them, and
+so does the harness's death, even by SIGKILL (the control pipe closes, and
+PR_SET_PDEATHSIG sends the supervisor SIGTERM). The peer's pipes are the harness's own,
+handed on by the supervisor, so nothing stands between a request and the peer. Every
+request has a deadline (the scenario's `timeout`); reads and writes wait on the pipes with
+`select`, so a peer that stops reading or never answers is stopped at its deadline, and
+one that dies is noticed at once (end of file).
 
 Any failure is a HarnessError of one line: `peer 'NAME': what it did` (and the last line
 it wrote to stderr, if any). Its stderr comes through a pipe, drained while the harness
@@ -26,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.recipes.peers.foreign import protocol
@@ -70,19 +75,29 @@ def _vmsplice(fd: int, address: int, size: int) -> int:
     return written
 
 
-def _die_with_parent() -> None:
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+#: seconds the supervisor may take to start, and to kill and reap the peer's descendants
+SUPERVISOR_S = 10.0
+
+
+def _supervisor_dies_with_parent() -> None:
+    """In the supervisor, before its exec: SIGTERM (which it handles by killing the
+    peer's descendants) when the harness dies."""
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class PeerProcess:
     """A started peer, spoken to one request at a time."""
 
     def __init__(self, name: str, command: Sequence[str], timeout_s: float,
-                 shared_fd: int | None = None) -> None:
+                 shared_fd: int | None = None, *, refusals_as_said: bool = False) -> None:
         """`shared_fd`: a descriptor the peer inherits, its number in the environment
-        (protocol.SHARED_FD_VARIABLE), for shared batches."""
+        (protocol.SHARED_FD_VARIABLE), for shared batches; `refusals_as_said`: an `E`
+        reply's message is the error as it stands (a library worker's), not `refused
+        REQUEST: message`."""
         self.name, self.timeout_s = name, timeout_s
+        self._refusals_as_said = refusals_as_said
         # The harness's own interpreter, for a Python peer that needs the packages it is
         # installed with (peers/run.sh kafka: kafka-python is in the harness's environment).
         env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable}
@@ -90,15 +105,29 @@ class PeerProcess:
             env[protocol.SHARED_FD_VARIABLE] = str(shared_fd)
         # The tail of what it wrote to stderr: its last line explains a failure.
         self._stderr_tail = bytearray()
+        status_read, status_write = os.pipe()
+        control_read, self._control = os.pipe()
+        passed = (status_write, control_read, *(() if shared_fd is None else (shared_fd,)))
         try:
             self._process = subprocess.Popen(
-                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, env=env,
-                pass_fds=() if shared_fd is None else (shared_fd,),
-                preexec_fn=_die_with_parent)  # safe: the harness starts no threads
+                [sys.executable, "-I", "-S", str(SUPERVISOR), str(status_write),
+                 str(control_read), "--", *command],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=env, pass_fds=passed,
+                preexec_fn=_supervisor_dies_with_parent)  # safe: the harness starts no threads
         except OSError as exc:
+            for fd in (status_read, self._control):
+                os.close(fd)
             raise HarnessError(f"peer {name!r}: failed to start ({exc.strerror or exc})") \
                 from None
+        finally:
+            for fd in (status_write, control_read):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._status, self._status_text = status_read, b""
+        #: the peer's wait status once the supervisor has reported it
+        self._peer_status: int | None = None
+        self._pid = -1
         assert self._process.stdin is not None and self._process.stdout is not None
         assert self._process.stderr is not None
         self._in, self._out = self._process.stdin.fileno(), self._process.stdout.fileno()
@@ -112,10 +141,46 @@ class PeerProcess:
             # default) makes it three.
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+        started = self._status_line(time.monotonic() + SUPERVISOR_S)
+        if started is None or not started.startswith("started "):
+            self.stop()
+            said = "its supervisor did not start" if started is None else \
+                started.removeprefix("failed ")
+            raise HarnessError(f"peer {name!r}: failed to start ({said})")
+        self._pid = int(started.split()[1])
 
     @property
     def pid(self) -> int:
-        return self._process.pid
+        """The peer's own pid (the supervisor is its parent)."""
+        return self._pid
+
+    def _status_line(self, deadline: float) -> str | None:
+        """The supervisor's next line, waited for until `deadline`; None if it gave none
+        (it ended, or the time ran out). An `exited` line is kept as the peer's status."""
+        while b"\n" not in self._status_text:
+            ready = select.select([self._status], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready[0]:
+                return None
+            try:
+                chunk = os.read(self._status, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return None
+            self._status_text += chunk
+        line, self._status_text = self._status_text.split(b"\n", 1)
+        text = line.decode(errors="replace")
+        if text.startswith("exited "):
+            self._peer_status = int(text.split()[1])
+        return text
+
+    def _peer_ended(self, wait_s: float) -> int | None:
+        """The peer's exit code (negative: the signal), waited for up to `wait_s`."""
+        deadline = time.monotonic() + wait_s
+        while self._peer_status is None:
+            if self._status_line(deadline) is None:
+                return None
+        return os.waitstatus_to_exitcode(self._peer_status)
 
     def request(self, message: bytes, what: str,
                 limit: int = protocol.MAX_REPLY_BYTES) -> bytes:
@@ -135,6 +200,9 @@ class PeerProcess:
         status, payload = body[:1], body[1:]
         if status == protocol.ERROR:
             message_text = protocol.Reader(payload, what).string() if len(payload) >= 4 else ""
+            if self._refusals_as_said:
+                self.stop()
+                raise HarnessError(f"peer {self.name!r}: {message_text[:600]}")
             raise self.failure(f"refused {what}: {message_text[:300] or 'no message'}")
         if status != protocol.OK:
             raise self.failure(f"answered {what} with garbage (status byte {status!r})")
@@ -207,9 +275,8 @@ class PeerProcess:
 
     def _ended(self) -> str:
         """How the peer ended: its exit status (waited for briefly: it closed its pipe)."""
-        try:
-            code = self._process.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
+        code = self._peer_ended(1.0)
+        if code is None:
             return "closed its output"
         if code < 0:
             with contextlib.suppress(ValueError):
@@ -226,27 +293,44 @@ class PeerProcess:
 
     def quit(self) -> None:
         """Ask the peer to end, then make sure it has (and its group with it)."""
-        if self._process.poll() is None:
+        if self._peer_ended(0.0) is None:
             with contextlib.suppress(OSError):
                 os.set_blocking(self._in, True)
                 os.write(self._in, protocol.quit_())
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=min(self.timeout_s, 5.0))
+            self._peer_ended(min(self.timeout_s, 5.0))
         self.stop()
 
     def stop(self) -> None:
-        """Kill the peer's whole process group and reap the peer; idempotent. What it wrote
-        to stderr before it ended is read first (its last line explains a failure)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
+        """End the peer and everything it started, and reap them; idempotent. The
+        supervisor kills and reaps every descendant (its children, then theirs as they are
+        reparented to it) and exits; one that does not within SUPERVISOR_S is killed. What
+        the peer wrote to stderr before it ended is read first (its last line explains a
+        failure)."""
+        if self._control >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._control)  # end of file: the supervisor's signal to end
+            self._control = -1
         with contextlib.suppress(OSError):
-            self._process.wait()
+            try:
+                self._process.wait(timeout=SUPERVISOR_S)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if self._pid > 0:  # the supervisor killed by someone: the peer's group at least
+            with contextlib.suppress(OSError):
+                os.killpg(self._pid, signal.SIGKILL)
         self._drain_stderr()
         self._err = None  # closed below: its number may be reused by another file
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if self._status >= 0:
+            while self._peer_status is None and self._status_line(time.monotonic()) \
+                    is not None:
+                pass
+            os.close(self._status)
+            self._status = -1
 
     def close(self) -> None:
         self.quit()
