@@ -16,6 +16,10 @@ a clean export and runs both suites side by side on this machine, alternating sa
 (docs/guide/ab-gate.md). Same exit codes; 2 also when REV is unknown, has no benchmark
 suite or does not build.
 
+SIGINT and SIGTERM unwind the gate like an error: the base's build and the two workers
+(each in a process group of its own) are killed, a half-built base and every temporary
+folder removed, and one line says so; exit 130 (SIGINT) or 143 (SIGTERM).
+
 The help and the flag checks need only the base install; a mode whose dependencies are
 missing (NEEDED) exits 2 with one line naming what to install.
 """
@@ -23,12 +27,16 @@ missing (NEEDED) exits 2 with one line naming what to install.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import math
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
 from harness.apps.benchgate.ab_gate import judge_against
 from harness.apps.benchgate.ab_session import SamplingPlan
@@ -46,6 +54,7 @@ from harness.core.outputs import check_outputs
 #: the base install carrying scipy for everyone.
 NEEDED = {"judge": {"scipy": "scipy"},
           "against": {"pytest": "pytest", "pytest_benchmark": "pytest-benchmark"}}
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 UPDATE_VARIABLE = "RING_BENCH_UPDATE"
 REGRESSIONS_VARIABLE = "RING_BENCH_REGRESSIONS"
 
@@ -68,6 +77,45 @@ def _bounded(kind: Callable[[str], float], low: float, high: float,
 
 
 DEFAULTS = SamplingPlan()
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the gate is, so that it unwinds like Ctrl-C (cleanup included)."""
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt and SIGTERM Terminated, once: a second signal while
+    the first unwinds is ignored, so the cleanup (killing a build, removing its folder)
+    finishes. The previous handlers come back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _stopped(how: str, against: bool) -> str:
+    """The one line of a gate stopped by a signal: what it left behind (nothing half-done)."""
+    if against:
+        return (f"{how}: the base's build and both workers stopped, nothing half-built kept "
+                "in the cache, and every file written whole or not at all")
+    return f"{how}: the baseline and the regressions file are as they were, or whole"
+
+
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -164,6 +212,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if conflict is not None:
         print(f"{prog}: {conflict}", file=sys.stderr)
         return 2
+    try:
+        with _stopped_by_signals():
+            return _judge(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: {_stopped('interrupted', args.against is not None)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print(f"{prog}: {_stopped('terminated', args.against is not None)}", file=sys.stderr)
+        return EXIT_TERMINATED
+
+
+def _judge(args: argparse.Namespace) -> int:
+    prog = BENCH_GATE.name()
     try:
         inputs = [args.results, args.baseline_dir or Path("benchmarks/baseline")]
         if args.against is not None:

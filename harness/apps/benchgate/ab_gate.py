@@ -74,6 +74,7 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
         logs = [Path(logs_dir) / f"{name}.log" for name in ("base", "candidate")]
         handles = [log.open("wb") for log in logs]
         workers: list[Worker] = []
+        abandon = True
         try:
             # The candidate's suite sets itself up while the base compiles: two cores.
             candidate_worker = Worker(candidate, mode, handles[1])
@@ -98,9 +99,10 @@ def judge_against(suite: Path, revision: str, mode: str, plan: SamplingPlan,
             samples = sample(
                 base_worker, candidate_worker, scales, plan,
                 lambda _benchmark, pairs: sampling_need(paired_interval(pairs)))
+            abandon = False
         finally:
             for worker in workers:
-                worker.close()
+                worker.close(abandon)
             for handle in handles:
                 handle.close()
     timings = [judge_pairs(b, samples.pairs[b], scales[b]) for b in shared]

@@ -19,9 +19,11 @@ does not bias the verdict.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -91,7 +93,8 @@ class Worker:
         self.process = subprocess.Popen(
             [side.python, "-P", str(WORKER_SCRIPT), str(side.suite), mode],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            env=side.environment, cwd=side.suite, text=True, encoding="utf-8")
+            env=side.environment, cwd=side.suite, text=True, encoding="utf-8",
+            process_group=0)
 
     def receive(self, timeout: float) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -129,14 +132,25 @@ class Worker:
         self.send({"sample": benchmark, "rounds": rounds})
         return float(self.receive(SAMPLE_TIMEOUT_S)["seconds"])
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        """Ask the worker to quit (30 s), else kill it. `abandon` (the run is stopping: a
+        signal, a refusal): kill its process group at once; a worker still setting up its
+        suite would not read the request before minutes."""
+        if abandon:
+            self.kill()
         if self.process.poll() is None:
             try:
                 self.send({"quit": True})
                 self.process.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait()
+                self.kill()
+
+    def kill(self) -> None:
+        """The worker and whatever it started (its own process group), killed and reaped."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
 
 def sample(base: Worker, candidate: Worker, scales: dict[str, tuple[int, int]],
