@@ -55,12 +55,11 @@ def test_owners_by_name_agree_after_any_changes(changes: list[tuple[bool, int]],
                 peer.remove(server.name)
                 held = [s for s in held if s.name != server.name]
             else:
-                server = next((s for s in pool[at:] + pool[:at] if s.name not in names),
-                              None)
-                if server is None:
+                absent = [s for s in pool[at:] + pool[:at] if s.name not in names]
+                if not absent:
                     continue
-                peer.add(server.name, server.weight)
-                held = [*held, server]
+                peer.add(absent[0].name, absent[0].weight)
+                held = [*held, absent[0]]
             # The list we compare with in an order of its own: names, not places, match.
             ours = list(held)
             random.Random(seed).shuffle(ours)
