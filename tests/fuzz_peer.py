@@ -34,29 +34,38 @@ import sys
 import time
 
 
+def read(size: int) -> bytes:
+    """Exactly `size` bytes of stdin (fewer at its end), unbuffered: what the peer has not
+    read stays in the pipe, as for a C peer's exact reads."""
+    got = b""
+    while len(got) < size and (chunk := os.read(0, size - len(got))):
+        got += chunk
+    return got
+
+
 def main(plan_text: str) -> int:
     plan = json.loads(plan_text)
     with open(plan["pids"], "a") as pids:
         pids.write(f"{os.getpid()}\n")
     version, mutations = plan["version"], plan["mutations"]
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout = sys.stdout.buffer
     servers = 0
     region: mmap.mmap | None = None
     requests = 0
-    while len(header := stdin.read(4)) == 4:
+    while len(header := read(4)) == 4:
         length = struct.unpack("<I", header)[0]
         mutation = mutations[requests] if requests < len(mutations) else ["ok"]
         requests += 1
         if mutation[0] == "early":
-            opcode = stdin.read(1)
+            opcode = read(1)
             stdout.write(struct.pack("<I", 9) + b"K" + struct.pack("<q", -1))
             stdout.flush()
             if mutation[1]:
-                stdin.read(length - 1)
+                read(length - 1)
             else:
                 time.sleep(60)
             continue
-        body = stdin.read(length)
+        body = read(length)
         opcode = body[:1]
         if opcode == b"Q":
             return 0
