@@ -80,6 +80,11 @@ def main(mode: str) -> int:
         elif opcode == b"B":
             if mode == "crash-on-build":
                 raise RuntimeError("fake_peer: crashed while building")
+            if mode in ("error-not-utf8", "error-past-frame"):  # #38 class 3
+                message = b"\xff\xfe not UTF-8" if mode == "error-not-utf8" else b"cut"
+                said = len(message) + (0 if mode == "error-not-utf8" else 1000)
+                reply(struct.pack("<I", said) + message, b"E")
+                continue
             if mode == "refuse-build":
                 message = b"no such server"
                 reply(struct.pack("<I", len(message)) + message, b"E")

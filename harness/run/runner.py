@@ -47,7 +47,7 @@ from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
-from harness.recipes.peers.foreign.claims import batch_for, check_claim
+from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 from harness.run.estimate import estimate
 from harness.run.scenario import Recipe, Scenario
 
@@ -66,7 +66,7 @@ def _foreign_subject(peer: ForeignPeer, servers: Sequence[Server], names: list[s
     """A foreign peer routes every key at once: its claim is checked on all of them (a
     ParityError if it claims parity and one differs), its agreement with our reference too."""
     keys = [name.encode() for name in names]
-    routed = peer.route_prepared(batch_for(peer, servers, keys))
+    routed = owners_by_name(peer, servers, peer.route_prepared(batch_for(peer, servers, keys)))
     check_claim(peer.spec, servers, keys, routed)
     agree = int(np.count_nonzero(routed == owners))
     return Subject(peer.name, "peer", peer.entries, peer.nbytes,

@@ -73,6 +73,9 @@ def run_bad(tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str],
     ("shared-out-of-range",
      "answered ROUTE_SHARED with owner 5 for key 299, out of range for 5 servers"),
     ("shared-refuse-share", "refused SHARE: cannot map"),
+    # #38 class 3: error replies whose string is not UTF-8 or runs past the frame
+    ("error-not-utf8", "answered BUILD with a malformed error reply"),
+    ("error-past-frame", "answered BUILD with a malformed error reply"),
 ])
 def test_bad_peer_fails_in_one_line(tmp_path: Path, mode: str, said: str,
                                     capsys: pytest.CaptureFixture[str],

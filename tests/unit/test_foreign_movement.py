@@ -55,3 +55,33 @@ def test_a_process_peer_moves_the_keys_its_recipe_moves(tmp_path: Path) -> None:
     assert all(0 < fraction < 0.2 for _, _, fraction in ours)
     markdown = (tmp_path / "out" / "foreign-moves.md").read_text()
     assert "operation (its ADD or REMOVE)" in markdown and "remove 10.0.3.1:11211" in markdown
+
+
+def test_an_operation_after_one_undone_compares_by_name(tmp_path: Path) -> None:
+    """A REMOVE undone by an ADD leaves the peer numbering the removed server last: the
+    operations after it are still checked by server name (#38, class 10: the example peer
+    was accused of routing most keys differently)."""
+    scenario = tmp_path / "undone.toml"
+    # remove first, so that every operation after it meets the renumbered peer
+    operations = SCENARIO.index("[[operations]]")
+    scenario.write_text(SCENARIO[:operations] + """
+[[operations]]
+kind = "remove"
+server = "10.0.3.1:11211"
+[[operations]]
+kind = "add"
+server = "10.0.12.1:11211"
+[[operations]]
+kind = "remove"
+server = "10.0.7.1:11211"
+""", encoding="utf-8")
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--no-history"]) == 0
+    result = json.loads((tmp_path / "out" / "foreign-moves.json").read_text())
+    (run,) = result["runs"]
+    ours = [(m["operation"], m["server"], m["ring_moved_fraction"])
+            for m in run["figures"]["movement"]]
+    peer = next(s for s in run["subjects"] if s["name"] == "ketama-python")
+    moves = peer["figures"]["foreign"]["moves"]
+    assert [(m["operation"], m["server"], m["moved_fraction"]) for m in moves] == ours
+    assert all(m["agreement_after"] == 1.0 for m in moves)

@@ -23,7 +23,7 @@ from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.peers.base import Peer
 from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, open_foreign_peer, protocol
-from harness.recipes.peers.foreign.claims import batch_for
+from harness.recipes.peers.foreign.claims import batch_for, owners_by_name
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
 #: the fastest form of a ring of each width: for 32 bits the bucket index on the top bits of
@@ -117,9 +117,10 @@ class Client:
                     peer.remove(server)
                 else:
                     peer.add(server, weight)
-                # ADD appends, REMOVE closes the gap: the state's own order.
-                assert peer.server_names == tuple(s.name for s in servers)
-                found.append(peer.route_prepared(batch_for(peer, servers, keys)))
+                # Numbered as the state's list by name: its own order after a server was
+                # removed and added back is not the list's.
+                found.append(owners_by_name(
+                    peer, servers, peer.route_prepared(batch_for(peer, servers, keys))))
             return found, True
         finally:
             peer.close()

@@ -38,7 +38,7 @@ from harness.metrics.base import MetricBase
 from harness.metrics.foreign.overhead import library_pairs, overhead_table, per_round_difference
 from harness.metrics.instruments.timing import Timing, timing_cell
 from harness.recipes.peers.foreign import ForeignPeer, LibraryPeer, ProcessPeer, protocol
-from harness.recipes.peers.foreign.claims import batch_for, check_claim
+from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -150,7 +150,8 @@ class ForeignMetric(MetricBase):
         pairs = library_pairs({name: peer.spec for name, peer in peers.items()})
         figures = {}
         for name, peer in peers.items():
-            agreement = check_claim(peer.spec, context.servers, keys, owners[name])
+            agreement = check_claim(peer.spec, context.servers, keys,
+                                    owners_by_name(peer, context.servers, owners[name]))
             record = ForeignFigures(
                 door=peer.spec.kind, identity=peer.identity,
                 routes_like=agreement.recipe if agreement else None, exact=peer.spec.exact,
@@ -256,7 +257,9 @@ def _move(peer: ProcessPeer, servers: Sequence[Server], operation: Operation,
         peer.remove(operation.server)
     owners = peer.route_prepared(batch_for(peer, after_servers, keys))
     after = _named(peer, owners, numbers)
-    agreement = check_claim(peer.spec, after_servers, keys, owners)
+    # By name: after an operation undone before, its numbers are not after_servers' order.
+    agreement = check_claim(peer.spec, after_servers, keys,
+                            owners_by_name(peer, after_servers, owners))
     # Undone, so that each operation starts from the first fleet as the movement metric's do.
     if operation.kind == "add":
         peer.remove(operation.server)

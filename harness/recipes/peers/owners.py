@@ -28,7 +28,8 @@ from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers.base import Peer
-from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer
+from harness.recipes.peers.foreign import ForeignPeer
+from harness.recipes.peers.foreign.claims import owners_by_name
 from harness.recipes.peers.foreign.protocol import packed_keys
 
 #: keys per request to a foreign peer: about 1.5 MB of request for names of 15 bytes, few
@@ -58,23 +59,7 @@ def foreign_peer_owners(peer: ForeignPeer, servers: Sequence[Server],
             hashing.hash_keys(chunk), dtype=np.uint64)
         owners[start:start + len(chunk)] = peer.route_prepared(
             peer.prepare(*packed_keys(chunk), hashes))
-    if isinstance(peer, ProcessPeer):
-        return _by_name(peer, owners, servers)
-    return owners
-
-
-def _by_name(peer: ProcessPeer, owners: npt.NDArray[np.uint16],
-             servers: Sequence[Server]) -> npt.NDArray[np.uint16]:
-    """The peer's owner numbers mapped to the index of the same server name in `servers`."""
-    index = {server.name: i for i, server in enumerate(servers)}
-    missing = [name for name in peer.server_names if name not in index]
-    if missing or len(peer.server_names) != len(servers):
-        raise HarnessError(f"peer {peer.name!r}: holds servers {list(peer.server_names)[:5]!r}"
-                           f"{'...' if len(peer.server_names) > 5 else ''}, not the run's "
-                           f"{len(servers)} servers")
-    ours = np.array([index[name] for name in peer.server_names], dtype=np.uint16)
-    mapped: npt.NDArray[np.uint16] = ours[owners]
-    return mapped
+    return owners_by_name(peer, servers, owners)
 
 
 def _in_range(name: str, owners: npt.NDArray[np.int64],

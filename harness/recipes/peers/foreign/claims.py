@@ -18,6 +18,7 @@ from harness.core.redact import without_keys
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.peers.foreign.base import Batch, ForeignPeer
+from harness.recipes.peers.foreign.process_peer import ProcessPeer
 from harness.recipes.peers.foreign.protocol import packed_keys
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
@@ -60,6 +61,16 @@ def batch_for(peer: ForeignPeer, servers: Sequence[Server], keys: Sequence[bytes
         built = algorithm.from_params(servers, peer.spec.recipe_params)
         hashes = np.ascontiguousarray(built.hash_keys(keys), dtype=np.uint64)
     return peer.prepare(blob, offsets, hashes)
+
+
+def owners_by_name(peer: ForeignPeer, servers: Sequence[Server],
+                   owners: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
+    """The peer's owners as indexes of `servers`, matched by server name: a process peer
+    numbers the servers in its own order, which its ADD and REMOVE change (a server
+    removed and added back comes last), so its numbers are not the list's. Every
+    comparison of a foreign peer's owners with ours goes through this. A library peer is
+    built for `servers` and numbers them as they are."""
+    return peer.owners_in(owners, servers) if isinstance(peer, ProcessPeer) else owners
 
 
 def check_claim(spec: ForeignPeerSpec, servers: Sequence[Server], keys: Sequence[bytes],

@@ -26,8 +26,10 @@ import fcntl
 import os
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +43,10 @@ F_SETPIPE_SZ = 1031
 PIPE_BYTES = 1 << 20
 #: bytes of the peer's stderr kept for the error line
 STDERR_TAIL = 4096
+#: requests a pipe may still hold pages of after their peer failed (vmsplice hands the
+#: pipe references to our pages, not copies): kept for the process's life, so that those
+#: pages stay the request whoever reads them; one per peer failed after a vmsplice
+_PINNED: list[bytes] = []
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -63,8 +69,11 @@ def _vmsplice(fd: int, address: int, size: int) -> int:
     """Up to `size` bytes at `address` into the pipe `fd` without copying them: the pipe
     takes references to our pages, where write(2) copies every byte into pages of its own
     (3.9 ns a key of a 100,000-key request, measured). Safe because a request is an
-    immutable bytes object kept until its reply is read, and the reply comes after the
-    peer has read the whole request; a peer that answers early is a broken peer, stopped."""
+    immutable bytes object kept alive until the pipe holds none of it: `request` checks
+    that the pipe is empty when the reply has come (a peer that answers before reading its
+    whole request is stopped, a protocol failure), and a request written by vmsplice to a
+    peer that failed is kept for good (`_PINNED`), so its pages never become other memory
+    of ours while some process may still read them."""
     assert _VMSPLICE is not None, "_address gives None without vmsplice"
     vector = _IOVec(address, size)
     written = int(_VMSPLICE(fd, ctypes.byref(vector), 1, SPLICE_F_NONBLOCK))
@@ -73,6 +82,14 @@ def _vmsplice(fd: int, address: int, size: int) -> int:
         kind = {errno.EAGAIN: BlockingIOError, errno.EPIPE: BrokenPipeError}.get(error, OSError)
         raise kind(error, os.strerror(error))
     return written
+
+
+def _pending(fd: int) -> int:
+    """Bytes a pipe holds, unread (FIONREAD, on either end of it); 0 if it cannot tell."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0])
+    except OSError:
+        return 0
 
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -132,6 +149,8 @@ class PeerProcess:
         assert self._process.stderr is not None
         self._in, self._out = self._process.stdin.fileno(), self._process.stdout.fileno()
         self._err: int | None = self._process.stderr.fileno()
+        #: whether the request under way went (partly) through vmsplice
+        self._spliced = False
         os.set_blocking(self._in, False)
         os.set_blocking(self._err, False)
         for fd in (self._in, self._out):
@@ -185,37 +204,72 @@ class PeerProcess:
     def request(self, message: bytes, what: str,
                 limit: int = protocol.MAX_REPLY_BYTES) -> bytes:
         """Send one request and return its reply's payload, or fail with the peer's line; a
-        reply frame longer than `limit` bytes is refused before it is read."""
+        reply frame longer than `limit` bytes is refused before it is read. Any reply that
+        breaks the protocol (cut short, too long, unknown status, an error reply whose
+        message is not a string of the frame, an answer before the whole request was read,
+        bytes nobody asked for) is that one line, the peer stopped."""
         deadline = time.monotonic() + self.timeout_s
+        self._spliced = False
         try:
-            self._write(message, deadline, what)
-            header = self._read(4, deadline, what)
-            length = int.from_bytes(header, "little")
-            if not 1 <= length <= min(limit, protocol.MAX_REPLY_BYTES):
-                raise protocol.ProtocolError(f"answered {what} with garbage (a frame of "
-                                             f"{length:,} bytes)")
-            body = self._read(length, deadline, what)
-        except protocol.ProtocolError as exc:
-            raise self.failure(str(exc)) from None
+            try:
+                payload = self._exchange(message, deadline, what, limit)
+            except protocol.ProtocolError as exc:
+                raise self.failure(str(exc)) from None
+        except BaseException:
+            if self._spliced:  # the pipe may still hold pages of it: they stay the request
+                _PINNED.append(message)
+            raise
+        return payload
+
+    def _exchange(self, message: bytes, deadline: float, what: str, limit: int) -> bytes:
+        unasked = _pending(self._out)
+        if unasked:
+            raise protocol.ProtocolError(f"wrote {unasked:,} bytes nobody asked for before "
+                                         f"{what} (a reply too many, or garbage)")
+        self._write(message, deadline, what)
+        header = self._read(4, deadline, what)
+        length = int.from_bytes(header, "little")
+        if not 1 <= length <= min(limit, protocol.MAX_REPLY_BYTES):
+            raise protocol.ProtocolError(f"answered {what} with garbage (a frame of "
+                                         f"{length:,} bytes)")
+        body = self._read(length, deadline, what)
+        # The reply is whole: the peer must have read all of its request by now. Bytes of
+        # it still in the pipe mean it answered without reading them (and might read them
+        # later, when the request is gone): a protocol failure.
+        unread = _pending(self._in)
+        if unread:
+            raise protocol.ProtocolError(f"answered {what} before reading all of it "
+                                         f"({unread:,} bytes of the request unread)")
         status, payload = body[:1], body[1:]
         if status == protocol.ERROR:
-            message_text = protocol.Reader(payload, what).string() if len(payload) >= 4 else ""
+            message_text = protocol.error_message(payload, what)
             if self._refusals_as_said:
                 self.stop()
-                raise HarnessError(f"peer {self.name!r}: {message_text[:600]}")
-            raise self.failure(f"refused {what}: {message_text[:300] or 'no message'}")
+                raise HarnessError(f"peer {self.name!r}: {message_text}")
+            raise protocol.ProtocolError(f"refused {what}: {message_text}")
         if status != protocol.OK:
-            raise self.failure(f"answered {what} with garbage (status byte {status!r})")
+            raise protocol.ProtocolError(f"answered {what} with garbage (status byte "
+                                         f"{status!r})")
         return payload
 
     def _write(self, data: bytes, deadline: float, what: str) -> None:
         address = _address(data)
         view, at = memoryview(data), 0
         while at < len(data):
-            self._wait(self._in, "write", deadline, what)
+            if self._wait(self._in, "write", deadline, what):
+                # Its output is readable before the request is all written: an answer (or
+                # its end) before it read its request.
+                if _pending(self._out):
+                    raise protocol.ProtocolError(
+                        f"answered {what} before reading all of it ({len(data) - at:,} "
+                        "bytes of the request not yet written)")
+                raise self.failure(f"{self._ended()} before reading all of {what}")
             try:
-                written = _vmsplice(self._in, address + at, len(data) - at) \
-                    if address is not None else os.write(self._in, view[at:])
+                if address is not None:
+                    self._spliced = True
+                    written = _vmsplice(self._in, address + at, len(data) - at)
+                else:
+                    written = os.write(self._in, view[at:])
             except BrokenPipeError:
                 raise self.failure(f"{self._ended()} before reading all of {what}") from None
             except BlockingIOError:
@@ -238,18 +292,22 @@ class PeerProcess:
             got += count
         return bytes(buffer)
 
-    def _wait(self, fd: int, direction: str, deadline: float, what: str) -> None:
+    def _wait(self, fd: int, direction: str, deadline: float, what: str) -> bool:
         """Wait until `fd` is ready, draining the peer's stderr meanwhile (a peer blocked
-        writing to a full stderr pipe would never answer)."""
+        writing to a full stderr pipe would never answer). Waiting to write, its output is
+        watched too: True when that became readable first (an early answer, or its end)."""
         while True:
             errors = [self._err] if self._err is not None else []
-            reads, writes = ([fd, *errors], []) if direction == "read" else (errors, [fd])
+            reads, writes = ([fd, *errors], []) if direction == "read" \
+                else ([self._out, *errors], [fd])
             ready = select.select(reads, writes, [],
                                   max(0.0, deadline - time.monotonic()))
             if self._err is not None and self._err in ready[0]:
                 self._drain_stderr()
+            if direction == "write" and self._out in ready[0]:
+                return True
             if fd in ready[0] or fd in ready[1]:
-                return
+                return False
             # Checked by the clock, not by select's timeout alone: a peer that writes to
             # stderr without end keeps select returning and must still meet its deadline.
             if not any(ready) or time.monotonic() >= deadline:

@@ -20,6 +20,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.recipes.peers.foreign import protocol
 from harness.recipes.peers.foreign.base import Batch
@@ -114,6 +115,21 @@ class ProcessPeer:
         """The servers in the order its owners number them (an added one goes last)."""
         return tuple(self._servers)
 
+    def owners_in(self, owners: npt.NDArray[np.uint16],
+                  servers: Sequence[Server]) -> npt.NDArray[np.uint16]:
+        """Its owners (indexes of the servers it holds, in its own order, which its ADD and
+        REMOVE change: a removed server added back comes last) as indexes of the same
+        server names in `servers`; a HarnessError naming it if it holds other servers."""
+        index = {server.name: i for i, server in enumerate(servers)}
+        if len(self._servers) != len(servers) or any(n not in index for n in self._servers):
+            shown = ", ".join(repr(n) for n in self._servers[:5])
+            raise HarnessError(f"peer {self.name!r}: holds servers {shown}"
+                               f"{', ...' if len(self._servers) > 5 else ''}, not the "
+                               f"{len(servers)} servers it is compared with")
+        ours = np.array([index[name] for name in self._servers], dtype=np.uint16)
+        mapped: npt.NDArray[np.uint16] = ours[owners]
+        return mapped
+
     @property
     def nbytes(self) -> int:
         """What the peer says its structure holds (MEMORY); 0 if it does not say."""
@@ -182,8 +198,9 @@ class ProcessPeer:
         assert self._region is not None and batch.shared is not None
         self._loaded = None
         if self._region.fit(batch.shared.size):
-            self._process.request(protocol.share(self._region.size), "SHARE",
-                                  protocol.reply_limit("SHARE"))
+            reply = self._process.request(protocol.share(self._region.size), "SHARE",
+                                          protocol.reply_limit("SHARE"))
+            self._parse(lambda p: protocol.parse_empty(p, "SHARE"), reply)
         if isinstance(batch.shared, SharedLookup):
             assert batch.hashes is not None
             self._region.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes

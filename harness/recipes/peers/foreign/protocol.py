@@ -290,6 +290,11 @@ def parse_count(payload: bytes, what: str) -> int:
     return value
 
 
+def parse_empty(payload: bytes, what: str) -> None:
+    """A reply of no fields (SHARE): any byte in it breaks the protocol."""
+    Reader(payload, what).end()
+
+
 def parse_shared_count(payload: bytes, keys: int, what: str) -> None:
     """A ROUTE_SHARED or LOOKUP_SHARED reply: the u32 count of owners it wrote, all of them."""
     reader = Reader(payload, what)
@@ -333,3 +338,19 @@ def parse_times(payload: bytes, repeats: int) -> list[float]:
             raise ProtocolError(f"answered TIME with {figure!r} ns per key (expected a "
                                 f"number from 0 to {MAX_SELF_TIMED_NS:g})")
     return times
+
+
+def error_message(payload: bytes, what: str) -> str:
+    """The message of an error reply ('E'), at most 300 characters: its string, which must
+    be the whole payload and UTF-8 (an empty payload is no message). Anything else is a
+    ProtocolError, as for any reply that breaks the protocol."""
+    if not payload:
+        return "no message"
+    reader = Reader(payload, what)
+    try:
+        text = reader.string()
+        reader.end()
+    except ProtocolError:
+        raise ProtocolError(f"answered {what} with a malformed error reply ({len(payload):,} "
+                            "bytes that are not one UTF-8 string filling the frame)") from None
+    return text[:300] or "no message"
