@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -320,3 +323,47 @@ def test_the_layout_runs_the_chosen_tuning(monkeypatch: pytest.MonkeyPatch) -> N
     calibration: Calibration = layout.calibrate()
     assert layout.tuning == calibration.chosen_tuning
     assert np.array_equal(layout.lookup_many(keys), before)
+
+
+def _sound_record(entries: int) -> dict[str, object]:
+    record = asdict(measure(_ring(entries).lookup_many, entries, keys=1024, rounds=1))
+    del record["cache_refused"]
+    return record
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda r: r["trials"][1].update(median_ns=float("nan")),
+     r"trials\[1\]\.median_ns must be a finite number above 0 .* \(got nan\)"),
+    (lambda r: r["trials"][0].update(max_ns="12.5"),
+     r"trials\[0\]\.max_ns must be a finite number .* \(got '12\.5'\)"),
+    (lambda r: r.update(keys=2**70), r"keys must be an integer from 1 to .* 71 bits"),
+    (lambda r: r.update(rounds=True), r"rounds must be an integer .* \(got True\)"),
+    (lambda r: r.update(cpu="Another CPU"), r"its cpu 'Another CPU' is not the .* filed under"),
+    (lambda r: r.update(c_core="0" * 16), r"its c_core '0000000000000000' is not the"),
+    (lambda r: r.update(size_class=r["size_class"] + 1), r"its size_class .* is not the"),
+    (lambda r: r["trials"][0].update(window=12), r"trials\[0\]\.window must be one of"),
+    (lambda r: r["trials"][2].update(stage=2), r"stage 1's trials are not the candidates"),
+    (lambda r: r.update(chosen=(r["chosen"] + 1) % len(r["trials"])),
+     r"chosen must be the last stage's winner"),
+    (lambda r: r.update(extra={"a": [1]}), r"the record has unknown fields 'extra'"),
+], ids=["nan", "string", "huge", "bool", "cpu", "core", "size", "window", "stage", "chosen",
+        "extra"])
+def test_a_record_that_measure_could_not_have_written_is_refused_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any, reason: str
+) -> None:
+    """Each kind of wrong record under this machine's key: measured again, with the
+    reason in the calibration (and so in the result), and the record rewritten sound."""
+    monkeypatch.setenv(bucketed_cache.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 1024)
+    monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
+    record = _sound_record(70_000)
+    change(record)
+    key = bucketed_cache.this_machine(70_000).text
+    (tmp_path / bucketed_cache.CACHE_FILE).write_text(json.dumps(
+        {"format": bucketed_cache.CACHE_FORMAT, "entries": {key: record}}))
+    ring = _ring(70_000)
+    refused = calibrate(ring.lookup_many, ring.entries)
+    assert refused.source == "measured"
+    assert re.search(reason, refused.cache_refused or ""), refused.cache_refused
+    again = calibrate(ring.lookup_many, ring.entries)
+    assert again.source == "cached" and again.cache_refused is None
