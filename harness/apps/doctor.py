@@ -22,7 +22,7 @@ from harness.core.native.counted import BUILT_WITH_CALLGRIND
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.tools import INSTALL_ALL, TOOLS
 from harness.metrics.registry import metric_names, unavailable
-from harness.recipes.layouts.bucketed_tuning import CACHE_FILE, tuning_cache_dir
+from harness.recipes.layouts.bucketed_cache import CACHE_FILE, tuning_cache_dir
 from harness.recipes.peers import PEERS
 from harness.report.history import default_history_dir
 from harness.run.builtin import builtin_names, builtin_path

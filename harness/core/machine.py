@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import subprocess
@@ -17,13 +18,42 @@ def usable_cores() -> int:
 
 
 CPUINFO = Path("/proc/cpuinfo")
+#: the longest cpuinfo value kept in a name (a model name is under 64 characters)
+VALUE_LIMIT = 96
+#: the cpuinfo fields that name a CPU, the first present is its name: x86's `model name`,
+#: then what other architectures write (powerpc `cpu`, 32-bit ARM `Processor`)
+NAME_FIELDS = ("model name", "cpu model", "cpu", "Processor")
+#: the fields that tell CPUs of one name apart, with their labels: x86's family, model
+#: and stepping; ARM's implementer, part, variant and revision (arm64 writes no `model
+#: name`, so these are all it says: two Neoverse cores differ only in `CPU part`)
+DETAIL_FIELDS = (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"),
+                 ("CPU implementer", "implementer"), ("CPU part", "part"),
+                 ("CPU variant", "variant"), ("CPU revision", "revision"))
+#: the ARM implementer codes of `CPU implementer` (the Arm ARM's MIDR_EL1 table), the rest
+#: named by their code
+ARM_IMPLEMENTERS = {"0x41": "Arm", "0x42": "Broadcom", "0x43": "Cavium", "0x46": "Fujitsu",
+                    "0x48": "HiSilicon", "0x4e": "NVIDIA", "0x50": "Applied Micro",
+                    "0x51": "Qualcomm", "0x61": "Apple", "0x6d": "Microsoft",
+                    "0xc0": "Ampere"}
+#: fields that change with the core, the clock or the boot, not with the CPU: left out of
+#: the fingerprint of a cpuinfo that names nothing
+_PER_CORE_FIELDS = frozenset({"processor", "bogomips", "cpu mhz", "core id", "apicid",
+                              "initial apicid", "physical id", "siblings", "cpu cores"})
+
+
+def _printable(value: str) -> str:
+    """`value` bounded, with control characters as \\xNN: a name goes into tables and
+    terminals."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}"
+                   for c in value[:VALUE_LIMIT])
 
 
 def _first_cpu_fields(cpuinfo: Path) -> dict[str, str]:
-    """The first processor's `field: value` lines of /proc/cpuinfo (empty if unreadable)."""
+    """The first processor's `field: value` lines of /proc/cpuinfo (empty if unreadable);
+    bytes that are not UTF-8 are replaced, not a traceback."""
     fields: dict[str, str] = {}
     try:
-        text = cpuinfo.read_text()
+        text = cpuinfo.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return fields
     for line in text.splitlines():
@@ -33,7 +63,7 @@ def _first_cpu_fields(cpuinfo: Path) -> dict[str, str]:
             continue
         name, colon, value = line.partition(":")
         if colon:
-            fields.setdefault(name.strip(), value.strip())
+            fields.setdefault(name.strip(), _printable(value.strip()))
     return fields
 
 
@@ -42,25 +72,42 @@ def _binary_size(size: int) -> str:
         else f"{size >> 10} KiB"
 
 
+def _fingerprint(fields: dict[str, str]) -> str:
+    """12 hex digits of the SHA-256 of the fields that do not change from core to core."""
+    lines = sorted(f"{name}: {value}" for name, value in fields.items()
+                   if name.lower() not in _PER_CORE_FIELDS)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
+
+
 def cpu_model(cpuinfo: Path = CPUINFO, caches: Path | None = None) -> str:
-    """The CPU's model name, with its family, model and stepping and its L2 and L3 sizes
-    where the kernel reports them; else what the platform module says.
+    """The CPU's name, with what tells CPUs of that name apart: its family, model and
+    stepping (x86) or implementer, part, variant and revision (ARM), and its L2 and L3
+    sizes where the kernel reports them. Never empty.
 
     A cloud VM often shows a masked name: an AMD EPYC of the Zen 2 generation (family 23,
     L3 16 MiB) and one of Zen 3 (family 25, L3 32 MiB) both read "AMD EPYC", and time the
-    bucketed batch lookup differently. The name alone would let the tuning cached on one
-    pass for the other's, and a reader could not tell which CPU a figure is from."""
+    bucketed batch lookup differently. arm64 writes no name at all, only the codes: a
+    name from the platform module alone ("aarch64") would be every ARM server's. The name
+    alone would let the tuning cached on one pass for the other's, and a reader could not
+    tell which CPU a figure is from. A cpuinfo with neither a name nor those codes gives
+    the machine's architecture and a fingerprint of its fields; no cpuinfo at all, what
+    the platform module says."""
     fields = _first_cpu_fields(cpuinfo)
-    name = fields.get("model name")
-    if not name:
-        return platform.processor() or platform.machine()
-    details = [" ".join(f"{label} {fields[field]}" for field, label in
-                        (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"))
-                        if fields.get(field))]
+    machine = _printable(platform.machine()) or "unknown machine"
+    if not fields:
+        return _printable(platform.processor()) or machine
+    name = next((fields[field] for field in NAME_FIELDS if fields.get(field)), "")
+    codes = " ".join(f"{label} {fields[field]}" for field, label in DETAIL_FIELDS
+                     if fields.get(field))
+    if not name and fields.get("CPU implementer"):
+        vendor = ARM_IMPLEMENTERS.get(fields["CPU implementer"].lower())
+        name = f"{machine} {vendor}" if vendor else machine
+    elif not name and not codes:
+        name, codes = machine, f"cpuinfo {_fingerprint(fields)}"
+    details = [codes] if codes else []
     sizes = data_cache_sizes(CACHE_DIRECTORY if caches is None else caches)
     details += [f"L{level} {_binary_size(sizes[level])}" for level in (2, 3) if level in sizes]
-    details = [detail for detail in details if detail]
-    return f"{name} ({', '.join(details)})" if details else name
+    return f"{name or machine} ({', '.join(details)})" if details else name or machine
 
 
 def _memory_bytes(field: str) -> int | None:

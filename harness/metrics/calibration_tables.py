@@ -41,6 +41,9 @@ def calibration_table(form: str, calibration: Calibration) -> Table:
     stage_one, stage_three = _alignments(calibration)
     where = ("measured in this run" if calibration.source == "measured"
              else f"read from the cache, measured {literal(calibration.measured_at)}")
+    if calibration.cache_refused is not None:
+        where += (f" (the tuning cache's record for this CPU, size class and C core was "
+                  f"refused: {literal(calibration.cache_refused)})")
     notes = [
         f"How {code(form)}'s batch lookup was tuned before it was timed: "
         f"on {literal(calibration.cpu)}, for rings of {calibration.size_class_label} "

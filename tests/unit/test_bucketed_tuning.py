@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core.errors import HarnessError
-from harness.core.machine import cpu_model
 from harness.core.native.bucketed import (
     ALIGNMENTS,
     MAX_DEPTH,
@@ -27,18 +29,17 @@ from harness.core.native.bucketed import (
     default_tuning,
 )
 from harness.core.ring import Ring, reference_owners
-from harness.recipes.layouts import bucketed_tuning
+from harness.recipes.layouts import bucketed_cache, bucketed_tuning
 from harness.recipes.layouts.bucketed import BucketedLayout
+from harness.recipes.layouts.bucketed_cache import calibrate
 from harness.recipes.layouts.bucketed_tuning import (
     Calibration,
     Trial,
-    _winner,
-    calibrate,
     measure,
-    size_class,
     stage_one,
     stage_three,
     stage_two,
+    winner,
 )
 
 pytestmark = pytest.mark.c_core
@@ -167,10 +168,10 @@ def _trial(stage: int, window: int, paired: float, ns: float = 10.0) -> Trial:
 def test_a_stage_keeps_its_first_candidate_unless_another_is_clearly_faster() -> None:
     """2% faster (paired) is noise on a shared machine: the first stays; 10% faster wins;
     the paired ratio decides, not the medians (which a burst of load skews)."""
-    assert _winner([_trial(1, 32, 1.0), _trial(1, 16, 0.98)], 0) == 0
-    assert _winner([_trial(1, 32, 1.0), _trial(1, 16, 0.90), _trial(1, 8, 0.95)], 0) == 1
-    assert _winner([_trial(1, 32, 1.0), _trial(2, 16, 1.0), _trial(2, 8, 0.999)], 1) == 1
-    assert _winner([_trial(1, 32, 1.0, ns=5.0), _trial(1, 16, 0.9, ns=50.0)], 0) == 1
+    assert winner([_trial(1, 32, 1.0), _trial(1, 16, 0.98)], 0) == 0
+    assert winner([_trial(1, 32, 1.0), _trial(1, 16, 0.90), _trial(1, 8, 0.95)], 0) == 1
+    assert winner([_trial(1, 32, 1.0), _trial(2, 16, 1.0), _trial(2, 8, 0.999)], 1) == 1
+    assert winner([_trial(1, 32, 1.0, ns=5.0), _trial(1, 16, 0.9, ns=50.0)], 0) == 1
 
 
 def test_the_speedup_over_the_default_chains_the_paired_ratios() -> None:
@@ -249,7 +250,7 @@ def test_calibrate_caches_per_size_class_and_reads_it_back(
 ) -> None:
     """A second ring of the same size class reuses the first's choice without timing;
     another size class measures; the cache file sits where the variable points."""
-    monkeypatch.setenv(bucketed_tuning.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setenv(bucketed_cache.CACHE_VARIABLE, str(tmp_path))
     monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 2048)
     monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
     ring = _ring(70_000)
@@ -266,7 +267,7 @@ def test_calibrate_caches_per_size_class_and_reads_it_back(
     assert again.trials == first.trials and again.chosen_tuning == first.chosen_tuning
     other = calibrate(counted, 200_000)
     assert other.source == "measured" and calls
-    document = json.loads((tmp_path / bucketed_tuning.CACHE_FILE).read_text())
+    document = json.loads((tmp_path / bucketed_cache.CACHE_FILE).read_text())
     assert len(document["entries"]) == 2
     assert all(first.cpu in key and first.c_core in key for key in document["entries"])
 
@@ -281,13 +282,12 @@ def test_a_broken_cache_means_measuring_again(
 ) -> None:
     """A cache file that is empty, not JSON, of another format or with a malformed
     entry (even under this machine's key) is measured past and rewritten whole."""
-    monkeypatch.setenv(bucketed_tuning.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setenv(bucketed_cache.CACHE_VARIABLE, str(tmp_path))
     monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 1024)
     monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
     ring = _ring(70_000)
-    key = bucketed_tuning._cache_key(cpu_model(), size_class(ring.entries),
-                                     bucketed_tuning.c_core_digest())
-    (tmp_path / bucketed_tuning.CACHE_FILE).write_text(content.replace("KEY", key))
+    key = bucketed_cache.this_machine(ring.entries).text
+    (tmp_path / bucketed_cache.CACHE_FILE).write_text(content.replace("KEY", key))
     assert calibrate(ring.lookup_many, ring.entries).source == "measured"
     assert calibrate(ring.lookup_many, ring.entries).source == "cached"
 
@@ -297,15 +297,15 @@ def test_a_cache_that_is_a_fifo_or_too_large_is_measured_past(
 ) -> None:
     """A FIFO with no writer does not block the calibration, an oversized file is not
     read; either way the calibration measures, and its file then replaces the bad one."""
-    monkeypatch.setenv(bucketed_tuning.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setenv(bucketed_cache.CACHE_VARIABLE, str(tmp_path))
     monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 1024)
     monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
     ring = _ring(70_000)
-    os.mkfifo(tmp_path / bucketed_tuning.CACHE_FILE)
+    os.mkfifo(tmp_path / bucketed_cache.CACHE_FILE)
     assert calibrate(ring.lookup_many, ring.entries).source == "measured"
-    (tmp_path / bucketed_tuning.CACHE_FILE).unlink()
-    (tmp_path / bucketed_tuning.CACHE_FILE).write_text(
-        " " * (bucketed_tuning.CACHE_LIMIT_BYTES + 1))
+    (tmp_path / bucketed_cache.CACHE_FILE).unlink()
+    (tmp_path / bucketed_cache.CACHE_FILE).write_text(
+        " " * (bucketed_cache.CACHE_LIMIT_BYTES + 1))
     assert calibrate(ring.lookup_many, ring.entries).source == "measured"
     assert calibrate(ring.lookup_many, ring.entries).source == "cached"
 
@@ -323,3 +323,47 @@ def test_the_layout_runs_the_chosen_tuning(monkeypatch: pytest.MonkeyPatch) -> N
     calibration: Calibration = layout.calibrate()
     assert layout.tuning == calibration.chosen_tuning
     assert np.array_equal(layout.lookup_many(keys), before)
+
+
+def _sound_record(entries: int) -> dict[str, object]:
+    record = asdict(measure(_ring(entries).lookup_many, entries, keys=1024, rounds=1))
+    del record["cache_refused"]
+    return record
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda r: r["trials"][1].update(median_ns=float("nan")),
+     r"trials\[1\]\.median_ns must be a finite number above 0 .* \(got nan\)"),
+    (lambda r: r["trials"][0].update(max_ns="12.5"),
+     r"trials\[0\]\.max_ns must be a finite number .* \(got '12\.5'\)"),
+    (lambda r: r.update(keys=2**70), r"keys must be an integer from 1 to .* 71 bits"),
+    (lambda r: r.update(rounds=True), r"rounds must be an integer .* \(got True\)"),
+    (lambda r: r.update(cpu="Another CPU"), r"its cpu 'Another CPU' is not the .* filed under"),
+    (lambda r: r.update(c_core="0" * 16), r"its c_core '0000000000000000' is not the"),
+    (lambda r: r.update(size_class=r["size_class"] + 1), r"its size_class .* is not the"),
+    (lambda r: r["trials"][0].update(window=12), r"trials\[0\]\.window must be one of"),
+    (lambda r: r["trials"][2].update(stage=2), r"stage 1's trials are not the candidates"),
+    (lambda r: r.update(chosen=(r["chosen"] + 1) % len(r["trials"])),
+     r"chosen must be the last stage's winner"),
+    (lambda r: r.update(extra={"a": [1]}), r"the record has unknown fields 'extra'"),
+], ids=["nan", "string", "huge", "bool", "cpu", "core", "size", "window", "stage", "chosen",
+        "extra"])
+def test_a_record_that_measure_could_not_have_written_is_refused_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any, reason: str
+) -> None:
+    """Each kind of wrong record under this machine's key: measured again, with the
+    reason in the calibration (and so in the result), and the record rewritten sound."""
+    monkeypatch.setenv(bucketed_cache.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(bucketed_tuning, "CALIBRATION_KEYS", 1024)
+    monkeypatch.setattr(bucketed_tuning, "ROUNDS", 1)
+    record = _sound_record(70_000)
+    change(record)
+    key = bucketed_cache.this_machine(70_000).text
+    (tmp_path / bucketed_cache.CACHE_FILE).write_text(json.dumps(
+        {"format": bucketed_cache.CACHE_FORMAT, "entries": {key: record}}))
+    ring = _ring(70_000)
+    refused = calibrate(ring.lookup_many, ring.entries)
+    assert refused.source == "measured"
+    assert re.search(reason, refused.cache_refused or ""), refused.cache_refused
+    again = calibrate(ring.lookup_many, ring.entries)
+    assert again.source == "cached" and again.cache_refused is None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.recipes.layouts.bucketed_tuning import CACHE_VARIABLE, tuning_cache_dir
+from harness.recipes.layouts.bucketed_cache import CACHE_VARIABLE, tuning_cache_dir
 from harness.report.history import HISTORY_VARIABLE, default_history_dir, entries, machine_name
 from tests.unit.test_history import TINY
 

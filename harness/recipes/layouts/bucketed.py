@@ -10,7 +10,8 @@ bytes per entry on top of the 4, at 10 million about 0.03. See cext/bucketed.h.
 
 Its batch lookup starts with the C core's default tuning for its size; `calibrate`
 swaps in the one measured fastest on this machine (harness.recipes.layouts.
-bucketed_tuning), which the throughput metric does before timing it.
+bucketed_tuning, cached by bucketed_cache), which the throughput metric does before
+timing it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.native import bucketed as c_bucketed
-from harness.recipes.layouts import bucketed_tuning
+from harness.recipes.layouts import bucketed_cache, bucketed_tuning
 from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
@@ -50,7 +51,7 @@ class BucketedLayout(LayoutBase):
 
     def calibrate(self) -> bucketed_tuning.Calibration:
         """Tune the batch lookup for this machine and ring size (cached, else measured)."""
-        calibration = bucketed_tuning.calibrate(self._ring.lookup_many, self.entries)
+        calibration = bucketed_cache.calibrate(self._ring.lookup_many, self.entries)
         self._ring.tune(calibration.chosen_tuning)
         return calibration
 

@@ -33,40 +33,33 @@ within a few percent swap places from run to run, and the choice should not. Eve
 candidate's routes are checked against the default tuning's on the same keys before
 any is chosen.
 
-The choice is cached per CPU (`cpu_model`: its name, family, model, stepping and
-cache sizes, as a masked name is shared by CPUs that time differently), ring size
-class (entries from 2**(k-1) to 2**k) and build of the C core (the digest of the
-compiled module, so a rebuilt C core measures again), in a JSON file in
-`tuning_cache_dir()`: `$RING_HARNESS_TUNING_CACHE`, else the platform's user cache folder
-(platformdirs; on Linux `$XDG_CACHE_HOME/ring-harness`, else `~/.cache/ring-harness`), never
-in the checkout. docs/performance-notes.md says why.
+The choice is cached per CPU (`cpu_model`: its name, family, model and stepping or
+ARM implementer and part, and cache sizes, as a masked name is shared by CPUs that time
+differently), ring size class (entries from 2**(k-1) to 2**k) and build of the C core
+(the digest of the compiled module, so a rebuilt C core measures again): the cache file,
+and the strict reader that refuses any record `measure` could not have written on this
+machine, are in `bucketed_cache`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
-import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-import platformdirs
 
-from harness.core.atomic import write_atomically
 from harness.core.errors import HarnessError
 from harness.core.machine import cpu_model
 from harness.core.native import bucketed as c_bucketed
 from harness.core.native.bucketed import BucketedTuning
-from harness.core.safe_read import read_regular_file
 
 #: keys each candidate routes per round: 1 MiB of keys and 512 KiB of answers, past
 #: the L2 cache as the batches of a run are (a scenario routes 1,000,000 keys a call).
@@ -89,13 +82,6 @@ STAGE_TWO_AHEAD_FACTORS = (1, 2, 4)
 STAGE_THREE_ALIGNMENTS = c_bucketed.ALIGNMENTS
 #: entries in a 64-byte cache line: stage one also times every width on whole lines
 LINE_ENTRIES = 16
-#: where the cache lives when the environment does not say
-CACHE_VARIABLE = "RING_HARNESS_TUNING_CACHE"
-CACHE_FILE = "bucketed-tuning.json"
-#: the largest cache file read: a few KiB an entry, one entry per CPU and size class
-CACHE_LIMIT_BYTES = 4 * 2**20
-#: bumped when the cache file's shape changes (older files are then measured again)
-CACHE_FORMAT = 3
 #: the seed of the calibration keys: the same keys on every machine
 KEYS_SEED = 28
 
@@ -148,6 +134,9 @@ class Calibration:
     chosen: int = 0
     #: the trial of the C core's default tuning for this size, in stage one
     default: int = 0
+    #: why the cache's record for this CPU, size class and C core was refused, so that
+    #: the choice was measured again (None: no record was refused; bucketed_cache)
+    cache_refused: str | None = None
 
     def __post_init__(self) -> None:
         if not self.trials or not (0 <= self.chosen < len(self.trials)
@@ -209,67 +198,6 @@ def c_core_digest() -> str:
     different code measures again."""
     digest = hashlib.sha256(Path(c_bucketed.compiled_module_file()).read_bytes())
     return digest.hexdigest()[:16]
-
-
-def tuning_cache_dir() -> tuple[Path, str]:
-    """The folder of the tuning cache, and why, in words."""
-    explicit = os.environ.get(CACHE_VARIABLE)
-    if explicit:
-        return Path(explicit), f"${CACHE_VARIABLE} names it"
-    return platformdirs.user_cache_path("ring-harness", appauthor=False), "the user cache folder"
-
-
-def _cache_key(cpu: str, size: int, digest: str) -> str:
-    return f"{cpu} | 2**{size} | {digest}"
-
-
-def _read_cache(path: Path) -> dict[str, Any]:
-    """The cache's entries, or none when the file is missing, unreadable, not a regular
-    file of at most CACHE_LIMIT_BYTES (a FIFO would block a plain read, /dev/zero fill
-    memory), not JSON or of another format: the cache only saves time, so anything
-    wrong with it means measuring again."""
-    if not path.exists():
-        return {}
-    try:
-        document = json.loads(read_regular_file(path, CACHE_LIMIT_BYTES, "tuning cache",
-                                                HarnessError))
-    except (HarnessError, ValueError, RecursionError):
-        return {}
-    if not isinstance(document, dict) or document.get("format") != CACHE_FORMAT:
-        return {}
-    entries = document.get("entries")
-    return entries if isinstance(entries, dict) else {}
-
-
-def _from_record(record: Any) -> Calibration | None:
-    try:
-        fields = dict(record)
-        trials = [Trial(**trial) for trial in fields.pop("trials")]
-        calibration = Calibration(**fields, trials=trials)
-    except (TypeError, ValueError, KeyError, IndexError, HarnessError):
-        return None
-    return calibration
-
-
-def cached(entries: int) -> Calibration | None:
-    """The cached calibration of this CPU, size class and C core, if there is one."""
-    key = _cache_key(cpu_model(), size_class(entries), c_core_digest())
-    record = _read_cache(tuning_cache_dir()[0] / CACHE_FILE).get(key)
-    found = _from_record(record) if record is not None else None
-    if found is None:
-        return None
-    return Calibration(**{**asdict(found), "trials": found.trials, "source": "cached"})
-
-
-def _store(calibration: Calibration) -> None:
-    path = tuning_cache_dir()[0] / CACHE_FILE
-    entries = _read_cache(path)
-    key = _cache_key(calibration.cpu, calibration.size_class, calibration.c_core)
-    entries[key] = {**asdict(calibration), "source": "measured"}
-    # A read-only or full cache directory only costs measuring again next time.
-    with contextlib.suppress(OSError):
-        write_atomically(path, json.dumps({"format": CACHE_FORMAT, "entries": entries},
-                                          indent=1, sort_keys=True))
 
 
 def calibration_keys(count: int) -> npt.NDArray[np.uint32]:
@@ -346,7 +274,13 @@ def stage_three(best: BucketedTuning) -> list[BucketedTuning]:
     return [best, *(tuning for tuning in aligned if tuning != best)]
 
 
-def _winner(trials: Sequence[Trial], first: int) -> int:
+#: the stages after the first, each from the previous stage's winner (none after a stage
+#: that has no candidates)
+NEXT_STAGES: tuple[tuple[int, Callable[[BucketedTuning], list[BucketedTuning]]], ...] = (
+    (2, stage_two), (3, stage_three))
+
+
+def winner(trials: Sequence[Trial], first: int) -> int:
     """The index of a stage's winner (its trials start at `first`): the lowest paired
     ratio to the stage's first trial, if it is MARGIN below 1, else that first trial."""
     fastest = min(range(first, len(trials)), key=lambda i: trials[i].paired_ratio)
@@ -368,30 +302,19 @@ def measure(lookup_many: LookupMany, entries: int, *, keys: int | None = None,
     candidates = stage_one(default)
     trials = _trials(1, candidates,
                      _time_stage(lookup_many, key_array, candidates, rounds, expected))
-    chosen = _winner(trials, 0)
-    for stage, next_stage in ((2, stage_two), (3, stage_three)):
+    chosen = winner(trials, 0)
+    for stage, next_stage in NEXT_STAGES:
         candidates = next_stage(trials[chosen].tuning)
         if not candidates:
             break
         first = len(trials)
         trials += _trials(stage, candidates,
                           _time_stage(lookup_many, key_array, candidates, rounds, expected))
-        chosen = _winner(trials, first)
+        chosen = winner(trials, first)
     return Calibration(
         cpu=cpu_model(), entries=entries, size_class=size_class(entries),
         c_core=c_core_digest(), measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         source="measured", keys=keys, rounds=rounds, trials=trials, chosen=chosen, default=0)
-
-
-def calibrate(lookup_many: LookupMany, entries: int) -> Calibration:
-    """The cached choice for this machine and size class, else one measured now (and
-    cached)."""
-    found = cached(entries)
-    if found is not None:
-        return found
-    calibration = measure(lookup_many, entries)
-    _store(calibration)
-    return calibration
 
 
 #: candidates one calibration times at most: every width centred and on whole lines (the
