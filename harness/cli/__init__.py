@@ -44,6 +44,7 @@ from harness.cli.common import (
     escape_unshowable_output,
     one_line,
     parse_arguments,
+    terminal_text,
 )
 from harness.core.atomic import write_atomically, write_together
 from harness.core.cost import NOTHING, Cost
@@ -287,13 +288,13 @@ def _run(args: argparse.Namespace) -> int:
         args.outcome.wrote(written)
         kept = (f"; kept as run {entry.run_id} of {entry.machine}"
                 if not args.no_history else "")
-        print(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
-              f"({result.duration_s} s){kept}")
+        print(one_line(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
+                       f"({result.duration_s} s){kept}"))
     if not args.no_history:
-        print(f"run history: {history} ({why})")
+        print(one_line(f"run history: {history} ({why})"))
     if len(scenarios) == 1:
         print()
-        print(markdown.report(result_report(result)), end="")
+        print(terminal_text(markdown.report(result_report(result))), end="")
     return 0
 
 
@@ -310,7 +311,7 @@ def _explore(args: argparse.Namespace) -> int:
     else:
         ring = simulator_ring(args.servers, 100 if args.points is None else args.points)
     write_atomically(args.out, explorer_page(ring))
-    print(f"wrote {args.out}: open it in a browser (it needs no network)")
+    print(one_line(f"wrote {args.out}: open it in a browser (it needs no network)"))
     return 0
 
 
@@ -326,7 +327,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.write:
         # The JSON is the measurement and stays as it is; only its renderings are replaced.
         write_together({outputs[0]: text, outputs[1]: page})
-    print(text, end="")
+    print(terminal_text(text), end="")
     return 0
 
 
@@ -370,7 +371,7 @@ def _compare(args: argparse.Namespace) -> int:
         page = html.report(report) if args.out else ""
     if args.out:
         write_together({outputs[0]: table, outputs[1]: page})
-    print(table, end="")
+    print(terminal_text(table), end="")
     return 0
 
 
@@ -388,9 +389,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         run_scenarios(args.out, args.progress, args.outcome, args.max_minutes, names)
     checks = write_report(args.out, names)
     outside = [c.figure.key for c in checks if not c.inside]
-    print(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
-          f"{len(checks)} figures inside their tolerance" + (f"; outside: {', '.join(outside)}"
-                                                             if outside else ""))
+    print(one_line(f"wrote {args.out / 'REPRODUCTION.md'}: {len(checks) - len(outside)} of "
+                   f"{len(checks)} figures inside their tolerance"
+                   + (f"; outside: {', '.join(outside)}" if outside else "")))
     # A figure outside its band is a failed check: the report is still written, to read why.
     return EXIT_FAILED if outside else 0
 
@@ -418,7 +419,7 @@ def _plan(args: argparse.Namespace) -> int:
     text = markdown.report(report)
     if args.out:
         write_together({outputs[0]: text, outputs[1]: html.report(report)})
-    print(text, end="")
+    print(terminal_text(text), end="")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -46,17 +47,47 @@ def escape_unshowable_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-#: what one_line escapes: every line break `str.splitlines` knows besides the newline (a
-#: field name or value echoed from a hostile file must not turn a one-line refusal into
-#: several), and every other control character (C0 but the tab, DEL, C1), since a foreign
-#: peer's stderr line or a library's build error reaches the message as it wrote it, and
-#: an ESC there would drive the terminal (clear it, rewrite the line before, set its title)
-_CONTROLS = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-             for code in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0),
-                          0x2028, 0x2029]}
+class _Unshowable(dict[int, str]):
+    """A `str.translate` table of what a terminal must not be handed raw: every control
+    character (C0, DEL, C1: an ESC starts a sequence that clears the screen, rewrites the
+    line before, sets the title or, as OSC 8, hides a link behind a name), every format
+    character (bidi overrides and isolates that reorder what follows, zero-width marks that
+    make two names look alike) and the line and paragraph separators, each as its `\\x..`,
+    `\\u....` or `\\U........` escape. Filled in as characters are met (a category look-up)."""
+
+    def __init__(self, kept: str) -> None:
+        super().__init__()
+        self._kept = kept
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if char in self._kept or unicodedata.category(char) not in _UNSHOWABLE_CATEGORIES:
+            escaped = char
+        elif code < 0x100:
+            escaped = f"\\x{code:02x}"
+        else:
+            escaped = f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+        self[code] = escaped
+        return escaped
+
+
+#: controls, format characters, surrogates (a path's bytes that are not UTF-8), line and
+#: paragraph separators
+_UNSHOWABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+#: one_line keeps only the tab (the newline becomes \n); terminal text keeps its lines
+_ONE_LINE = _Unshowable("\t")
+_TERMINAL = _Unshowable("\t\n")
 
 
 def one_line(message: object) -> str:
     """The message on one line: newlines and every other line break escaped, and every
-    control character a terminal would act on."""
-    return str(message).replace("\n", "\\n").translate(_CONTROLS)
+    character a terminal would act on or hide (a foreign peer's stderr line, a library's
+    build error or a hostile file's field reaches the message as it was written)."""
+    return str(message).replace("\n", "\\n").translate(_ONE_LINE)
+
+
+def terminal_text(text: str) -> str:
+    """Text printed to stdout (a report's Markdown, holding any name a scenario or result
+    gives) with its lines kept and everything else `one_line` escapes escaped; only the
+    terminal's copy: the files written hold the text as it is."""
+    return text.translate(_TERMINAL)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import ScenarioError
+from harness.core.redact import without_keys
 
 _MISSING: Any = object()
 
@@ -61,8 +62,27 @@ def table_pattern(path: str) -> str:
     return re.sub(r"\[\d+\]", "[]", path)
 
 
+#: why no string of a scenario may hold a NUL: names reach C libraries (a foreign peer's
+#: ring_peer_build, a live server's configuration) as NUL-terminated strings, where a name
+#: holding one would arrive cut short, two distinct servers as one
+NO_NUL_EXPECTED = ("text with no NUL character (names reach C libraries as NUL-terminated "
+                   "strings)")
+
+
+def _holds_nul(value: object) -> bool:
+    """Whether a string, or a string in a list at any depth, holds a NUL. Tables are left
+    to the `Fields` that reads them, so that the error names the field inside."""
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 def describe(value: object) -> str:
-    """How a received value is shown in an error: its TOML-ish repr and type."""
+    """How a received value is shown in an error: its TOML-ish repr and type, with any
+    secret key in it hidden (a table quoted whole may hold a keyed hash's `hash_key`)."""
+    value = without_keys(value) if isinstance(value, dict | list) else value
     kind = {bool: "boolean", int: "integer", float: "float", str: "string",
             list: "array", dict: "table"}.get(type(value), type(value).__name__)
     article = "an" if kind[0] in "aeiou" else "a"
@@ -103,7 +123,10 @@ class Fields:
     def _raw(self, key: str, default: Any) -> Any:
         self._taken.add(key)
         if key in self.table:
-            return self.table[key]
+            value = self.table[key]
+            if _holds_nul(value):
+                raise self.error(key, NO_NUL_EXPECTED, value)
+            return value
         if default is _MISSING:
             raise ScenarioError(f"{self.file}: {self.field(key)} is required but missing")
         return default

@@ -16,7 +16,10 @@ class Progress:
                          unit="step", dynamic_ncols=True, leave=False)
 
     def stage(self, text: str) -> None:
-        self._bar.set_postfix_str(text, refresh=True)
+        # A stage names peers and recipes as the scenario wrote them: on the terminal, a
+        # character it would act on (ESC, a bidi override) is shown as its escape.
+        shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+        self._bar.set_postfix_str(shown, refresh=True)
 
     def advance(self, steps: int = 1) -> None:
         self._bar.update(steps)

@@ -40,7 +40,7 @@ from harness.core.version import VERSION
 from harness.core.workload import key_names
 from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
-from harness.metrics.registry import selected
+from harness.metrics.registry import record_type, selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, rebuilt
 from harness.recipes.algorithms.parts import parts_builder
@@ -209,7 +209,7 @@ def run_scenario(
                     for recipe in recipes]
 
 
-    return Result(
+    result = Result(
         format=FORMAT_NAME, format_version=FORMAT_VERSION, harness_version=VERSION,
         scenario=scenario.as_record(), scenario_file=scenario.path,
         scenario_sha256=scenario.sha256, machine=structure(machine_info(), Machine),
@@ -218,3 +218,9 @@ def run_scenario(
         duration_s=round(time.perf_counter() - start, 1), runs=runs,
         estimated_peak_bytes=estimated.peak_bytes,
     )
+    # Redacted before anything renders it: a record's note or table may quote a recipe's
+    # parameters (a keyed hash's `hash_key` among them), and the Markdown, the page, the
+    # history entry and stdout are all rendered from what this returns. Read back from the
+    # redacted document, the result is also exactly what `show` re-renders from the JSON.
+    return Result.from_json(result.to_json(), f"scenario {scenario.name!r}",
+                            record_type=record_type)

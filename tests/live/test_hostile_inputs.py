@@ -606,7 +606,7 @@ def test_hostile_attack_tables_are_refused_before_work(
     ('{ command = [""] }', "measure.peers[0].command must be a non-empty list"),
     ('{ command = "python3" }', "measure.peers[0].command must be a non-empty list"),
     ('{ command = ["python3", 1] }', "measure.peers[0].command must be a non-empty list"),
-    ('{ command = ["python3", "a\\u0000b"] }', "measure.peers[0].command must be a non-empty"),
+    ('{ command = ["python3", "a\\u0000b"] }', "measure.peers[0].command must be text with no NUL"),
     ('{ command = ["no-such-program-here"] }',
      "measure.peers[0].command must be a command whose program is on PATH"),
     ('{ library = "/nonexistent/libx.so" }',

@@ -13,6 +13,7 @@ it writes (the caller checks they are in range).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,13 @@ class ForeignLibrary:
 
     @classmethod
     def open(cls, path: str) -> ForeignLibrary:
-        """dlopen `path` and check its ABI; a HarnessError names what is wrong."""
+        """dlopen `path` and check its ABI; a HarnessError names what is wrong.
+
+        The library is opened by its absolute path: given a bare file name (`libz.so.1`),
+        dlopen would search the system's folders instead of the current one, and load
+        another library than the file the scenario's check found."""
         try:
-            lib = _ffi.dlopen(path)
+            lib = _ffi.dlopen(os.path.abspath(path))
         except OSError as exc:
             raise HarnessError(f"library {path}: cannot be loaded ({exc})") from None
         missing = [symbol for symbol in REQUIRED if not _has(lib, symbol)]
@@ -75,6 +80,11 @@ class ForeignLibrary:
         return cls(path, lib, _has(lib, "ring_peer_lookup"), _has(lib, "ring_peer_entries"))
 
     def build(self, names: list[str], weights: list[float], params: str) -> ForeignRing:
+        # The ABI takes NUL-terminated names: one holding a NUL would arrive cut short
+        # (validation refuses them; this is the boundary's own guard).
+        if any("\0" in name for name in [*names, params]):
+            raise HarnessError(f"library {self.path}: a server name or the params hold a NUL "
+                               "character, which a C string cannot carry")
         encoded = [_ffi.new("char[]", name.encode()) for name in names]
         name_array = _ffi.new("const char *[]", encoded)
         weight_array = _ffi.new("double[]", weights)
