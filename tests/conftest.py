@@ -26,10 +26,13 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("RING_HARNESS_HISTORY",
-                      tempfile.mkdtemp(prefix="ring-harness-test-history-"))
-os.environ.setdefault("RING_HARNESS_TUNING_CACHE",
-                      tempfile.mkdtemp(prefix="ring-harness-test-tuning-"))
+#: the session's own folders, removed when it ends (a variable set outside is left alone)
+_OWN_FOLDERS: list[str] = []
+for _variable, _prefix in (("RING_HARNESS_HISTORY", "ring-harness-test-history-"),
+                           ("RING_HARNESS_TUNING_CACHE", "ring-harness-test-tuning-")):
+    if not os.environ.get(_variable):
+        os.environ[_variable] = tempfile.mkdtemp(prefix=_prefix)
+        _OWN_FOLDERS.append(os.environ[_variable])
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,6 +49,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("tools"):
         for name in marker.args:
             require_tool(name)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Nothing left in TMPDIR by the session's own history and tuning folders."""
+    for folder in _OWN_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
