@@ -52,4 +52,4 @@ def foreign_routing_cost(peers: Sequence[ForeignPeerSpec], keys: int, batches: i
                           why=f"measure.peers ({peer.name!r}: its routes_like, "
                               f"{peer.routes_like['algorithm']} and its parameters)")
               for peer in peers if peer.routes_like is not None and fleets]
-    return routes + largest(claims)
+    return routes + largest(claims).passing()
