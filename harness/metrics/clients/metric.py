@@ -58,8 +58,8 @@ from harness.metrics.clients.records import (
 from harness.metrics.clients.tables import clients_sections
 from harness.metrics.instruments.timing import Timing
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.algorithms.cost import recipe_cost
 from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.algorithms.cost import recipe_cost
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, ProcessPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
