@@ -89,6 +89,11 @@ class Cost:
         whose seconds are summed over the sweep as one part)."""
         return Cost(self.held, self.peak, why=self.why, named_peak=self.named_peak)
 
+    def passing(self) -> Cost:
+        """The same work, nothing of it kept once done: its held bytes are part of its peak
+        (a table's recipes, built while it works and released after)."""
+        return replace(self, held=0.0)
+
     def seconds_only(self) -> Cost:
         """Its seconds, without its bytes."""
         return Cost(seconds=self.seconds, why_seconds=self.why_seconds,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,32 @@ def _current(entry: Entry) -> bool:
         return False
 
 
+#: bytes of a sidecar's start that name its version and its entry's size
+SIDECAR_HEAD_BYTES = 256
+
+
+def _will_read(entry: Entry) -> bool:
+    """Whether the index will take the entry's figures from its sidecar: current, and its
+    head naming this version and the entry's present size (as `_from_sidecar` checks them),
+    from its first bytes alone. A sidecar that only looks current by its timestamp is priced
+    as the result it makes the index read."""
+    if not _current(entry):
+        return False
+    try:
+        with sidecar_path(entry.path).open("rb") as sidecar:
+            head = sidecar.read(SIDECAR_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    found = _HEAD.match(head)
+    return (found is not None and int(found["version"]) == SIDECAR_VERSION
+            and int(found["size"]) == _size(entry.path)
+            and _size(sidecar_path(entry.path)) <= MAX_SIDECAR_BYTES)
+
+
+_HEAD = re.compile(r'\{\s*"sidecar":\s*(?P<version>\d{1,9}),\s*"entry_bytes":\s*'
+                   r'(?P<size>\d{1,19})\s*[,}]')
+
+
 def write_sidecar(entry: Entry, result: Result) -> Path:
     """The entry's sidecar, from its result (already in memory when it is recorded)."""
     kept = kept_of(entry, result)
@@ -185,7 +212,7 @@ def index_cost(history: Path) -> IndexCost:
         listed = []
     for entry in listed:
         count += 1
-        sidecar = _size(sidecar_path(entry.path)) if _current(entry) else 0
+        sidecar = _size(sidecar_path(entry.path)) if _will_read(entry) else 0
         if sidecar:
             sidecar_bytes += sidecar
             largest_sidecar = max(largest_sidecar, sidecar)

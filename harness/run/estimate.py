@@ -180,7 +180,7 @@ def run_cost(scenario: Scenario) -> Cost:
                                                                    strict=True)])
                 + (calibration_cost(measure.layouts) if "throughput" in measure.metrics
                    else NOTHING).repeated(len(recipes))
-                + foreign_routing_cost(measure.foreign_peers, keys, batches
+                + foreign_routing_cost(measure.foreign_peers, keys, batches, fleets
                                        ).repeated(len(recipes))
                 + clients_cost(measure.options.get("clients"), measure.peers,
                                measure.foreign_peers, keys, measure.repeats

@@ -41,7 +41,8 @@ METRICS = ["balance", "collisions", "load", "movement", "memory", "throughput"]
 @st.composite
 def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     """A scenario of the ring grammar, from one server and key to millions of points and
-    keys, with any layouts, metrics, peers and operations."""
+    keys, with any layouts, metrics, peers and operations; a table among migration,
+    process, a [clients] recipe (ring, dx, maglev, anchor) and a [removals] walk."""
     wide = draw(st.booleans())
     # Sizes lean large: the 3x side of the bound is checked only above 100 MB.
     servers = draw(st.sampled_from([1, 40, 300, 300]))
@@ -75,7 +76,7 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         document["measure"]["peers"] = ["uhashring-ketama"]
     if draw(st.booleans()):
         document["operations"] = [{"kind": "add", "server": "new", "weight": weights}]
-    table = draw(st.sampled_from([None, None, "migration", "process"]))
+    table = draw(st.sampled_from([None, None, "migration", "process", "clients", "removals"]))
     if table == "migration" and construction == "points":
         document["migration"] = {
             "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
@@ -87,6 +88,26 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "to": {"peer": "uhashring-ketama"}, "stages": [0.5, 1.0],
             "cache_objects": draw(st.sampled_from([1_000, 50_000])),
             "universe": draw(st.sampled_from([100_000, 1_000_000]))}
+    elif table == "clients":
+        # a recipe of ours as a client, priced by its algorithm on each state of the fleet
+        recipe = draw(st.sampled_from([
+            {"algorithm": "ring", "points_per_weight": draw(st.sampled_from([160, 200_000]))},
+            {"algorithm": "dx", "capacity": draw(st.sampled_from([0, 200_000]))},
+            {"algorithm": "maglev", "table_size": draw(st.sampled_from([65_537, 1_000_003]))},
+            {"algorithm": "anchor", "capacity": draw(st.sampled_from([0, 1_000_000]))}]))
+        document["measure"]["peers"] = ["jump-consistent-hash"]  # weightless
+        document["servers"]["weight"] = 1
+        document.pop("operations", None)
+        keys["count"] = min(keys["count"], 20_000)  # every client routes each key in Python
+        document["clients"] = {"fleets": [{"servers": draw(st.sampled_from([3, 40])),
+                                           "remove": "10.0.1.1:11211"}],
+                               "recipes": [{"name": "recipe", **recipe}]}
+    elif table == "removals":
+        document["removals"] = {
+            "servers": draw(st.sampled_from([100, 1_000])),
+            "algorithms": [{"name": draw(st.sampled_from(["dx", "anchor", "jump"]))}],
+            "max_share": draw(st.sampled_from([0.5, 0.99])), "step": 0.33,
+            "keys": 20_000, "memory": False}
     elif table == "process":
         del document["servers"]["weight"]  # generated servers take weights from a mix
         document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}

@@ -87,7 +87,9 @@ def test_a_changed_or_damaged_sidecar_is_rebuilt(tmp_path: Path) -> None:
     document["git_commit"] = "f" * 40
     first.path.write_text(json.dumps(document))
     sidecar_path(second.path).write_text('{"sidecar": 1, "figures": [["a"]]}')
-    assert index_cost(history).unread == 1  # the rewritten entry, seen by its time alone
+    # The rewritten entry by its time, the damaged sidecar by its head: the index will read
+    # both results, and its cost says so.
+    assert index_cost(history).unread == 2
     page = write_index(history).read_text()
     assert "fffffff" in page and "2 runs of" in page
     assert history_figures.kept_figures(second).figures  # rebuilt from the entry
@@ -127,3 +129,21 @@ def test_run_writes_the_sidecar_and_counts_the_index(tmp_path: Path,
                  "--max-minutes", f"{minutes:.6f}"]) == 2
     assert "the run history's index" in capsys.readouterr().err
     assert len(entries(big, machine_name())) == 400
+
+
+def test_a_sidecar_that_only_looks_current_is_priced_as_its_result(tmp_path: Path) -> None:
+    """Sidecars newer than their entries but naming another size, another version, or
+    nothing (hostile heads, generated), are priced as the results the index will read:
+    the cost matches a history without sidecars."""
+    heads = ['{"sidecar": 1, "entry_bytes": 1, "figures": []}',
+             '{"sidecar": 99, "entry_bytes": %d, "figures": []}', "", "\x00" * 300,
+             '{"figures": [], "sidecar": 1, "entry_bytes": %d}', "not json at all"]
+    bare = index_cost(_history(tmp_path / "bare", len(heads), sidecars=False))
+    history = _history(tmp_path / "lying", len(heads), sidecars=True)
+    for entry, head in zip(entries(history, machine_name()), heads, strict=True):
+        text = head % entry.path.stat().st_size if "%d" in head else head
+        sidecar_path(entry.path).write_text(text)
+    found = index_cost(history)
+    assert found.unread == len(heads)
+    assert found.bytes >= bare.bytes
+    assert _index_peak(history) <= found.bytes

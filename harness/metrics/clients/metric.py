@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.agreement import independent_agreement, key_shares, ring_agreement
-from harness.core.cost import Cost
+from harness.core.cost import Cost, total
 from harness.core.errors import ScenarioError
 from harness.core.servers import Server
 from harness.core.stats import arc_shares
@@ -59,6 +59,7 @@ from harness.metrics.clients.tables import clients_sections
 from harness.metrics.instruments.timing import Timing
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
+from harness.recipes.algorithms.cost import recipe_cost
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, ProcessPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
@@ -103,8 +104,34 @@ def clients_cost(options: Any, peers: Sequence[str], foreign_peers: Sequence[For
                   for name in (fleet.clients or [*own, *recipes]))
     # The speed rounds: the client, our route and our lookup, after one warm-up round.
     seconds += sum((repeats + 1) * route(name) for name in own)
-    return Cost(seconds=seconds, why_seconds="[clients]: every client routing every key in "
-                                             "each state of each fleet")
+    clients = Cost(seconds=seconds, why_seconds="[clients]: every client routing every key in "
+                                                "each state of each fleet")
+    # Held while the matrix works, released before what follows: a transient of the run.
+    return clients + total(recipes_built(options, foreign_peers, keys, repeats)).passing()
+
+
+def recipes_built(options: ClientsOptions, foreign_peers: Sequence[ForeignPeerSpec],
+                  keys: int, repeats: int) -> list[Cost]:
+    """Each recipe the matrix builds, priced by its algorithm (`recipe_cost`) on every
+    state of the fleets it is a client of: `[clients]`' recipes and the recipes foreign
+    peers claim exactly. In each state every such recipe is built to route the keys, then
+    again as the prediction's recipe, all held at once; on the first fleet once more for
+    the speed rounds, which route the keys `repeats + 1` times."""
+    built = [(f"clients.recipes ({recipe.name!r}: {recipe.algorithm} and its parameters)",
+              recipe.name, recipe.algorithm, recipe.params) for recipe in options.recipes]
+    built += [(f"measure.peers ({spec.name!r}: its routes_like, "
+               f"{spec.routes_like['algorithm']})", spec.name,
+               str(spec.routes_like["algorithm"]), spec.recipe_params)
+              for spec in foreign_peers if spec.routes_like is not None and spec.exact]
+    costs = []
+    for why, name, algorithm, params in built:
+        states = [servers for fleet in options.fleets
+                  if fleet.clients is None or name in fleet.clients
+                  for _, servers in fleet.states()]
+        if states:
+            costs.append(recipe_cost(algorithm, params, states, keys=keys,
+                                     builds=2 * len(states) + repeats + 2, why=why))
+    return costs
 
 
 def _names(servers: Sequence[Server]) -> list[str]:

@@ -11,6 +11,7 @@ largest). The seconds of its lookups are priced by `Algorithm.estimated_seconds`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from harness.core.cost import Cost, total
@@ -71,3 +72,25 @@ def routing_cost(name: str, params: dict[str, Any], servers: Sequence[Server], *
         servers, params, reference_keys=reference_keys, fast_keys=fast_keys,
         plain_keys=plain_keys)
     return Cost(seconds=seconds, why_seconds=f"{label}{why}" if why else "")
+
+
+def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]], *,
+                keys: int, builds: int, why: str) -> Cost:
+    """A recipe built outside the sweep's ring (a `[clients]` recipe, a peer's claimed
+    `routes_like`), priced by the algorithm's own estimates for its parameters on the
+    largest of `fleets`: a ring's points generated and released, then its arrays and
+    reference held; any other algorithm's built form (`Algorithm.estimated_bytes`); and
+    the seconds of `builds` builds, each routing `keys` keys by its reference
+    (`Algorithm.estimated_seconds`, which prices a table's filling). `why` names the
+    fields that set it, for both texts."""
+    algorithm = get_algorithm(name)
+    entries = entries_of(name, params, fleets)
+    if "layout" in params:  # a ring: its widest hash, its own reference layout
+        held = ring_cost(params, entries, 64, ()).held
+        built = generation_cost(params, entries).then(Cost(held=held))
+    else:
+        built = Cost(held=max(algorithm.estimated_bytes(fleet, params) for fleet in fleets))
+    largest = max(fleets, key=lambda fleet: algorithm.estimated_entries(fleet, params))
+    seconds, _ = algorithm.estimated_seconds(largest, params, reference_keys=keys,
+                                             fast_keys=0, plain_keys=0)
+    return replace(built, seconds=builds * seconds, why=why, why_seconds=why).whole()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.core.cost import Cost
+from harness.core.cost import Cost, largest
 from harness.core.servers import Server
+from harness.recipes.algorithms.cost import recipe_cost
 from harness.recipes.peers import get_peer
 from harness.recipes.peers.foreign import sizing
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
@@ -35,11 +36,20 @@ def foreign_cost(peers: Sequence[ForeignPeerSpec], keys: int, longest_name: int,
     return Cost(held=held, why=why)
 
 
-def foreign_routing_cost(peers: Sequence[ForeignPeerSpec], keys: int, batches: int) -> Cost:
+def foreign_routing_cost(peers: Sequence[ForeignPeerSpec], keys: int, batches: int,
+                         fleets: Sequence[Sequence[Server]] = ()) -> Cost:
     """Every foreign peer started and routing every key in `batches` batches, each at the
-    ns per key it declares, at one sweep point."""
+    ns per key it declares, at one sweep point; and the recipe each claims (`routes_like`)
+    built on each of `fleets` to check the claim (and hash the keys of a peer given
+    hashes), priced by its algorithm (`recipe_cost`), one at a time."""
     if not peers:
         return Cost()
     seconds = sum(FOREIGN_START_S + batches * keys * peer.ns_per_key * 1e-9 for peer in peers)
-    return Cost(seconds=seconds, why_seconds="measure.peers: its foreign peers, each routing "
-                                             "every key of keys.count in several batches")
+    routes = Cost(seconds=seconds, why_seconds="measure.peers: its foreign peers, each routing "
+                                               "every key of keys.count in several batches")
+    claims = [recipe_cost(str(peer.routes_like["algorithm"]), peer.recipe_params, fleets,
+                          keys=keys, builds=2 * len(fleets) + 1,
+                          why=f"measure.peers ({peer.name!r}: its routes_like, "
+                              f"{peer.routes_like['algorithm']} and its parameters)")
+              for peer in peers if peer.routes_like is not None and fleets]
+    return routes + largest(claims).passing()
