@@ -15,8 +15,8 @@ import pytest
 
 from harness.cli import main
 from harness.core.errors import HarnessError
-from harness.core.native.bucketed import compiled_module_file
 from harness.core.fields import Fields
+from harness.core.native.bucketed import compiled_module_file
 from harness.core.native.foreign import ABI_VERSION, DECLARATIONS, HEADER, ForeignLibrary
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
