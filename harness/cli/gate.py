@@ -105,7 +105,19 @@ def _stopped_by_signals() -> Iterator[None]:
         yield
     finally:
         for number, handler in previous.items():
+            if number == signal.SIGTERM and handler in (signal.SIG_DFL, None):
+                # Between here and the process's exit a SIGTERM would end it unannounced
+                # (the default action): the gate has given its verdict, so say so.
+                handler = _terminated_after_verdict
             signal.signal(number, handler)
+
+
+def _terminated_after_verdict(_signum: int, _frame: FrameType | None) -> None:
+    try:
+        print(f"{BENCH_GATE.name()}: terminated as it was exiting, after its verdict",
+              file=sys.stderr, flush=True)
+    finally:
+        os._exit(EXIT_TERMINATED)
 
 
 def _stopped(how: str, against: bool) -> str:

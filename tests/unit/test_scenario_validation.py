@@ -281,3 +281,29 @@ def test_a_servers_format_spec_is_a_string_spec(
         assert err.count("\n") == 1 and "generator.point_name must be a name template" in err
         assert "plain or with a string format spec" in err
         assert not (tmp_path / "out").exists()
+
+
+LONG = "r" * 201
+CLIENTS = ("[clients]\nfleets = [{{ servers = 3{fleet} }}]\n"
+           "recipes = [{{ name = \"{recipe}\", algorithm = \"jump\" }}]\n")
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    (CLIENTS.format(fleet="", recipe=LONG), "clients.recipes[0].name"),
+    (CLIENTS.format(fleet=f', label = "{LONG}"', recipe="r"), "clients.fleets[0].label"),
+    (f'[measure]\npeers = [{{ command = ["python3"], name = "{LONG}" }}]\n',
+     "measure.peers[0].name"),
+    # 208 bytes of UTF-8 in 104 characters: the limit is on bytes, as files hold them
+    (CLIENTS.format(fleet="", recipe="ключ" * 26), "clients.recipes[0].name"),
+])
+def test_a_label_longer_than_200_bytes_is_refused(
+        text: str, field: str, write_scenario: Callable[[str], Path],
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A recipe's, a fleet's or a peer's name labels every row and chart that shows it, so
+    a long one multiplied through results (954 MiB at the peak for a million-character
+    recipe name): refused as the file is read, one line naming the field."""
+    path = write_scenario(f"[servers]\ncount = 3\n[keys]\ncount = 100\n{text}")
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert f"{field} must be a non-empty name of at most 200 bytes" in err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()

@@ -124,3 +124,22 @@ def test_a_sigterm_as_the_run_exits_says_so(tmp_path: Path) -> None:
     assert last.startswith("terminated as it was exiting; 3 file(s) were written before "
                            "that, complete:")
     assert (tmp_path / "out" / "late.json").is_file()
+
+
+GATE_LATE = """
+import os, signal, time
+from harness.cli.gate import _stopped_by_signals
+with _stopped_by_signals():
+    pass  # the gate's work, done: its verdict given
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(30)
+"""
+
+
+def test_a_sigterm_as_the_gate_exits_says_so() -> None:
+    """ring-bench-gate, like run: a SIGTERM after its work is one line and exit 143, not
+    the default action's silent end."""
+    done = subprocess.run([sys.executable, "-c", GATE_LATE], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().endswith("terminated as it was exiting, after its verdict")

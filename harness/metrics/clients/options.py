@@ -112,7 +112,7 @@ def _weights(item: Fields) -> tuple[float, ...]:
 
 def _fleet(item: Fields) -> ClientFleet:
     count = item.take_int("servers", minimum=2, maximum=min(MAX_FLEET_SERVERS, MAX_SERVERS))
-    label = item.take_str("label", f"{count} servers", shown_default="'N servers'")
+    label = item.take_label("label", f"{count} servers", shown_default="'N servers'")
     template = item.take_template("name", "10.0.{i}.1:11211", "i")
     weights = _weights(item)
     names = [template.format(i=i) for i in range(count)]
@@ -138,7 +138,7 @@ def _fleet(item: Fields) -> ClientFleet:
 
 
 def _recipe(item: Fields) -> RecipeClient:
-    name = item.take_str("name")
+    name = item.take_label("name")
     algorithm = get_algorithm(item.take_choice("algorithm", list(ALGORITHMS), "ring"))
     rest = item.take_rest()
     params = Fields(item.file, item.path, rest, declares=False)

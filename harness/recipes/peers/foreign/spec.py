@@ -137,8 +137,8 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
                 isinstance(part, str) and part and "\0" not in part for part in raw_command):
             raise table.error("command", COMMAND_EXPECTED, raw_command)
         command = tuple(raw_command)
-    name = table.take_str("name", _default_name(library, command),
-                          shown_default="the library's or the script's file name")
+    name = table.take_label("name", _default_name(library, command),
+                            shown_default="the library's or the script's file name")
     params = table.take_raw("params", "", expected="a string given to the peer's build")
     if not isinstance(params, str) or "\0" in params:
         raise table.error("params", "a string given to the peer's build", params)
