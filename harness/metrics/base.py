@@ -76,6 +76,9 @@ class RunShape:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: the sweep point's recipe (a migration scales its new ring from it)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the sweep point's algorithm ("" where unknown): a recipe a metric builds from the
+    #: run's (a migration's `to`) is named by it
+    algorithm: str = ""
     #: the most the point holds before any metric's own rings: the more costly of
     #: generating its ring and holding it with its forms, peers and working bytes; a metric
     #: that builds rings of the run's recipe beside the run's own prices each at this

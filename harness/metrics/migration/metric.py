@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.cache_model import lru_misses
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import hash_many
@@ -68,6 +69,7 @@ from harness.metrics.migration.sides import (
 )
 from harness.metrics.process import FLEET_BYTES_PER_POINT, ProcessOptions
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.algorithms.cost import recipe_cost
 from harness.recipes.changes import changed_params
 from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS
@@ -293,6 +295,18 @@ def _check_new_recipe(scenario: ScenarioView, options: MigrationOptions, top: Fi
                                 f"{problem}")
 
 
+def new_recipe(shape: RunShape, options: MigrationOptions) -> tuple[str, dict[str, Any]] | None:
+    """The recipe `to` builds beside the run's, as (algorithm, parameters), where the
+    estimate cannot scale it from the run's ring: another algorithm, one without a ring,
+    or a ring changed in more than its points per unit weight. None: no recipe (a peer, or
+    the scenario's own), or the run's ring with other points per unit weight."""
+    if options.to_peer is not None or not options.to or not shape.algorithm:
+        return None
+    name, params = changed_params(shape.algorithm, shape.params, options.to)
+    rescaled = set(options.to) <= {"points_per_weight"} and "layout" in shape.params
+    return None if name == shape.algorithm and rescaled else (name, params)
+
+
 class MigrationMetric(MetricBase):
     """Keys and requests moved by a change of recipe, and the origin load of rolling it out."""
 
@@ -331,6 +345,8 @@ class MigrationMetric(MetricBase):
         options = shape.options.get(self.name)
         if not isinstance(options, MigrationOptions):
             return NOTHING_MORE
+        if new_recipe(shape, options) is not None:  # priced by its own figures (`cost`)
+            return NOTHING_MORE
         old_points, new_points = shape.params.get("points_per_weight"), options.to.get(
             "points_per_weight")
         scale = (new_points / old_points if isinstance(old_points, int)
@@ -340,6 +356,23 @@ class MigrationMetric(MetricBase):
             return Working(new_ring)
         fleets = FLEET_BYTES_PER_POINT * shape.entries * (1 + scale)
         return Working(float(fleets + shape.reference_bytes + 2 * new_ring))
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """The metric's own work, and a new recipe that is not the run's ring re-pointed
+        (`new_recipe`), priced by its algorithm on its own parameters (`recipe_cost`: a
+        Maglev table of 400,000,009 slots, a DxHash of 2e8), held while the metric works,
+        with the seconds of routing the universe through it."""
+        own = super().cost(shape, servers, working)
+        options = shape.options.get(self.name)
+        recipe = (new_recipe(shape, options) if isinstance(options, MigrationOptions)
+                  and servers else None)
+        if recipe is None or not isinstance(options, MigrationOptions):
+            return own
+        name, params = recipe
+        built = recipe_cost(name, params, [servers], keys=options.universe, builds=1,
+                            why=f"migration.to ({name} and its parameters)")
+        return (replace(built, held=built.peak) + own).passing()
 
     @staticmethod
     def parse_options(table: Fields) -> MigrationOptions:
