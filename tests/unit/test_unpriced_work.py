@@ -1,6 +1,6 @@
 """Work built outside the sweep's ring is priced by its owner's cost before any work: a
-`[clients]` recipe and a foreign peer's claimed `routes_like` by their algorithm on every
-fleet they are built for, a removal walk's steps on the servers each step has left; a run
+`[clients]` recipe, a foreign peer's claimed `routes_like`, `[migration]`'s `to` and a
+`[comparison]` recipe by their algorithm on every fleet they are built for, a removal walk's steps on the servers each step has left; a run
 too large for them is refused by `run` with exit 2 and one line naming what makes it so."""
 
 from __future__ import annotations
@@ -122,3 +122,75 @@ def test_a_removal_walk_prices_its_late_steps(tmp_path: Path) -> None:
                                    fast_keys=100_000, plain_keys=100)
     assert last > 50 * whole
     assert seconds(0.99) - seconds(0.66) >= last
+
+
+def _migration(to: dict[str, Any], algorithm: str | None = None) -> dict[str, Any]:
+    return {"servers": {"count": 10}, "keys": {"count": 1_000},
+            **({"algorithm": {"name": algorithm}} if algorithm else {}),
+            "measure": {"metrics": ["balance"]},
+            "migration": {"to": to, "universe": 1_000, "requests_per_stage": 1_000,
+                          "warmup_requests": 1_000, "cache_objects": 10}}
+
+
+def _comparison(algorithm: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"servers": {"count": 10}, "keys": {"count": 1_000},
+            "measure": {"metrics": [], "layouts": []},
+            "comparison": {"servers": [10], "weights": [[1]], "keys": 1_000,
+                           "zipf_requests": 1_000, "zipf_universe": 1_000,
+                           "algorithms": [{"name": algorithm, **params}]}}
+
+
+@pytest.mark.parametrize("recipe", RECIPES[1:], ids=[name for name, _ in RECIPES[1:]])
+def test_a_large_migration_target_is_refused_before_any_work(
+        recipe: tuple[str, dict[str, Any]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A migration from the run's ring to another algorithm of 2e8 to 4e8 slots (once
+    priced at the run's ring: 41 MiB and 0 s, then 47 s into a MemoryError) is refused by
+    --max-minutes 0.5, naming migration.to."""
+    algorithm, params = recipe
+    path = _scenario(tmp_path, _migration({"algorithm": algorithm, **params}))
+    assert "migration.to (" in _refused(path, capsys, "--max-minutes", "0.5")
+
+
+def test_a_migration_within_an_algorithm_is_priced_by_its_new_parameters(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DxHash run migrating to its own algorithm at 2e8 slots is priced at the new
+    capacity, not scaled from the run's small one."""
+    path = _scenario(tmp_path, _migration({"capacity": 200_000_000}, algorithm="dx"))
+    assert "migration.to (dx" in _refused(path, capsys, "--max-minutes", "0.5")
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=[name for name, _ in RECIPES])
+def test_a_large_comparison_recipe_is_refused_before_any_work(
+        recipe: tuple[str, dict[str, Any]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A [comparison] recipe is priced by its own parameters (it was, checked here): each
+    large one is refused by the budget or by available memory, naming [comparison]."""
+    algorithm, params = recipe
+    if algorithm == "ring":
+        params = {"points_per_weight": 40_000_000}
+    path = _scenario(tmp_path, _comparison(algorithm, params))
+    assert "[comparison]" in _refused(path, capsys, "--max-minutes", "0.5")
+
+
+@settings(max_examples=12, deadline=None)
+@given(recipe=st.sampled_from(RECIPES[1:]), scale=st.sampled_from([1e-3, 1e-2, 0.1, 1.0]),
+       servers=st.integers(2, 40), run_algorithm=st.sampled_from([None, "jump", "dx"]))
+def test_a_migration_target_is_priced_at_least_as_its_algorithm(
+        recipe: tuple[str, dict[str, Any]], scale: float, servers: int,
+        run_algorithm: str | None, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Whatever the run's own recipe, a migration's new recipe of any size is priced at
+    least at its algorithm's own bytes on the run's servers, beside what the run holds."""
+    algorithm, params = recipe
+    sized = {key: max(16, int(value * scale)) for key, value in params.items()}
+    if algorithm == "maglev":
+        sized = {"table_size": 65_537 if scale < 1 else 400_000_009}
+    document = _migration({"algorithm": algorithm, **sized}, algorithm=run_algorithm)
+    document["servers"] = {"count": servers}
+    path = _scenario(tmp_path_factory.mktemp("migration"), document)
+    scenario = load_scenario(path)
+    built = get_algorithm(algorithm)
+    checked = {**sized}
+    own = built.estimated_bytes(scenario.ring_servers(), checked)
+    priced = run_cost(scenario)
+    assert priced.peak >= priced.held + own
