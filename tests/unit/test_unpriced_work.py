@@ -1,7 +1,8 @@
 """Work built outside the sweep's ring is priced by its owner's cost before any work: a
 `[clients]` recipe, a foreign peer's claimed `routes_like`, `[migration]`'s `to` and a
 `[comparison]` recipe by their algorithm on every fleet they are built for, a removal
-walk's steps on the servers each step has left; a run too large for them is refused by `run` with exit 2 and one line naming what makes it so."""
+walk's steps on the servers each step has left; a run too large for them is refused by
+`run` with exit 2 and one line naming what makes it so."""
 
 from __future__ import annotations
 
