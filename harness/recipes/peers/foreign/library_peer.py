@@ -194,13 +194,7 @@ class LibraryPeer:
         self._loaded = None
         if self._region.fit(batch.shared.size):
             self._worker.request(_frame(b"S" + struct.pack("<Q", self._region.size)), "mmap")
-        if isinstance(batch.shared, SharedLookup):
-            assert batch.hashes is not None
-            self._region.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes
-        else:
-            self._region.view(np.uint64, batch.shared.offsets_at, batch.keys + 1)[:] = \
-                batch.offsets
-            self._region.write(batch.shared.keys_at, batch.blob)
+        self._region.load(batch)
         self._loaded = batch
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:

@@ -201,13 +201,7 @@ class ProcessPeer:
             reply = self._process.request(protocol.share(self._region.size), "SHARE",
                                           protocol.reply_limit("SHARE"))
             self._parse(lambda p: protocol.parse_empty(p, "SHARE"), reply)
-        if isinstance(batch.shared, SharedLookup):
-            assert batch.hashes is not None
-            self._region.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes
-        else:
-            self._region.view(np.uint64, batch.shared.offsets_at, batch.keys + 1)[:] = \
-                batch.offsets
-            self._region.write(batch.shared.keys_at, batch.blob)
+        self._region.load(batch)
         self._loaded = batch
 
     def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:

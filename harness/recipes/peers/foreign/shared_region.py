@@ -13,9 +13,15 @@ import contextlib
 import fcntl
 import mmap
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+from harness.recipes.peers.foreign.protocol import SharedLookup
+
+if TYPE_CHECKING:
+    from harness.recipes.peers.foreign.base import Batch
 
 #: the region grows by whole pages, and by at least a quarter, so that growing is rare
 _PAGE = mmap.PAGESIZE
@@ -52,6 +58,17 @@ class SharedRegion:
     def write(self, at: int, data: bytes) -> None:
         assert self._map is not None and at + len(data) <= self.size
         self._map[at:at + len(data)] = data
+
+    def load(self, batch: Batch) -> None:
+        """Write a batch where its request says it lies: the key hashes of a LOOKUP, or the
+        offsets and keys of a ROUTE (the region already fits it)."""
+        assert batch.shared is not None
+        if isinstance(batch.shared, SharedLookup):
+            assert batch.hashes is not None
+            self.view(np.uint64, batch.shared.hashes_at, batch.keys)[:] = batch.hashes
+        else:
+            self.view(np.uint64, batch.shared.offsets_at, batch.keys + 1)[:] = batch.offsets
+            self.write(batch.shared.keys_at, batch.blob)
 
     def close(self) -> None:
         if self._map is not None:
