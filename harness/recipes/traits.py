@@ -131,10 +131,21 @@ def _haproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
             WRAP: "nearer of the two neighbouring points"}
 
 
+def _envoy_ring_hash(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    point_hash = ("xxHash64, seed 0" if params.get("hash_function", "xx_hash") == "xx_hash"
+                  else "MurmurHash2 64 (libstdc++), seed 0xc70f6907")
+    return {ALGORITHM: "ring", KEY_HASH: "xxHash64, seed 0", POINT_HASH: point_hash,
+            POINTS_PER_DIGEST: "1", DIGEST_BYTES: "8 of 8",
+            POINTS_PER_SERVER: "ring size x weight / total, by running sums",
+            WEIGHT_ROUNDING: "running sums in host order", NAME_FORMAT: "{server}_{j}",
+            COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
+
+
 #: traits of each ring construction that has an entry
 CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
     "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
     "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
+    "envoy_ring_hash": _envoy_ring_hash,
 }
 #: parameters that choose a form, not a routing (a ring's layout)
 _NOT_ROUTING = frozenset({"layout"})

@@ -77,7 +77,8 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     # Sizes lean large: the 3x side of the bound is checked only above 100 MB.
     servers = draw(st.sampled_from([1, 40, 300, 300]))
     weights = draw(st.sampled_from([1, 2.5, 4]))
-    construction = draw(st.sampled_from(["points", "libketama", "nginx", "haproxy"]))
+    construction = draw(st.sampled_from(["points", "libketama", "nginx", "haproxy",
+                                         "envoy_ring_hash"]))
     generator: dict[str, Any] = {"construction": construction}
     if construction == "points":  # the others fix their own points and hash
         generator["points_per_weight"] = draw(st.sampled_from(
@@ -85,7 +86,7 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         generator["hash"] = "blake2b-64" if wide else draw(st.sampled_from(
             ["blake2b-32", "fnv1a-fmix32"]))
     else:
-        wide = False
+        wide = construction == "envoy_ring_hash"  # its points are 64-bit
     layouts = draw(st.lists(st.sampled_from(LAYOUTS_64 if wide else LAYOUTS_32), min_size=1,
                             max_size=4, unique=True))
     metrics = draw(st.lists(st.sampled_from(METRICS), min_size=1, max_size=4, unique=True))

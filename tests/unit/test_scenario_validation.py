@@ -70,6 +70,15 @@ BAD_SCENARIOS = {
     "haproxy ids from names without digits": (
         '[servers]\ncount = 2\nname = "s{i}x"\n[generator]\nconstruction = "haproxy"\n'
         'server_ids = "name"', ["servers must be names ending in an id 1..524287", "'s0x'"]),
+    "envoy ring hash minimum above maximum": (
+        '[servers]\ncount = 3\n[generator]\nconstruction = "envoy_ring_hash"\n'
+        'minimum_ring_size = 20\nmaximum_ring_size = 10',
+        ["generator.maximum_ring_size must be at least minimum_ring_size (20)", "got 10"]),
+    "envoy ring hash fractional weight, before any work": (
+        '[servers]\nlist = [{name = "a:1", weight = 1.5}]\n[generator]\n'
+        'construction = "envoy_ring_hash"',
+        ["servers must be positive integer weights, as Envoy's load_balancing_weight",
+         "'a:1'", "1.5"]),
     "uhashring with a fractional weight": (
         '[servers]\nlist = [{name = "a", weight = 1.5}]\n[measure]\npeers = ["uhashring"]',
         ["servers must be positive integer weights, as uhashring requires", "peer 'uhashring'"]),

@@ -110,6 +110,11 @@ class RingAlgorithm(Routing):
                         param.name, f"left out: construction {construction_name!r} fixes its "
                         "own points and hash", fields.table[param.name])
         values = settle_hash_key(parse_params(construction_class.params, fields), fields)
+        problem = getattr(construction_class, "params_problem", None)
+        found = problem(values) if problem is not None else None
+        if found is not None:  # a rule across its parameters, named at one of them
+            key, expected = found
+            raise fields.error(key, expected, values[key])
         return {"construction": construction_name, **values}
 
     @classmethod
