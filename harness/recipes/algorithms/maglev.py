@@ -17,6 +17,14 @@ server holds floor(M/N) or ceil(M/N) slots.
 
 The table is filled in C (cext/algorithms.c); the plain-Python reference fills
 its own table the same way (once, on first use) and parity compares them.
+
+Checked against every expected table and route of Envoy's own tests
+(test/extensions/load_balancing_policies/maglev/maglev_lb_test.cc, kept in
+tests/fixtures/envoy_maglev_vectors.json) by tests/unit/test_envoy_maglev.py:
+weighted and locality-weighted tables, the retry rule (`retry_hash`: retry n reads
+`hash ^ (2**64 - n)`), and tables Envoy holds in its compact (bit-packed) form, which
+its own cost rule (`envoy_table_form`) picks for every one of those tests. A single
+host gets a one-entry table in recent Envoy (every hash goes to it, as here).
 """
 
 from __future__ import annotations
@@ -66,17 +74,47 @@ TABLE_SIZE = Param("table_size", "int", DEFAULT_TABLE_SIZE,
 
 
 class Hosts:
-    """The servers as Envoy's table build takes them: name order, permutation, weight."""
+    """The servers as Envoy's table build takes them: name order, permutation, weight.
 
-    def __init__(self, servers: Sequence[Server], table_size: int) -> None:
+    `normalized` gives the weights as Envoy hands them over (for locality-weighted
+    balancing, each host's share within its locality times the locality's share); by
+    default they are the servers' weights over their sum."""
+
+    def __init__(self, servers: Sequence[Server], table_size: int,
+                 normalized: Sequence[float] | None = None) -> None:
         order = sorted(range(len(servers)), key=lambda i: servers[i].name.encode())
         names = [servers[i].name.encode() for i in order]
         total = math.fsum(servers[i].weight for i in order)
         self.owners = order
         self.offsets = [xxh64(name, 0) % table_size for name in names]
         self.skips = [xxh64(name, 1) % (table_size - 1) + 1 for name in names]
-        self.weights = [servers[i].weight * 1.0 / total for i in order]
+        self.weights = ([servers[i].weight * 1.0 / total for i in order] if normalized is None
+                        else [normalized[i] for i in order])
         self.max_weight = max(self.weights)
+
+
+def retry_hash(key_hash: int, attempt: int) -> int:
+    """The hash Envoy's Maglev reads for retry `attempt` (a host refused by a retry
+    predicate): `hash ^ (~0 - attempt + 1)`, i.e. xor 2**64 - attempt; attempt 0 reads
+    the hash itself."""
+    return key_hash ^ ((2**64 - attempt) % 2**64) if attempt else key_hash
+
+
+#: Envoy's `MaxNumberOfHostsForCompactMaglev`
+MAX_HOSTS_FOR_COMPACT = 2**32 - 1
+#: bytes of a `HostConstSharedPtr` (a std::shared_ptr) on a 64-bit build
+_SHARED_POINTER_BYTES = 16
+
+
+def envoy_table_form(hosts: int, table_size: int) -> str:
+    """Which table Envoy builds ("compact" or "original"), by its own cost rule on a
+    64-bit build with `allow_compact_maglev` on (its default): the compact table, host
+    indexes of bit_width(hosts) bits beside one pointer per host, when that is smaller
+    than a pointer per slot. Both are filled by the same loop and route alike."""
+    if hosts > MAX_HOSTS_FOR_COMPACT:
+        return "original"
+    compact = _SHARED_POINTER_BYTES * hosts + hosts.bit_length() * table_size // 8
+    return "compact" if compact < _SHARED_POINTER_BYTES * table_size else "original"
 
 
 def fill_reference(hosts: Hosts, table_size: int) -> list[int]:
@@ -163,6 +201,10 @@ class MaglevAlgorithm(OneForm):
     @property
     def nbytes(self) -> int:
         return self._table.nbytes
+
+    def lookup_attempt(self, key_hash: int, attempt: int) -> int:
+        """The owner Envoy picks for retry `attempt` of this hash (`retry_hash`)."""
+        return int(self.lookup(retry_hash(key_hash, attempt)))
 
     def slots(self) -> npt.NDArray[np.uint16]:
         """The owner of every slot (a copy of the table)."""
