@@ -141,11 +141,22 @@ def _envoy_ring_hash(params: Mapping[str, Any], servers: Sequence[Server]) -> Tr
             COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
 
 
+def _pingora(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    v2 = params.get("version", "v2") == "v2"
+    return {ALGORITHM: "ring", KEY_HASH: "CRC-32", POINT_HASH: "CRC-32 chained from the name",
+            POINTS_PER_DIGEST: "1", DIGEST_BYTES: "4 of 4",
+            POINTS_PER_SERVER: f"{params.get('point_multiple', 160)} x weight",
+            WEIGHT_ROUNDING: "none (whole weights)",
+            NAME_FORMAT: "address as Rust prints it, zero byte, port",
+            COLLISION_WINNER: "smallest socket address" if v2 else "first-listed server",
+            WRAP: CLOCKWISE}
+
+
 #: traits of each ring construction that has an entry
 CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
     "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
     "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
-    "envoy_ring_hash": _envoy_ring_hash,
+    "envoy_ring_hash": _envoy_ring_hash, "pingora": _pingora,
 }
 #: parameters that choose a form, not a routing (a ring's layout)
 _NOT_ROUTING = frozenset({"layout"})

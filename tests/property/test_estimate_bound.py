@@ -78,7 +78,7 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     servers = draw(st.sampled_from([1, 40, 300, 300]))
     weights = draw(st.sampled_from([1, 2.5, 4]))
     construction = draw(st.sampled_from(["points", "libketama", "nginx", "haproxy",
-                                         "envoy_ring_hash"]))
+                                         "envoy_ring_hash", "pingora"]))
     generator: dict[str, Any] = {"construction": construction}
     if construction == "points":  # the others fix their own points and hash
         generator["points_per_weight"] = draw(st.sampled_from(
@@ -103,6 +103,8 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "measure": {"layouts": layouts, "metrics": metrics, "repeats": 1,
                     "scalar_keys": draw(st.sampled_from([10, 2_000]))},
     }
+    if construction == "pingora":  # its servers are socket addresses
+        document["servers"]["name"] = "10.0.0.1:{i}"
     if construction == "libketama" and weights != 2.5 and draw(st.booleans()):
         document["measure"]["peers"] = ["uhashring-ketama"]
     if draw(st.booleans()):

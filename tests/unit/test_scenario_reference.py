@@ -34,7 +34,8 @@ KEYS = page_keys(ENTRIES)
 #: algorithm (where their own parameters are read)
 DOCUMENTS: list[tuple[str, dict[str, Any]]] = [
     *corpus(ROOT),
-    *((f"construction-{name}.toml", {"servers": {"count": 3},
+    # servers named as socket addresses, which pingora requires and the others accept
+    *((f"construction-{name}.toml", {"servers": {"count": 3, "name": "10.0.0.1:{i}"},
                                      "generator": {"construction": name}})
       for name in CONSTRUCTIONS),
     *((f"algorithm-{name}.toml", {"servers": {"count": 3}, "algorithm": {"name": name}})

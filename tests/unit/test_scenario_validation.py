@@ -79,6 +79,13 @@ BAD_SCENARIOS = {
         'construction = "envoy_ring_hash"',
         ["servers must be positive integer weights, as Envoy's load_balancing_weight",
          "'a:1'", "1.5"]),
+    "pingora server names that are not socket addresses, before any work": (
+        '[servers]\ncount = 3\n[generator]\nconstruction = "pingora"',
+        ["servers must be names that are socket addresses", "'server-0'"]),
+    "pingora v1 with its own point multiple": (
+        '[servers]\ncount = 3\nname = "10.0.0.1:{i}"\n[generator]\nconstruction = "pingora"\n'
+        'version = "v1"\npoint_multiple = 100',
+        ["generator.point_multiple must be 160 (or left out) for version 'v1'", "got 100"]),
     "uhashring with a fractional weight": (
         '[servers]\nlist = [{name = "a", weight = 1.5}]\n[measure]\npeers = ["uhashring"]',
         ["servers must be positive integer weights, as uhashring requires", "peer 'uhashring'"]),

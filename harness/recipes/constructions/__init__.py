@@ -8,7 +8,8 @@ builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 continuum with twemproxy's point names and key hashes; `haproxy`
 reproduces HAProxy's, taking its key hash and server-id scheme;
 `allocated` chooses token positions so that arc shares track weights;
-`envoy_ring_hash` reproduces Envoy's ring hash load balancer (64-bit points).
+`envoy_ring_hash` reproduces Envoy's ring hash load balancer (64-bit points);
+`pingora` Cloudflare Pingora's ketama, v2 (ties by socket address) or v1 (nginx's).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from harness.recipes.constructions.haproxy import HaproxyConstruction
 from harness.recipes.constructions.libketama import LibketamaConstruction
 from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
 from harness.recipes.constructions.nginx import NginxConstruction
+from harness.recipes.constructions.pingora import PingoraConstruction
 from harness.recipes.constructions.points import PointsConstruction
 from harness.recipes.constructions.twemproxy import TwemproxyConstruction
 
@@ -30,7 +32,7 @@ CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
     for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
                 HaproxyConstruction, LibmemcachedConstruction, TwemproxyConstruction,
-                EnvoyRingHashConstruction)
+                EnvoyRingHashConstruction, PingoraConstruction)
 }
 
 
