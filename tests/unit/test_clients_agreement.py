@@ -214,3 +214,25 @@ def test_refusals_are_one_line_before_any_work(tmp_path: Path, clients: str, nee
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_shuffled_fleet_lists_the_same_servers_in_a_seeded_order() -> None:
+    """`shuffle = SEED`: the template's servers and weights, in an order the seed fixes;
+    without it, template order. A tie rule by list order (pingora v1) then changes owners,
+    one by address (pingora v2) does not."""
+    from harness.metrics.clients.options import ClientFleet
+    from harness.recipes.constructions import get_construction
+
+    plain = ClientFleet("x", 300, name="10.0.0.1:{i}", weights=(1.0, 2.0))
+    shuffled = ClientFleet("x", 300, name="10.0.0.1:{i}", weights=(1.0, 2.0), shuffle=3)
+    assert plain.server_list() == fleet_servers(300, (1.0, 2.0), "10.0.0.1:{i}")
+    assert shuffled.server_list() == ClientFleet(
+        "x", 300, name="10.0.0.1:{i}", weights=(1.0, 2.0), shuffle=3).server_list()
+    assert shuffled.server_list() != plain.server_list()
+    assert sorted(shuffled.server_list(), key=lambda s: s.name) == sorted(
+        plain.server_list(), key=lambda s: s.name)
+    v2 = get_construction("pingora")
+    a, b = v2.build_ring(plain.server_list()), v2.build_ring(shuffled.server_list())
+    names_a = [plain.server_list()[o].name for o in a.owners.tolist()]
+    names_b = [shuffled.server_list()[o].name for o in b.owners.tolist()]
+    assert names_a == names_b

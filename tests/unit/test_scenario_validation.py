@@ -86,6 +86,9 @@ BAD_SCENARIOS = {
         '[servers]\ncount = 3\nname = "10.0.0.1:{i}"\n[generator]\nconstruction = "pingora"\n'
         'version = "v1"\npoint_multiple = 100',
         ["generator.point_multiple must be 160 (or left out) for version 'v1'", "got 100"]),
+    "clients fleet with a negative shuffle seed": (
+        '[servers]\ncount = 3\n[clients]\nfleets = [{servers = 3, shuffle = -1}]',
+        ["clients.fleets[0].shuffle must be a seed from 0 to 2**63 - 1", "got -1"]),
     "uhashring with a fractional weight": (
         '[servers]\nlist = [{name = "a", weight = 1.5}]\n[measure]\npeers = ["uhashring"]',
         ["servers must be positive integer weights, as uhashring requires", "peer 'uhashring'"]),

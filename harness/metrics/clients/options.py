@@ -16,7 +16,9 @@ that join the matrix as clients of their own (nginx, HAProxy).
 
 Each fleet is measured as it is, then (`remove`) without one of its servers, then
 (`add`) with a new server added to that: three states, each its own agreement matrix, and
-the keys each client moves on the removal and on the addition. Every key is read through
+the keys each client moves on the removal and on the addition. `shuffle = SEED` lists a
+fleet's servers in an order that seed shuffles, for clients whose ring depends on the
+order of the list (which server keeps a position two points share). Every key is read through
 `Fields.take_*` and checked before any work; the clients a fleet names are checked
 against the scenario's peers by the scenario (`run/scenario.py`).
 """
@@ -27,6 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from harness.core.fields import Fields
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server, fleet_servers
@@ -35,6 +39,8 @@ from harness.recipes.algorithms import ALGORITHMS, get_algorithm
 #: servers a fleet of the matrix may have: every client is built on it three times
 MAX_FLEET_SERVERS = 10_000
 WEIGHTS_EXPECTED = "a non-empty list of whole numbers from 1 to 1000 (cycled over the servers)"
+SHUFFLE_EXPECTED = ("a seed from 0 to 2**63 - 1: the servers listed in an order it "
+                    "shuffles")
 CLIENTS_EXPECTED = "a non-empty list of distinct client names (peers or [clients] recipes)"
 
 
@@ -53,9 +59,16 @@ class ClientFleet:
     add_weight: float = 1.0
     #: the clients measured on it (None: every client of the scenario)
     clients: tuple[str, ...] | None = None
+    #: list the servers in an order shuffled by this seed (None: in template order); for
+    #: clients whose ring depends on the order of the list, as their tie rules do
+    shuffle: int | None = None
 
     def server_list(self) -> list[Server]:
-        return fleet_servers(self.servers, self.weights, self.name)
+        servers = fleet_servers(self.servers, self.weights, self.name)
+        if self.shuffle is None:
+            return servers
+        order = np.random.default_rng(self.shuffle).permutation(len(servers))
+        return [servers[i] for i in order.tolist()]
 
     def changes(self) -> list[tuple[str, str, float]]:
         """(kind, server, weight) of the change that leads to each state after the first."""
@@ -132,9 +145,14 @@ def _fleet(item: Fields) -> ClientFleet:
             or not all(isinstance(c, str) and c for c in clients)
             or len(set(clients)) != len(clients)):
         raise item.error("clients", CLIENTS_EXPECTED, clients)
+    shuffle = item.take_raw("shuffle", None, expected=SHUFFLE_EXPECTED,
+                            shown_default="none: the servers in template order")
+    if shuffle is not None and (isinstance(shuffle, bool) or not isinstance(shuffle, int)
+                                or not 0 <= shuffle < 2**63):
+        raise item.error("shuffle", SHUFFLE_EXPECTED, shuffle)
     item.finish()
     return ClientFleet(label, count, template, weights, remove, add, add_weight,
-                       tuple(clients) if clients is not None else None)
+                       tuple(clients) if clients is not None else None, shuffle)
 
 
 def _recipe(item: Fields) -> RecipeClient:
