@@ -203,6 +203,37 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
                               "ns/key, our lookup of hashes")),
 ]
 
+PROXIES = "proxies.md"
+PROXIES_10 = "Will the clients agree? 10 servers, equal weights"
+PROXIES_2000 = "Will the clients agree? 2,000 servers, weights 1 to 9, listed shuffled"
+_PERCENT = r"([\d.]+%)"
+_CELL = r"[\d.]+% +\| "
+
+
+def moved(client: str, on_add: bool) -> str:
+    """The keys `client` moves on the removal (or the addition), in a fleet's moves table."""
+    return (rf"\| {client} +\| {_CELL}{_PERCENT} +\| built" if on_add
+            else rf"\| {client} +\| {_PERCENT} +\| [\d.]+% +\| built")
+
+
+GUIDE_FIGURES += [
+    # nginx's agreement with envoy-ring-hash (4th column) and envoy-maglev (5th)
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, rf"\| nginx +\| {_CELL * 3}{_PERCENT}")),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, rf"\| nginx +\| {_CELL * 4}{_PERCENT}")),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, moved("nginx", False))),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, moved("envoy-maglev", False))),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, moved("envoy-ring-hash", False))),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_10, moved("envoy-ring-hash", True))),
+    # pingora v1 against v2: measured on the keys, predicted from both rings' points
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_2000,
+                                  rf"\| pingora-v1 / pingora-v2 +\| {_PERCENT}")),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_2000,
+                                  rf"\| pingora-v1 / pingora-v2 +\| {_CELL}{_PERCENT}")),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("nginx", False))),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", False))),
+    ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", True))),
+]
+
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
 
