@@ -173,13 +173,30 @@ def point_hashes(names: Sequence[bytes], hash_function: str) -> npt.NDArray[np.u
     return murmur_hash2_64_many(names)
 
 
+#: point names hashed per batch: the names of one batch are Python bytes (about 60 bytes
+#: each), so a ring of millions of points is named and hashed a batch at a time
+NAME_BATCH = 1 << 16
+
+
 def ring_points(keys: Sequence[str], weights: Sequence[float], minimum_ring_size: int,
                 maximum_ring_size: int, hash_function: str
                 ) -> tuple[int, list[int], npt.NDArray[np.uint64], npt.NDArray[np.uint16]]:
     """Envoy's ring from host hash keys and normalised weights, hosts in order: its size,
-    each host's hashes, and every point (position, host index) in generation order."""
+    each host's hashes, and every point (position, host index) in generation order. The
+    names are made and hashed `NAME_BATCH` at a time into one uint64 array."""
     size, counts = hash_counts(weights, minimum_ring_size, maximum_ring_size)
-    positions = point_hashes(point_names(keys, counts), hash_function)
+    positions = np.empty(sum(counts), dtype=np.uint64)
+    batch: list[bytes] = []
+    filled = 0
+    for key, count in zip(keys, counts, strict=True):
+        for i in range(count):
+            batch.append(f"{key}_{i}".encode())
+            if len(batch) == NAME_BATCH:
+                positions[filled:filled + len(batch)] = point_hashes(batch, hash_function)
+                filled += len(batch)
+                batch = []
+    if batch:
+        positions[filled:filled + len(batch)] = point_hashes(batch, hash_function)
     owners = np.repeat(np.arange(len(keys), dtype=np.uint16), counts)
     return size, counts, positions, owners
 

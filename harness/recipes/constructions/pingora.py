@@ -188,16 +188,24 @@ class PingoraConstruction(ConstructionBase):
             ranks[index] = rank
         return [point_base(*socket) for socket in sockets], self.point_counts(servers), ranks
 
-    def _ring(self, positions: npt.NDArray[np.uint32], counts: list[int], ranks: list[int],
+    def _tie_order(self, ranks: list[int]) -> list[int]:
+        """Each server's rank among equal points: its address order (v2), its place (v1)."""
+        return ranks if self.version == "v2" else list(range(len(ranks)))
+
+    def _ring(self, words: npt.NDArray[np.uint64], ranks: list[int],
               servers: Sequence[Server]) -> Ring:
-        """Points owned by their server's tie rank (v2: its address order; v1: its place),
-        so that the ring's lowest-owner rule keeps the winner, then owners put back."""
-        tie = ranks if self.version == "v2" else list(range(len(servers)))
-        owners = np.repeat(np.array(tie, dtype=np.uint16), counts)
-        ring = Ring.from_points(positions, owners, bits=32,
-                                servers=tuple(s.name for s in servers))
+        """Packed points (position << 16 | server index), re-owned by their server's tie
+        rank so that the ring's lowest-owner rule keeps the winner, sorted in place
+        (`Ring.from_owned_points`), then given back their servers."""
+        tie = np.array(self._tie_order(ranks), dtype=np.uint16)
+        owners = (words & np.uint64(0xFFFF)).astype(np.uint16)
+        words &= ~np.uint64(0xFFFF)
+        words |= tie[owners]
+        del owners
+        ring = Ring.from_owned_points(words, None, bits=32,
+                                      servers=tuple(s.name for s in servers))
         back = np.empty(len(servers), dtype=np.uint16)
-        back[np.array(tie, dtype=np.int64)] = np.arange(len(servers), dtype=np.uint16)
+        back[tie.astype(np.int64)] = np.arange(len(servers), dtype=np.uint16)
         return Ring(positions=ring.positions, owners=back[ring.owners], bits=32,
                     collisions=ring.collisions, servers=ring.servers)
 
@@ -206,15 +214,22 @@ class PingoraConstruction(ConstructionBase):
         bases, counts, ranks = self._checked(servers)
         words, _ = c_generate.generate_nginx([zlib.crc32(base) for base in bases], counts,
                                              generation_threads())
-        positions = (words >> np.uint64(16)).astype(np.uint32)
-        return self._ring(positions, counts, ranks, servers)
+        return self._ring(words, ranks, servers)
 
     def build_ring_reference(self, servers: Sequence[Server]) -> Ring:
-        """`build_ring` in Python (`chain_points`), which the C chains are tested against."""
+        """`build_ring` in Python (`chain_points`), which the C chains are tested against:
+        the points sorted by (position, tie rank), the first of each position kept."""
         bases, counts, ranks = self._checked(servers)
-        positions = np.array([point for base, count in zip(bases, counts, strict=True)
-                              for point in chain_points(base, count)], dtype=np.uint32)
-        return self._ring(positions, counts, ranks, servers)
+        tie = self._tie_order(ranks)
+        points = sorted((point, tie[index], index)
+                        for index, (base, count) in enumerate(zip(bases, counts, strict=True))
+                        for point in chain_points(base, count))
+        kept = [point for at, point in enumerate(points)
+                if at == 0 or point[0] != points[at - 1][0]]
+        return Ring(positions=np.array([p for p, _, _ in kept], dtype=np.uint32),
+                    owners=np.array([i for _, _, i in kept], dtype=np.uint16), bits=32,
+                    collisions=len(points) - len(kept),
+                    servers=tuple(s.name for s in servers))
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint32]:
         return hash_many("crc32", keys).astype(np.uint32)
