@@ -327,8 +327,10 @@ class ClientsMetric(MetricBase):
         count = 3
         [measure]
         peers = ["uhashring-ketama", "jump-consistent-hash"]
-        [clients]
-        fleets = [{ servers = 3, clients = ["uhashring-ketama", "jump-consistent-hash"] }]
+        [[clients.fleets]]
+        servers = 3
+        clients = ["uhashring-ketama", "jump-consistent-hash"]
+        shuffle = 1
         """,))
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
