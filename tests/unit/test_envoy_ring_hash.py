@@ -204,3 +204,36 @@ def test_validation() -> None:
     assert construction.check_servers([Server("a:1", 1.5)]) is not None
     with pytest.raises(HarnessError, match="positive integer weights"):
         construction.build_ring([Server("a:1", 0.5)])
+
+
+def ketama_search(positions: list[int], key_hash: int) -> int:
+    """Envoy's `chooseHost` search as its source describes it (libketama's, on signed
+    indexes): the middle of [low, high] until hash <= middle and hash > the one before
+    (0 before the first), 0 when the search runs past either end."""
+    low, high = 0, len(positions)
+    while True:
+        middle = (low + high) // 2
+        if middle == len(positions):
+            return 0
+        value = positions[middle]
+        before = 0 if middle == 0 else positions[middle - 1]
+        if before < key_hash <= value:
+            return middle
+        if value < key_hash:
+            low = middle + 1
+        else:
+            high = middle - 1
+        if low > high:
+            return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, MAX64), min_size=1, max_size=40, unique=True),
+       st.lists(st.integers(0, MAX64), max_size=20))
+def test_choose_index_is_envoys_search(points: list[int], hashes: list[int]) -> None:
+    """The first position >= hash, wrapping to 0, is what Envoy's libketama-style search
+    finds on distinct sorted positions, at the ends and on the points themselves."""
+    positions = sorted(points)
+    probes = hashes + positions + [p + 1 for p in positions if p < MAX64] + [0, MAX64]
+    for h in probes:
+        assert choose_index(positions, h) == ketama_search(positions, h)

@@ -60,7 +60,8 @@ from harness.recipes.constructions.base import ConstructionBase
 
 DEFAULT_MINIMUM_RING_SIZE = 1024
 DEFAULT_MAXIMUM_RING_SIZE = 8 * 1024 * 1024
-#: Envoy's own limit on both sizes (the protobuf field's `lte`)
+#: Envoy's own limit on both sizes (the protobuf fields' `lte: 8388608`); Envoy takes a
+#: minimum of 0, which gives an empty ring, and we ask for at least 1
 RING_SIZE_LIMIT = 8 * 1024 * 1024
 HASH_FUNCTIONS = ("xx_hash", "murmur_hash_2")
 #: Envoy's `MurmurHash::STD_HASH_SEED`, the seed of libstdc++'s std::hash<std::string>
@@ -213,10 +214,6 @@ def choose_index(positions: Sequence[int], key_hash: int, attempt: int = 0) -> i
             high = middle
     index = 0 if low == len(positions) else low
     return (index + attempt) % len(positions) if attempt else index
-
-
-def _ring_size_check(value: int) -> str | None:
-    return None if value >= 1 else "a positive ring size"
 
 
 class EnvoyRingHashConstruction(ConstructionBase):
