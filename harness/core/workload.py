@@ -68,14 +68,20 @@ class KeysSpec:
     hash_part_regex: str = ""
 
 
+def longest_name(keys: KeysSpec) -> int:
+    """Characters of the longest key name: the template at the first and last key id, and
+    at the first and last part (a template may pad a number to any width)."""
+    fields = [{"i": i} | ({"part": p} if keys.parts else {})
+              for i in (0, keys.count - 1)
+              for p in ((0, keys.parts - 1) if keys.parts else (0,))]
+    return max(len(keys.name.format(**f)) for f in fields)
+
+
 def key_bytes(keys: KeysSpec) -> float:
     """What a run holds of its workload's names and hashes: every key name (the longest
     one's length, so a template such as "{i:>100000}" counts), and for zipf every distinct
     name plus the popularity, draw and permutation arrays over the universe."""
-    fields = [{"i": i} | ({"part": p} if keys.parts else {})
-              for i in (0, keys.count - 1)
-              for p in ((0, keys.parts - 1) if keys.parts else (0,))]
-    longest = max(len(keys.name.format(**f)) for f in fields)
+    longest = longest_name(keys)
     # The name as a str and again encoded to bytes while hashing: twice its length.
     per_name = BYTES_PER_KEY + 2 * longest
     if keys.parts:

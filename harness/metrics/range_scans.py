@@ -206,6 +206,10 @@ class RangeScansMetric(MetricBase):
     def check_scenario(self, scenario: ScenarioView, options: Any, top: Fields) -> None:
         """A scan needs as many distinct keys as its width."""
         keys = scenario.keys
+        if keys.hash_part != "whole":
+            raise ScenarioError(f"{top.file}: range_scans must be left out when keys are "
+                                f"routed by a part (keys.hash_part = {keys.hash_part!r}): a "
+                                "scan reads consecutive keys, and the run routes only parts")
         distinct = keys.count if keys.distribution == "uniform" else keys.universe
         widest = max(options.widths)
         if widest > distinct:
@@ -286,6 +290,8 @@ class RangeScansMetric(MetricBase):
         rng = np.random.default_rng(options.seed)
         widths = []
         for width in options.widths:
+            if width > len(keys):
+                continue  # zipf requests drew fewer distinct keys than the scan reads
             starts = rng.integers(0, len(keys) - width + 1, size=options.scans)
             touched = servers_touched(owners, starts, width)
             widths.append(ScanWidth(width, float(touched.mean()),
@@ -320,7 +326,7 @@ class RangeScansMetric(MetricBase):
             row = [text(r.label)]
             for width in widths:
                 w = by_width.get(width)
-                row.append(text(NOT_SUPPORTED) if w is None else text(
+                row.append(text(f"more than the {record.keys:,} keys") if w is None else text(
                     f"{w.mean_servers:.2f} (p99 {w.p99_servers:g}, max {w.max_servers:,}; "
                     f"key by key {w.independent_servers:.2f})"))
                 if w is not None:

@@ -62,6 +62,10 @@ BAD_SCENARIOS = {
     "range scans wider than the keys": (
         '[servers]\ncount = 3\n[keys]\ncount = 50\n[range_scans]\nwidths = [10, 100]',
         ["range_scans.widths must be at most the scenario's distinct keys (50)", "(got 100)"]),
+    "range scans of keys routed by a part": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "tag"\n[range_scans]\nwidths = 10',
+        ["range_scans must be left out when keys are routed by a part (keys.hash_part = "
+         "'tag')"]),
     "range scans of an unknown algorithm": (
         '[servers]\ncount = 3\n[range_scans]\nalgorithms = ["btree"]',
         ["range_scans.algorithms[0].name must be one of", "'btree'"]),
