@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of th
     from harness.core.model import Result
     from harness.core.servers import Server
     from harness.core.tables import Section
+    from harness.core.workload import KeysSpec
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.peers.foreign import ForeignPeerSpec
 
@@ -152,6 +153,9 @@ class ScenarioView(Protocol):
 
     @property
     def measure(self) -> MeasureView: ...
+
+    @property
+    def keys(self) -> KeysSpec: ...
 
     def recipes(self) -> Sequence[RecipeView]: ...
 

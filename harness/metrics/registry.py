@@ -32,6 +32,7 @@ from harness.metrics.memory import MemoryMetric
 from harness.metrics.migration.metric import MigrationMetric
 from harness.metrics.movement import MovementMetric
 from harness.metrics.process import ProcessMetric
+from harness.metrics.range_scans import RangeScansMetric
 from harness.metrics.removals.metric import RemovalsMetric
 from harness.metrics.replication.metric import ReplicationMetric
 from harness.metrics.throughput import ThroughputMetric
@@ -50,6 +51,7 @@ BUILT_IN: list[Metric] = [
     ComparisonMetric(),
     RemovalsMetric(),
     HostileKeysMetric(),
+    RangeScansMetric(),
     MemoryMetric(),
     ThroughputMetric(),
     ForeignMetric(),

@@ -34,7 +34,7 @@ from harness.core.cost import NOTHING, Cost, largest, total
 from harness.core.errors import ScenarioError
 from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
-from harness.core.workload import key_bytes
+from harness.core.workload import key_bytes, key_seconds, longest_name
 from harness.metrics.base import RunShape
 from harness.metrics.clients.metric import clients_cost
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
@@ -186,7 +186,10 @@ def run_cost(scenario: Scenario) -> Cost:
                                measure.foreign_peers, keys, measure.repeats
                                ).repeated(len(recipes)))
     keys_held = Cost(held=key_bytes(scenario.keys),
-                     why="keys (count, name, distribution, universe)")
+                     why="keys (count, name, distribution, universe)",
+                     seconds=key_seconds(scenario.keys),
+                     why_seconds=("keys (parts, part_distribution): parts drawn by zipf"
+                                  if key_seconds(scenario.keys) else ""))
     return (points + repeated + keys_held + foreign_cost(scenario)
             + Cost(held=RUN_IMPORT_BYTES)).whole()
 
@@ -201,7 +204,7 @@ def foreign_cost(scenario: Scenario) -> Cost:
     points = max(entries_of(recipe.algorithm, recipe.params, [scenario.ring_servers()])
                  for recipe in scenario.recipes())
     return peers_foreign_cost(
-        peers, keys, len(scenario.keys.name.format(i=keys - 1)), points,
+        peers, keys, longest_name(scenario.keys), points,
         "measure.peers (its foreign peers' batches, as many as keys.count)")
 
 

@@ -59,6 +59,17 @@ OWN_FREE_FORM: dict[str, str] = {
 #: branches the shipped scenarios leave out, each a small valid scenario (a table metric
 #: gives specimens of its own branches: `SPECIMENS`)
 OWN_SPECIMENS: tuple[str, ...] = (
+    # Keys that share a part, hashed by a regular expression's group.
+    """
+    [servers]
+    count = 3
+    [keys]
+    name = "tenant-{part}/key-{i}"
+    parts = 10
+    part_distribution = "uniform"
+    hash_part = "regex"
+    hash_part_regex = "^tenant-([0-9]+)/"
+    """,
     # A foreign library: any existing file passes validation (it is loaded at run time).
     "[servers]\ncount = 2\n[measure]\n"
     f'peers = [{{ library = "{HEADER}", name = "lib", params = "x", exact = false, '

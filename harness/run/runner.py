@@ -37,7 +37,7 @@ from harness.core.model import (
 from harness.core.progress import Progress
 from harness.core.servers import Server
 from harness.core.version import VERSION
-from harness.core.workload import key_names
+from harness.core.workload import key_names, routed_names
 from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import record_type, selected
@@ -201,7 +201,7 @@ def run_scenario(
     with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
                   enabled=show_progress) as progress:
         progress.stage("naming keys")
-        names = key_names(scenario.keys)
+        names = routed_names(scenario.keys, key_names(scenario.keys))
         hashes = KeyHashes([name.encode() for name in names])
         # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
         with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:

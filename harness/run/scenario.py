@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -31,7 +32,7 @@ from harness.core.servers import (
     servers_after,
     servers_with,
 )
-from harness.core.workload import DISTRIBUTIONS, KeysSpec
+from harness.core.workload import DISTRIBUTIONS, HASH_PARTS, KeysSpec
 from harness.metrics.context import Settings
 from harness.metrics.registry import (
     default_metrics,
@@ -201,6 +202,16 @@ class Scenario:
             record["measure"].pop("foreign_peers")
         record["measure"].pop("distribution")
         record["measure"].pop("algorithm")
+        # Results of scenarios that hash whole keys without parts read as they did before.
+        keys = record["keys"]
+        if not keys["parts"]:
+            for key in ("parts", "part_distribution", "part_exponent"):
+                keys.pop(key)
+        if keys["hash_part"] == "whole":
+            for key in ("hash_part", "hash_part_regex"):
+                keys.pop(key)
+        elif keys["hash_part"] == "tag":
+            keys.pop("hash_part_regex")
         options = record["measure"].pop("options")
         record.update({name: options[name] for name in options})
         if self.algorithm is None:
@@ -411,21 +422,67 @@ def _generator(table: Fields) -> GeneratorSpec:
 
 def _keys(table: Fields) -> KeysSpec:
     distribution = table.take_choice("distribution", DISTRIBUTIONS, "uniform")
+    count = table.take_int("count", 200_000, minimum=1, maximum=10**9)
+    # Read before the template, whose {part} field it requires.
+    parts = table.take_int("parts", 0, minimum=0, maximum=10**8,
+                           expected="0 (no {part} field) or the distinct parts that fill "
+                                    "the name's {part} field, at most 100,000,000")
     spec = KeysSpec(
-        count=table.take_int("count", 200_000, minimum=1, maximum=10**9),
-        name=table.take_template("name", "key-{i}", "i"),
+        count=count,
+        name=table.take_template("name", "key-{i}", *(("i", "part") if parts else ("i",))),
         distribution=distribution,
         zipf_exponent=table.take_number("zipf_exponent", 1.0),
         universe=table.take_int("universe", 100_000, minimum=1, maximum=10**9),
         seed=table.take_int("seed", 1, minimum=0),
+        parts=parts,
+        part_distribution=table.take_choice("part_distribution", DISTRIBUTIONS, "uniform"),
+        part_exponent=table.take_number("part_exponent", 1.0),
+        hash_part=table.take_choice("hash_part", HASH_PARTS, "whole"),
+        hash_part_regex=_hash_part_regex(table),
     )
     if distribution == "uniform":
         for key in ("zipf_exponent", "universe"):
             if table.has(key):
                 raise table.error(key, "left out: it applies to distribution = 'zipf' only",
                                   table.table[key])
+    if not parts:
+        for key in ("part_distribution", "part_exponent"):
+            if table.has(key):
+                raise table.error(key, "left out: it applies when parts is given",
+                                  table.table[key])
+    if spec.part_distribution == "uniform" and table.has("part_exponent"):
+        raise table.error("part_exponent", "left out: it applies to part_distribution = "
+                          "'zipf' only", table.table["part_exponent"])
+    if (spec.hash_part == "regex") != bool(spec.hash_part_regex):
+        raise table.error("hash_part_regex",
+                          "given exactly when hash_part = 'regex'" if spec.hash_part == "regex"
+                          else "left out: it applies to hash_part = 'regex' only",
+                          table.table.get("hash_part_regex", ""))
     table.finish()
     return spec
+
+
+#: what `hash_part_regex` must be
+ONE_GROUP_REGEX = ("a Python regular expression with exactly one group, the part of the key "
+                   "that is hashed")
+
+
+def _hash_part_regex(table: Fields) -> str:
+    """`hash_part_regex`: a pattern that compiles with exactly one group, or "" if absent."""
+    value = table.take_raw("hash_part_regex", "", expected=ONE_GROUP_REGEX,
+                           shown_default="none")
+    if value == "" and not table.has("hash_part_regex"):
+        return ""
+    if not isinstance(value, str) or not value:
+        raise table.error("hash_part_regex", ONE_GROUP_REGEX, value)
+    try:
+        groups = re.compile(value).groups
+    except (re.error, RecursionError, OverflowError, ValueError):
+        raise table.error("hash_part_regex", ONE_GROUP_REGEX + " (it does not compile)",
+                          value) from None
+    if groups != 1:
+        raise table.error("hash_part_regex", f"{ONE_GROUP_REGEX} (it has {groups})", value)
+    return value
 
 
 def _measure(table: Fields, bits: int, distribution: str, algorithm: str | None) -> MeasureSpec:

@@ -95,6 +95,11 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     if "load" in metrics and draw(st.booleans()):
         keys |= {"distribution": "zipf", "universe": draw(st.sampled_from(
             [keys["count"], 2_000_000]))}
+    if draw(st.booleans()):
+        # keys sharing parts, routed by their hash tag (a routed name beside each key)
+        keys |= {"name": "{{c-{part}}}:" + keys["name"], "hash_part": "tag",
+                 "parts": draw(st.sampled_from([10, 3_000_000])),
+                 "part_distribution": draw(st.sampled_from(["uniform", "zipf"]))}
     document: dict[str, Any] = {
         "name": "bound",
         "servers": {"count": servers, "weight": weights,
@@ -117,7 +122,8 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "command": [sys.executable, str(KETAMA_PEER)], "name": "ketama-pipe",
             "routes_like": claim, "exact": False})
         keys["count"] = min(keys["count"], 20_000)
-    table = draw(st.sampled_from([None, None, "migration", "process", "clients", "removals"]))
+    table = draw(st.sampled_from([None, None, "migration", "process", "clients", "removals",
+                                  "range_scans"]))
     if table == "migration" and construction == "points":
         document["migration"] = {
             "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
@@ -153,6 +159,13 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "algorithms": [{"name": draw(st.sampled_from(["dx", "anchor", "jump"]))}],
             "max_share": draw(st.sampled_from([0.5, 0.99])), "step": 0.33,
             "keys": 20_000, "memory": False}
+    elif table == "range_scans" and "hash_part" not in keys:
+        # every recipe built twice (the fleet and one server more); range's sample sorted
+        document["range_scans"] = {
+            "algorithms": ["jump", "maglev", {"name": "range", "sample_count": draw(
+                st.sampled_from([1_000, 2_000_000]))}],
+            "widths": [1, min(keys["count"], 1_000)], "scans": 200}
+        document["servers"]["weight"] = 1
     elif table == "process":
         del document["servers"]["weight"]  # generated servers take weights from a mix
         document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}

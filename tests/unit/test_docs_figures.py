@@ -234,6 +234,21 @@ GUIDE_FIGURES += [
     ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", True))),
 ]
 
+RANGE_SCANS = "Range scans"
+GUIDE_FIGURES += [
+    *[("guide/algorithms.md", Cell("range-scans.md", RANGE_SCANS, row, column))
+      for row in ("range 800 ranges", "jump")
+      for column in ("servers per scan of 10 keys", "servers per scan of 1,000 keys")],
+    *[("guide/algorithms.md", Sentence("range-scans.md", RANGE_SCANS,
+                                       rf"(?m)^\| {row} +\| ([\d.]+%)"))
+      for row in ("range 800 ranges", "jump")],
+    ("guide/algorithms.md", Sentence("range-scans.md", RANGE_SCANS,
+                                     r"(?m)^\| range 800 ranges .*\| 800 +\| ([\d.]+%)")),
+    ("guide/algorithms.md", Sentence("range-scans.md", RANGE_SCANS,
+                                     r"(?m)^\| range 800 ranges .*\| ([\d.]+%) +\|$")),
+    *[("guide/scenarios.md", Cell("key-parts.md", "Balance", "k=160", column))
+      for column in ("max/mean", "cv_keys", "cv_floor")],
+]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
 

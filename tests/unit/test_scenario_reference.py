@@ -111,9 +111,10 @@ def _corpus_records() -> list[tuple[str, dict[str, Any], list[Any]]]:
 
 def _variants(document: dict[str, Any], table: str, key: str,
               value: Any) -> list[dict[str, Any]]:
-    """The document with table.key set to value; for an entry of comparison.algorithms or
-    removals.algorithms, once per algorithm it could be a parameter of."""
-    if table in ("comparison.algorithms[]", "removals.algorithms[]"):
+    """The document with table.key set to value; for an entry of a table metric's
+    algorithms ([comparison], [removals], [range_scans]), once per algorithm it could be a
+    parameter of."""
+    if table.endswith(".algorithms[]"):
         metric = table.split(".")[0]
         return [_set(_set(document, metric, "algorithms", [{"name": name}]),
                      table, key, value) for name in ALGORITHMS]

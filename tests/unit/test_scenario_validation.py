@@ -31,6 +31,44 @@ BAD_SCENARIOS = {
                         "'numpy-zip'"]),
     "too many servers": ("[servers]\ncount = 65536",
                          ["servers.count must be an integer from 1 to 65,535", "65536"]),
+    "a {part} field without parts": ('[servers]\ncount = 3\n[keys]\nname = "{part}:{i}"',
+                                     ["keys.name must be a name template using {i}"]),
+    "parts without a {part} field": ('[servers]\ncount = 3\n[keys]\nparts = 10',
+                                     ["keys.name must be a name template using {i} and {part}",
+                                      "'key-{i}'"]),
+    "part_exponent without zipf parts": (
+        '[servers]\ncount = 3\n[keys]\nname = "{part}-{i}"\nparts = 4\npart_exponent = 2',
+        ["keys.part_exponent must be left out: it applies to part_distribution = 'zipf'"]),
+    "part_distribution without parts": (
+        '[servers]\ncount = 3\n[keys]\npart_distribution = "zipf"',
+        ["keys.part_distribution must be left out: it applies when parts is given"]),
+    "unknown hash_part": ('[servers]\ncount = 3\n[keys]\nhash_part = "prefix"',
+                          ["keys.hash_part must be one of 'whole', 'tag', 'regex'",
+                           "'prefix'"]),
+    "hash_part regex without a pattern": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "regex"',
+        ["keys.hash_part_regex must be given exactly when hash_part = 'regex'"]),
+    "a pattern without hash_part regex": (
+        '[servers]\ncount = 3\n[keys]\nhash_part_regex = "(a)"',
+        ["keys.hash_part_regex must be left out: it applies to hash_part = 'regex' only"]),
+    "a pattern that does not compile": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "regex"\nhash_part_regex = "(a"',
+        ["keys.hash_part_regex must be a Python regular expression with exactly one group",
+         "(it does not compile)", "'(a'"]),
+    "a pattern of two groups": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "regex"\nhash_part_regex = "(a)(b)"',
+        ["keys.hash_part_regex must be a Python regular expression with exactly one group",
+         "(it has 2)"]),
+    "range scans wider than the keys": (
+        '[servers]\ncount = 3\n[keys]\ncount = 50\n[range_scans]\nwidths = [10, 100]',
+        ["range_scans.widths must be at most the scenario's distinct keys (50)", "(got 100)"]),
+    "range scans of keys routed by a part": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "tag"\n[range_scans]\nwidths = 10',
+        ["range_scans must be left out when keys are routed by a part (keys.hash_part = "
+         "'tag')"]),
+    "range scans of an unknown algorithm": (
+        '[servers]\ncount = 3\n[range_scans]\nalgorithms = ["btree"]',
+        ["range_scans.algorithms[0].name must be one of", "'btree'"]),
     "unknown distribution": ('[servers]\ncount = 3\n[keys]\ndistribution = "pareto"',
                              ["keys.distribution must be one of 'uniform', 'zipf'"]),
     "remove unknown server": ('[servers]\ncount = 3\n[[operations]]\nkind = "remove"\n'

@@ -10,7 +10,9 @@ the reference code their modules name. `anchor`, `memento` and `dx` remove any s
 place (`without`), as their papers define; `jumpback` routes as hash4j's JumpBackHash.
 `kafka-murmur2` (Kafka's default partitioner, murmur2 mod N) and `redis-slots` (Redis
 Cluster's 16,384 key slots, shared as redis-cli does) are the fixed-table baselines real
-clients route with, each checked live against the client.
+clients route with, each checked live against the client. `range` is range partitioning
+(ordered key ranges, as Bigtable, HBase, Spanner and CockroachDB place data), the
+alternative when range scans matter.
 Installed packages add theirs through the entry-point group `ring_harness.algorithms`
 (`harness.recipes.plugins`), checked against the `Algorithm` protocol when they load.
 """
@@ -31,6 +33,7 @@ from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.memento import MementoAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.powerch import PowerCHAlgorithm
+from harness.recipes.algorithms.range_partition import RangePartition
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
@@ -41,7 +44,8 @@ BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
     PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
-    KafkaMurmur2Algorithm, RedisSlotsAlgorithm)
+    KafkaMurmur2Algorithm, RedisSlotsAlgorithm,
+    RangePartition)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
