@@ -131,10 +131,21 @@ def _haproxy(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
             WRAP: "nearer of the two neighbouring points"}
 
 
+def _cassandra(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    per_weight = int(params["points_per_weight"])
+    return {ALGORITHM: "ring", KEY_HASH: "Cassandra's Murmur3Partitioner token (64 bits)",
+            POINT_HASH: f"random tokens (seed {params['seed']} and the name)",
+            POINTS_PER_DIGEST: "1", DIGEST_BYTES: "8 of 8",
+            POINTS_PER_SERVER: f"{per_weight} x weight (num_tokens)",
+            WEIGHT_ROUNDING: "rounded to nearest", NAME_FORMAT: "none (names seed tokens)",
+            COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
+
+
 #: traits of each ring construction that has an entry
 CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
     "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
     "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
+    "cassandra": _cassandra,
 }
 #: parameters that choose a form, not a routing (a ring's layout)
 _NOT_ROUTING = frozenset({"layout"})

@@ -26,7 +26,7 @@ HOSTILE_NUMBERS = [0, -1, -(2**63), 2**64, 10**12, math.inf, -math.inf, math.nan
 
 GOOD: dict[str, dict[str, list[Any]]] = {
     "servers": {"count": [1, 3, 7], "name": ["s-{i}", "{i}-srv"], "weight": [1, 2.5]},
-    "generator": {"construction": ["points", "nginx", "libketama", "haproxy"],
+    "generator": {"construction": ["points", "nginx", "libketama", "haproxy", "cassandra"],
                   "hash": ["blake2b-32", "crc32", "fnv1a-fmix32", "siphash24-32"],
                   "point_name": ["{server}:{j}", "{j}@{server}"],
                   "points_per_weight": [1, 5, [2, 4]], "requires": [[]]},

@@ -24,9 +24,9 @@ def nginx_crc32_register(data: bytes, register: int) -> int:
 
 def test_registry_names_and_unknown_name() -> None:
     """The registry holds the generic recipe, nginx, libketama, allocated, haproxy,
-    libmemcached and twemproxy; an unknown name lists them."""
+    libmemcached, twemproxy and cassandra; an unknown name lists them."""
     assert list(CONSTRUCTIONS) == ["points", "nginx", "libketama", "allocated", "haproxy",
-                                   "libmemcached", "twemproxy"]
+                                   "libmemcached", "twemproxy", "cassandra"]
     assert all(c.name == name for name, c in CONSTRUCTIONS.items())
     with pytest.raises(UnknownNameError, match="points, nginx, libketama, allocated, haproxy"):
         get_construction("jump")

@@ -7,7 +7,8 @@ builds the ring, `key_hashes(keys)` hashes keys the way that recipe does.
 `libmemcached` is libketama's continuum as libmemcached computes it, `twemproxy` that
 continuum with twemproxy's point names and key hashes; `haproxy`
 reproduces HAProxy's, taking its key hash and server-id scheme;
-`allocated` chooses token positions so that arc shares track weights.
+`allocated` chooses token positions so that arc shares track weights; `cassandra` is
+Cassandra's Murmur3Partitioner ring with random `num_tokens` per node.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from harness.core.errors import UnknownNameError
 from harness.recipes.constructions.allocated import AllocatedConstruction
 from harness.recipes.constructions.base import Construction
+from harness.recipes.constructions.cassandra import CassandraConstruction
 from harness.recipes.constructions.haproxy import HaproxyConstruction
 from harness.recipes.constructions.libketama import LibketamaConstruction
 from harness.recipes.constructions.libmemcached import LibmemcachedConstruction
@@ -27,7 +29,8 @@ from harness.recipes.constructions.twemproxy import TwemproxyConstruction
 CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
     for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
-                HaproxyConstruction, LibmemcachedConstruction, TwemproxyConstruction)
+                HaproxyConstruction, LibmemcachedConstruction, TwemproxyConstruction,
+                CassandraConstruction)
 }
 
 
