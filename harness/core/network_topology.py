@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -87,27 +88,34 @@ class Topology:
         return Topology((*self.dc_of, self.dc_of[like]), (*self.rack_of, self.rack_of[like]),
                         self.factors)
 
-    def walk(self, owners: Sequence[int], start: int) -> list[int]:
-        """Cassandra's one pass over the tokens' owners from index `start`, wrapping."""
+    @cached_property
+    def _quotas(self) -> tuple[dict[int, int], dict[int, int]]:
+        """Per data centre: the replicas it places, and the rack repeats it may take
+        (its factor less its racks, as Cassandra's `acceptableRackRepeats`)."""
         racks_in: dict[int, set[int]] = {}
-        nodes_in: dict[int, int] = {}
         for server, dc in enumerate(self.dc_of):
             if dc >= 0:
                 racks_in.setdefault(dc, set()).add(self.rack_of[server])
-                nodes_in[dc] = nodes_in.get(dc, 0) + 1
-        left = {dc: min(rf, nodes_in.get(dc, 0)) for dc, rf in enumerate(self.factors)}
-        repeats = {dc: rf - len(racks_in.get(dc, ())) for dc, rf in enumerate(self.factors)}
+        placed = self.placed()
+        return ({dc: placed[dc] for dc in range(len(self.factors))},
+                {dc: rf - len(racks_in.get(dc, ())) for dc, rf in enumerate(self.factors)})
+
+    def walk(self, owners: Sequence[int], start: int) -> list[int]:
+        """Cassandra's one pass over the tokens' owners from index `start`, wrapping."""
+        quotas, repeat_quotas = self._quotas
+        left, repeats = dict(quotas), dict(repeat_quotas)
         to_fill = sum(1 for n in left.values() if n > 0)
+        dc_of, rack_of = self.dc_of, self.rack_of
         chosen: list[int] = []
         seen_racks: set[int] = set()
         for step in range(len(owners)):
             if to_fill == 0:
                 break
             server = owners[(start + step) % len(owners)]
-            dc = self.dc_of[server]
+            dc = dc_of[server]
             if dc < 0 or left[dc] == 0:
                 continue
-            rack = self.rack_of[server]
+            rack = rack_of[server]
             if rack not in seen_racks:
                 seen_racks.add(rack)
             elif repeats[dc] <= 0 or server in chosen:

@@ -10,6 +10,10 @@
   score matrix in numpy (`ranked`), and `ranked_reference` is each key's plain-Python
   definition; rendezvous-weighted keys with two of their best R+1 scores too close for
   numpy's log to order are settled by the plain reference, as its owners are.
+- With a keyspace's data centres (`Topology`), the ring places replicas as Cassandra's
+  NetworkTopologyStrategy does (`harness.core.network_topology`): one walk clockwise,
+  each data centre taking nodes of new racks first, then rack repeats while it has fewer
+  racks than its factor. Only the ring has that walk; the ranking algorithms are refused.
 - The other algorithms are refused, each with its reason (`replication_problem`),
   before any work: their papers define one owner per key, and a replica set made up
   here would be a new algorithm, not theirs.
@@ -21,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
+from harness.core.network_topology import Topology
 from harness.core.replicas import preference_lists, start_table
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
@@ -114,13 +119,25 @@ def _first_distinct(order: npt.NDArray[np.intp], copies: int,
 
 
 class ReplicaPlacement:
-    """The preference lists of one built algorithm, for R copies (zone-aware or not)."""
+    """The preference lists of one built algorithm, for R copies (zone-aware or not), or
+    for a keyspace's data centres (`topology`: NetworkTopologyStrategy, whose factors set
+    the copies)."""
 
     def __init__(self, algorithm: Algorithm, copies: int,
-                 zone_of: npt.NDArray[np.integer] | None = None) -> None:
+                 zone_of: npt.NDArray[np.integer] | None = None,
+                 topology: Topology | None = None) -> None:
         problem = replication_problem(algorithm.name)
         if problem:
             raise HarnessError(f"replication: {algorithm.name} cannot be measured: {problem}")
+        self.topology = topology
+        self.table: npt.NDArray[np.uint16] | None
+        if topology is not None:
+            if algorithm.ring is None:
+                raise HarnessError(f"replication: NetworkTopologyStrategy walks a ring's "
+                                   f"tokens; {algorithm.name} has none")
+            self.algorithm, self.copies, self.zone_of = algorithm, topology.copies, None
+            self.table = topology.start_table(algorithm.ring)
+            return
         places = len(algorithm.servers) if zone_of is None else len(np.unique(zone_of))
         if places < copies:
             what = "zones" if zone_of is not None else "servers"
@@ -133,6 +150,8 @@ class ReplicaPlacement:
     def lists(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         """keys x copies server indexes, the owner first."""
         ring, algorithm = self.algorithm.ring, self.algorithm
+        if ring is not None and self.topology is not None:
+            return self.topology.lists(ring, key_hashes, self.table)
         if ring is not None:
             return preference_lists(ring, key_hashes, self.copies, self.zone_of, self.table)
         if isinstance(algorithm, RendezvousAlgorithm | WeightedRendezvousAlgorithm):

@@ -57,13 +57,19 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                   "from": [{"peer": "uhashring"}, {"peer": "pymemcache"}],
                   "stages": [[0.5, 1.0]], "universe": [50, 500], "cache_objects": [5],
                   "requests_per_stage": [100], "warmup_requests": [0, 200]},
+    # copies on the ring, or NetworkTopologyStrategy over data centres: a server given no
+    # zone is a data centre of its own, named as the server
+    "replication": {"objects": [50, 300], "copies": [1, 2], "zone_aware": [False, True],
+                    "datacenters": [{"s-0": 1}, {"s-0": 1, "s-1": 1}, {"nowhere": 2}],
+                    "fail": ["s-2", "s-0"]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
                                       "removals": tuple(OPTIONAL["removals"]),
                                       "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
-                                                    "warmup_requests")}
+                                                    "warmup_requests"),
+                                      "replication": ("objects",)}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
