@@ -234,8 +234,8 @@ def test_network_topology_refusals(write_scenario: Write, body: str, message: st
 
 def test_network_topology_needs_a_ring(write_scenario: Write) -> None:
     """Rendezvous ranks servers; NetworkTopologyStrategy walks tokens: refused."""
-    with pytest.raises(ScenarioError, match="replication.datacenters must be left out for "
-                                            "rendezvous"):
+    with pytest.raises(ScenarioError, match=r"replication\.datacenters must be left out for "
+                                            r"rendezvous"):
         load_scenario(write_scenario(
             f'[servers]\n{TOPOLOGY_SERVERS}\n[algorithm]\nname = "rendezvous"\n'
             "[replication]\ndatacenters = { east = 1 }\n"))
