@@ -14,6 +14,10 @@
   NetworkTopologyStrategy does (`harness.core.network_topology`): one walk clockwise,
   each data centre taking nodes of new racks first, then rack repeats while it has fewer
   racks than its factor. Only the ring has that walk; the ranking algorithms are refused.
+- Riak's fixed ring (`riak`) takes the owners of the key's partition and the next N - 1
+  partitions, as riak_core's primary preference list does (a node may appear twice
+  when its claim could not keep `target_n_val`); its claim knows no zones, so the
+  zone-aware walk and data centres are refused for it.
 - The other algorithms are refused, each with its reason (`replication_problem`),
   before any work: their papers define one owner per key, and a replica set made up
   here would be a new algorithm, not theirs.
@@ -33,6 +37,7 @@ from harness.recipes.algorithms.rendezvous_weighted import (
     CLOSE_GAP,
     WeightedRendezvousAlgorithm,
 )
+from harness.recipes.algorithms.riak import RiakAlgorithm
 
 #: why an algorithm's preference list is not measured: what its source defines instead
 REFUSED: dict[str, str] = {
@@ -49,6 +54,8 @@ REFUSED: dict[str, str] = {
 }
 #: algorithms whose replica set is their top R scores
 RANKED = ("rendezvous", "rendezvous-weighted")
+#: algorithms whose replica set is the next partitions' owners, without zones
+PARTITIONED = ("riak",)
 #: score-matrix elements computed at once (keys x servers), about 32 MB of int64 or float64
 CHUNK_ELEMENTS = 1 << 22
 
@@ -57,9 +64,17 @@ Ranking = RendezvousAlgorithm | WeightedRendezvousAlgorithm
 
 def replication_problem(algorithm: str) -> str | None:
     """Why this algorithm's replica sets cannot be measured, or None if they can."""
-    if algorithm == "ring" or algorithm in RANKED:
+    if algorithm == "ring" or algorithm in RANKED or algorithm in PARTITIONED:
         return None
     return REFUSED.get(algorithm, f"{algorithm} defines no replica set")
+
+
+def zone_aware_problem(algorithm: str) -> str | None:
+    """Why this algorithm's replicas cannot be placed zone-aware, or None if they can."""
+    if algorithm in PARTITIONED:
+        return (f"{algorithm}'s claim (riak_core's choose_claim_v2) places partitions "
+                "without zones, and its preference list is the next partitions' owners")
+    return None
 
 
 def ranked_reference(algorithm: Ranking, key_hash: int, copies: int,
@@ -156,4 +171,6 @@ class ReplicaPlacement:
             return preference_lists(ring, key_hashes, self.copies, self.zone_of, self.table)
         if isinstance(algorithm, RendezvousAlgorithm | WeightedRendezvousAlgorithm):
             return ranked(algorithm, key_hashes, self.copies, self.zone_of)
+        if isinstance(algorithm, RiakAlgorithm) and self.zone_of is None:
+            return algorithm.preference_lists(key_hashes, self.copies)
         raise HarnessError(f"replication: {algorithm.name} has no replica sets")

@@ -59,6 +59,10 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                   "requests_per_stage": [100], "warmup_requests": [0, 200]},
     # copies on the ring, or NetworkTopologyStrategy over data centres: a server given no
     # zone is a data centre of its own, named as the server
+    # an algorithm other than the ring (its [generator] and layouts are then left out):
+    # Riak's claimed partitions among them, with a hostile bucket name
+    "algorithm": {"name": ["riak", "jump", "redis-slots"], "ring_creation_size": [8, 64],
+                  "target_n_val": [1, 4], "bucket": ["b", "é|\n<x>"], "seed": [0, 3]},
     "replication": {"objects": [50, 300], "copies": [1, 2], "zone_aware": [False, True],
                     "datacenters": [{"s-0": 1}, {"s-0": 1, "s-1": 1}, {"nowhere": 2}],
                     "fail": ["s-2", "s-0"]},
@@ -69,7 +73,7 @@ ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_reques
                                       "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
                                                     "warmup_requests"),
-                                      "replication": ("objects",)}
+                                      "replication": ("objects",), "algorithm": ("name",)}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
@@ -106,6 +110,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             for key in ALWAYS[section]:
                 table.setdefault(key, copy.deepcopy(keys[key][0]))
             document[section] = table
+    if "algorithm" in document:  # an algorithm without a ring takes no ring recipe
+        document.pop("generator", None)
+        document["measure"].pop("layouts", None)
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = copy.deepcopy(draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6))))
         target = document.setdefault(section, {}) if section else document

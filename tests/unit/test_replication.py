@@ -250,3 +250,28 @@ def test_network_topology_is_priced(write_scenario: Write) -> None:
     plain = seconds("[replication]\ncopies = 3\nobjects = 1000\n")
     topology = seconds("[replication]\ndatacenters = { east = 3 }\nobjects = 1000\n")
     assert topology - plain >= 3 * 3 * 120_000 * 1e-6
+
+
+def test_riak_preference_lists_are_the_next_partitions_owners(write_scenario: Write) -> None:
+    """Riak: copies on the owners of the key's partition and the next two, a failure
+    measured as a leave (riak_core's simple transfer, then claim), a join as claim."""
+    scenario = load_scenario(write_scenario(
+        '[servers]\ncount = 8\n[algorithm]\nname = "riak"\n[keys]\ncount = 100\n'
+        "[measure]\nmetrics = []\n[replication]\ncopies = 3\nobjects = 5000\n"
+        'fail = "server-3"'))
+    (run,) = run_scenario(scenario, show_progress=False).runs
+    record = run.figure("replication")
+    assert isinstance(record, Replication)
+    (placement,) = record.placements  # no zone-aware walk for Riak
+    assert not placement.zone_aware and record.copies == 3
+    # 64 partitions over 8 nodes keeping target_n_val 4: every list is 3 distinct nodes.
+    assert record.failure.keys_losing_a_copy_fraction == pytest.approx(3 / 8, abs=0.05)
+    assert record.join.only_to_it
+
+
+def test_riak_refuses_zone_aware(write_scenario: Write) -> None:
+    """Riak's claim has no zones: zone_aware is refused at load, naming why."""
+    with pytest.raises(ScenarioError, match=r"replication\.zone_aware must be false for riak"):
+        load_scenario(write_scenario(
+            '[servers]\ncount = 8\nzones = ["a", "b"]\n[algorithm]\nname = "riak"\n'
+            "[replication]\ncopies = 2\nzone_aware = true\n"))

@@ -47,7 +47,11 @@ from harness.metrics.replication.changes import (
     recreation,
 )
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.replication import ReplicaPlacement, replication_problem
+from harness.recipes.replication import (
+    ReplicaPlacement,
+    replication_problem,
+    zone_aware_problem,
+)
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -212,6 +216,10 @@ def _check_replication(scenario: ScenarioView, options: ReplicationOptions,
         if reason:
             raise ScenarioError(f"{top.file}: replication must be left out for "
                                 f"{recipe.algorithm}: {reason}")
+        zones_reason = zone_aware_problem(recipe.algorithm)
+        if options.zone_aware and zones_reason:
+            raise ScenarioError(f"{top.file}: replication.zone_aware must be false for "
+                                f"{recipe.algorithm}: {zones_reason}")
     on_ring = [s.name for s in scenario.ring_servers()]
     if options.fail is not None and options.fail not in on_ring:
         raise ScenarioError(f"{top.file}: replication.fail must name a server on the ring "
@@ -358,8 +366,9 @@ class ReplicationMetric(MetricBase):
             # Zone-aware beside plain wherever it differs (fewer zones than servers) and
             # can place every copy: that difference is the balance zone-awareness costs.
             zones = len(np.unique(zone_of))
-            walks = [False, True] if options.zone_aware or options.copies <= zones < len(
-                servers) else [False]
+            walks = [False, True] if options.zone_aware or (
+                options.copies <= zones < len(servers)
+                and zone_aware_problem(algorithm.name) is None) else [False]
             for aware in walks:
                 lists = ReplicaPlacement(algorithm, options.copies,
                                          zone_of if aware else None).lists(hashes)

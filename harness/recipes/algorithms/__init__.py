@@ -10,7 +10,8 @@ the reference code their modules name. `anchor`, `memento` and `dx` remove any s
 place (`without`), as their papers define; `jumpback` routes as hash4j's JumpBackHash.
 `kafka-murmur2` (Kafka's default partitioner, murmur2 mod N) and `redis-slots` (Redis
 Cluster's 16,384 key slots, shared as redis-cli does) are the fixed-table baselines real
-clients route with, each checked live against the client.
+clients route with, each checked live against the client. `riak` is riak_core's fixed
+ring of partitions, claimed by the servers as they join (`choose_claim_v2`).
 Installed packages add theirs through the entry-point group `ring_harness.algorithms`
 (`harness.recipes.plugins`), checked against the `Algorithm` protocol when they load.
 """
@@ -34,6 +35,7 @@ from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
+from harness.recipes.algorithms.riak import RiakAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.plugins import Contract, Registry, protocol_members
 
@@ -41,7 +43,7 @@ BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
     PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
-    KafkaMurmur2Algorithm, RedisSlotsAlgorithm)
+    KafkaMurmur2Algorithm, RedisSlotsAlgorithm, RiakAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",
