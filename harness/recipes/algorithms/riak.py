@@ -110,8 +110,11 @@ class RiakAlgorithm(OneForm):
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:
         """The joins' claims, and SHA-1 of each key in Python (1 us) besides the lookups
-        (0.3 us a key in plain Python, 10 ns in numpy)."""
+        (0.3 us a key in plain Python, 10 ns in numpy); nothing for a fleet it refuses
+        (more servers than partitions), which is never built."""
         size = int(params["ring_creation_size"])
+        if len(servers) > size:
+            return 0.0, ""
         claim = CLAIM_SECONDS * size * len(servers) ** 2
         keys = (plain_keys * 0.3e-6 + (reference_keys + fast_keys) * 1e-8
                 + (reference_keys + fast_keys) * 1e-6)
