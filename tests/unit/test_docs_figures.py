@@ -218,6 +218,18 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
                                         r"\| server-0 fails +\|" + r"[^|]+\|" * skip
                                         + r" (\d+) "))
       for k in (16, 256) for skip in (5, 7)],
+    *[("guide/algorithms.md", Cell("riak.md", "Movement (riak Q=64)", row, column))
+      for row, column in (("add server-10", "moved %"),
+                          ("remove server-5 (as it falls)", "moved %"),
+                          ("remove server-5 (as it falls)", "changed server's share"))],
+    *[("guide/algorithms.md", Cell("riak.md", "Balance", "riak Q=64", column))
+      for column in ("cv_keys", "max/mean")],
+    ("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
+                                      r"\| server-3 fails +\|[^|]+\| ([\d.]+%) ")),
+    *[("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
+                                        r"\| server-3 fails +\|" + r"[^|]+\|" * skip
+                                        + r" (\d+) "))
+      for skip in (5, 7)],
 ]
 
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
