@@ -181,3 +181,27 @@ def test_traits_name_the_token_hash() -> None:
                                     "seed": 0}, [Server("a")])
     assert "Murmur3Partitioner" in traits["key hash"]
     assert traits["points per server"] == "16 x weight (num_tokens)"
+
+
+def test_allocated_holds_cassandras_offline_allocator_checks() -> None:
+    """What Cassandra's OfflineTokenAllocatorTest enforces for rf = 1 on one rack
+    (test/unit/org/apache/cassandra/dht/tokenallocator/, OfflineTokenAllocator's
+    validateAllocation: a warning fails the test), held by our `allocated` construction,
+    which follows its NoReplicationTokenAllocator: 32 nodes added one at a time, each
+    with num_tokens distinct tokens, and the standard deviation of each node's
+    ownership per token never growing by more than WARN_STDEV_GROWTH = 0.05 when a node
+    is added. Cassandra's own allocator could not be run here (no jar offline)."""
+    for tokens in (1, 2, 4, 8, 16):
+        construction = get_construction("allocated", points_per_weight=tokens, seed=0)
+        previous = None
+        for nodes in range(1, 33):
+            ring = construction.build_ring([Server(f"n{i}") for i in range(nodes)])
+            assert ring.collisions == 0
+            assert np.bincount(ring.owners, minlength=nodes).tolist() == [tokens] * nodes
+            positions = ring.positions.astype(np.float64)
+            arcs = np.diff(np.concatenate([positions[-1:] - 2**32, positions]))
+            per_token = np.bincount(ring.owners, weights=arcs, minlength=nodes) / 2**32 / tokens
+            spread = float(np.std(per_token, ddof=1)) if nodes > 1 else 0.0
+            if previous:
+                assert spread - previous <= 0.05, (tokens, nodes)
+            previous = spread
