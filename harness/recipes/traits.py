@@ -54,7 +54,8 @@ _HASH_TEXT = {
 _ALGORITHM_KEY_HASH = {"jump": "xxHash64, seed 0", "maglev": "xxHash64, seed 0",
                        "rendezvous": "MurmurHash3 of '<server>-<key>', per server",
                        "redis-slots": "CRC-16/XMODEM of the key or its hash tag",
-                       "kafka-murmur2": "murmur2, seed 0x9747b28c"}
+                       "kafka-murmur2": "murmur2, seed 0x9747b28c",
+                       "riak": "SHA-1 of term_to_binary({Bucket, Key}), top 64 bits"}
 
 Traits = dict[str, str]
 
