@@ -11,7 +11,15 @@
  *   after it, when there are any), & 0x3FFF.
  * - twemproxy_fnv1a_64: twemproxy 0.5.0's hash_fnv1a_64 (src/hashkit/nc_fnv.c), which is
  *   not FNV-1a 64: it runs in 32 bits from the 64-bit basis and prime truncated, each byte
- *   read as a C char (signed on x86: bytes >= 0x80 are sign-extended before the xor). */
+ *   read as a C char (signed on x86: bytes >= 0x80 are sign-extended before the xor).
+ * - cassandra_murmur3_token: Cassandra's Murmur3Partitioner.getToken (apache/cassandra,
+ *   src/java/org/apache/cassandra/dht/Murmur3Partitioner.java): the first 64 bits of
+ *   MurmurHash3 x64 128, seed 0, as org.apache.cassandra.utils.MurmurHash.hash3_x64_128
+ *   computes it: the 16-byte blocks read little-endian with bytes unsigned, but the tail
+ *   bytes read as Java's signed byte, so a tail byte >= 0x80 is sign-extended before its
+ *   shift and xor (the result differs from the reference MurmurHash3 for such keys).
+ *   Long.MIN_VALUE is normalised to Long.MAX_VALUE, and the empty key is Long.MIN_VALUE
+ *   (the partitioner's minimum token). */
 #ifndef RING_CLIENT_HASHES_H
 #define RING_CLIENT_HASHES_H
 
@@ -43,6 +51,13 @@ void redis_route_many(const uint8_t *data, const uint64_t *offsets, size_t count
  * bytes, little-endian, computed elsewhere: not here), 1 fnv1a_64, 2 murmur. */
 void twemproxy_hash_many(const uint8_t *data, const uint64_t *offsets, size_t count, int kind,
                          uint32_t *out);
+/* Cassandra's Murmur3Partitioner token of one key (a signed 64-bit token). */
+int64_t cassandra_murmur3_token(const uint8_t *data, size_t length);
+/* The ring positions of many keys stored end to end: each token + 2**63 as an unsigned
+ * integer, which keeps the tokens' signed order (the ring's lookup rule then matches
+ * Cassandra's: a key belongs to the first token >= its own, wrapping). */
+void cassandra_position_many(const uint8_t *data, const uint64_t *offsets, size_t count,
+                             uint64_t *out);
 /* cffi:end */
 
 #endif

@@ -13,12 +13,20 @@ definitions the C batch forms (cext/client_hashes.c) are checked against.
 - `twemproxy_fnv1a_64`: twemproxy 0.5.0's `fnv1a_64` (src/hashkit/nc_fnv.c). Despite the
   name it is a 32-bit hash: the 64-bit offset basis and prime are truncated to 32 bits
   (0x84222325 and 0x1b3), and each byte is read as a signed C `char`.
+- `cassandra_token`: Cassandra's `Murmur3Partitioner.getToken` (apache/cassandra,
+  src/java/org/apache/cassandra/dht/Murmur3Partitioner.java): the first 64 bits of
+  MurmurHash3 x64 128 with seed 0 as `org.apache.cassandra.utils.MurmurHash.hash3_x64_128`
+  computes them, as a signed 64-bit token. Its blocks read bytes unsigned, but its tail
+  reads each byte as a Java `byte` cast to `long`, sign-extended: a tail byte >= 0x80
+  sets every bit above its own, so keys with such bytes get other tokens than the
+  reference MurmurHash3 gives. `Long.MIN_VALUE` is normalised to `Long.MAX_VALUE` (no key
+  may have the minimum token), and the empty key has the minimum token.
 """
 
 from __future__ import annotations
 
-__all__ = ["KAFKA_SEED", "REDIS_SLOTS", "kafka_partition", "murmur2_32", "redis_keyslot",
-           "twemproxy_fnv1a_64", "twemproxy_murmur"]
+__all__ = ["KAFKA_SEED", "REDIS_SLOTS", "cassandra_token", "kafka_partition", "murmur2_32",
+           "redis_keyslot", "twemproxy_fnv1a_64", "twemproxy_murmur"]
 
 MASK32 = 0xFFFFFFFF
 MURMUR2_M = 0x5BD1E995
@@ -90,3 +98,63 @@ def twemproxy_fnv1a_64(data: bytes) -> int:
 def twemproxy_murmur(data: bytes) -> int:
     """twemproxy 0.5.0's `murmur` key hash: MurmurHash2 seeded with 0xdeadbeef * length."""
     return murmur2_32(data, (0xDEADBEEF * len(data)) & MASK32)
+
+
+MASK64 = 2**64 - 1
+_C1, _C2 = 0x87C37B91114253D5, 0x4CF5AD432745937F
+#: Cassandra's token range: a signed 64-bit integer
+TOKEN_MIN, TOKEN_MAX = -(2**63), 2**63 - 1
+
+
+def _rotl64(v: int, n: int) -> int:
+    return ((v << n) | (v >> (64 - n))) & MASK64
+
+
+def _fmix64(k: int) -> int:
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & MASK64
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
+    return k ^ (k >> 33)
+
+
+def _tail_word(tail: bytes) -> int:
+    """Tail bytes as Cassandra xors them in: each a signed byte widened to 64 bits."""
+    word = 0
+    for i, byte in enumerate(tail):
+        word ^= ((byte - 256 if byte >= 0x80 else byte) << (8 * i)) & MASK64
+    return word
+
+
+def cassandra_token(key: bytes) -> int:
+    """Cassandra's Murmur3Partitioner token of `key`, a signed 64-bit integer."""
+    if not key:
+        return TOKEN_MIN
+    h1 = h2 = 0
+    blocks = len(key) // 16
+    for i in range(blocks):
+        k1 = int.from_bytes(key[16 * i:16 * i + 8], "little")
+        k2 = int.from_bytes(key[16 * i + 8:16 * i + 16], "little")
+        h1 ^= (_rotl64((k1 * _C1) & MASK64, 31) * _C2) & MASK64
+        h1 = (_rotl64(h1, 27) + h2) & MASK64
+        h1 = (h1 * 5 + 0x52DCE729) & MASK64
+        h2 ^= (_rotl64((k2 * _C2) & MASK64, 33) * _C1) & MASK64
+        h2 = (_rotl64(h2, 31) + h1) & MASK64
+        h2 = (h2 * 5 + 0x38495AB5) & MASK64
+    tail = key[16 * blocks:]
+    if len(tail) > 8:
+        h2 ^= (_rotl64((_tail_word(tail[8:]) * _C2) & MASK64, 33) * _C1) & MASK64
+    if tail:
+        h1 ^= (_rotl64((_tail_word(tail[:8]) * _C1) & MASK64, 31) * _C2) & MASK64
+    h1 ^= len(key)
+    h2 ^= len(key)
+    h1 = (h1 + h2) & MASK64
+    h2 = (h2 + h1) & MASK64
+    h1 = (_fmix64(h1) + _fmix64(h2)) & MASK64
+    token = h1 - 2**64 if h1 >= 2**63 else h1
+    return TOKEN_MAX if token == TOKEN_MIN else token
+
+
+def cassandra_position(token: int) -> int:
+    """A token's place on an unsigned 64-bit ring: token + 2**63, which keeps the order."""
+    return token + 2**63

@@ -10,6 +10,14 @@
   score matrix in numpy (`ranked`), and `ranked_reference` is each key's plain-Python
   definition; rendezvous-weighted keys with two of their best R+1 scores too close for
   numpy's log to order are settled by the plain reference, as its owners are.
+- With a keyspace's data centres (`Topology`), the ring places replicas as Cassandra's
+  NetworkTopologyStrategy does (`harness.core.network_topology`): one walk clockwise,
+  each data centre taking nodes of new racks first, then rack repeats while it has fewer
+  racks than its factor. Only the ring has that walk; the ranking algorithms are refused.
+- Riak's fixed ring (`riak`) takes the owners of the key's partition and the next N - 1
+  partitions, as riak_core's primary preference list does (a node may appear twice
+  when its claim could not keep `target_n_val`); its claim knows no zones, so the
+  zone-aware walk and data centres are refused for it.
 - The other algorithms are refused, each with its reason (`replication_problem`),
   before any work: their papers define one owner per key, and a replica set made up
   here would be a new algorithm, not theirs.
@@ -21,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
+from harness.core.network_topology import Topology
 from harness.core.replicas import preference_lists, start_table
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
@@ -28,6 +37,7 @@ from harness.recipes.algorithms.rendezvous_weighted import (
     CLOSE_GAP,
     WeightedRendezvousAlgorithm,
 )
+from harness.recipes.algorithms.riak import RiakAlgorithm
 
 #: why an algorithm's preference list is not measured: what its source defines instead
 REFUSED: dict[str, str] = {
@@ -44,6 +54,8 @@ REFUSED: dict[str, str] = {
 }
 #: algorithms whose replica set is their top R scores
 RANKED = ("rendezvous", "rendezvous-weighted")
+#: algorithms whose replica set is the next partitions' owners, without zones
+PARTITIONED = ("riak",)
 #: score-matrix elements computed at once (keys x servers), about 32 MB of int64 or float64
 CHUNK_ELEMENTS = 1 << 22
 
@@ -52,9 +64,17 @@ Ranking = RendezvousAlgorithm | WeightedRendezvousAlgorithm
 
 def replication_problem(algorithm: str) -> str | None:
     """Why this algorithm's replica sets cannot be measured, or None if they can."""
-    if algorithm == "ring" or algorithm in RANKED:
+    if algorithm == "ring" or algorithm in RANKED or algorithm in PARTITIONED:
         return None
     return REFUSED.get(algorithm, f"{algorithm} defines no replica set")
+
+
+def zone_aware_problem(algorithm: str) -> str | None:
+    """Why this algorithm's replicas cannot be placed zone-aware, or None if they can."""
+    if algorithm in PARTITIONED:
+        return (f"{algorithm}'s claim (riak_core's choose_claim_v2) places partitions "
+                "without zones, and its preference list is the next partitions' owners")
+    return None
 
 
 def ranked_reference(algorithm: Ranking, key_hash: int, copies: int,
@@ -114,13 +134,25 @@ def _first_distinct(order: npt.NDArray[np.intp], copies: int,
 
 
 class ReplicaPlacement:
-    """The preference lists of one built algorithm, for R copies (zone-aware or not)."""
+    """The preference lists of one built algorithm, for R copies (zone-aware or not), or
+    for a keyspace's data centres (`topology`: NetworkTopologyStrategy, whose factors set
+    the copies)."""
 
     def __init__(self, algorithm: Algorithm, copies: int,
-                 zone_of: npt.NDArray[np.integer] | None = None) -> None:
+                 zone_of: npt.NDArray[np.integer] | None = None,
+                 topology: Topology | None = None) -> None:
         problem = replication_problem(algorithm.name)
         if problem:
             raise HarnessError(f"replication: {algorithm.name} cannot be measured: {problem}")
+        self.topology = topology
+        self.table: npt.NDArray[np.uint16] | None
+        if topology is not None:
+            if algorithm.ring is None:
+                raise HarnessError(f"replication: NetworkTopologyStrategy walks a ring's "
+                                   f"tokens; {algorithm.name} has none")
+            self.algorithm, self.copies, self.zone_of = algorithm, topology.copies, None
+            self.table = topology.start_table(algorithm.ring)
+            return
         places = len(algorithm.servers) if zone_of is None else len(np.unique(zone_of))
         if places < copies:
             what = "zones" if zone_of is not None else "servers"
@@ -133,8 +165,12 @@ class ReplicaPlacement:
     def lists(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.uint16]:
         """keys x copies server indexes, the owner first."""
         ring, algorithm = self.algorithm.ring, self.algorithm
+        if ring is not None and self.topology is not None:
+            return self.topology.lists(ring, key_hashes, self.table)
         if ring is not None:
             return preference_lists(ring, key_hashes, self.copies, self.zone_of, self.table)
         if isinstance(algorithm, RendezvousAlgorithm | WeightedRendezvousAlgorithm):
             return ranked(algorithm, key_hashes, self.copies, self.zone_of)
+        if isinstance(algorithm, RiakAlgorithm) and self.zone_of is None:
+            return algorithm.preference_lists(key_hashes, self.copies)
         raise HarnessError(f"replication: {algorithm.name} has no replica sets")

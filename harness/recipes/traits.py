@@ -54,7 +54,8 @@ _HASH_TEXT = {
 _ALGORITHM_KEY_HASH = {"jump": "xxHash64, seed 0", "maglev": "xxHash64, seed 0",
                        "rendezvous": "MurmurHash3 of '<server>-<key>', per server",
                        "redis-slots": "CRC-16/XMODEM of the key or its hash tag",
-                       "kafka-murmur2": "murmur2, seed 0x9747b28c"}
+                       "kafka-murmur2": "murmur2, seed 0x9747b28c",
+                       "riak": "SHA-1 of term_to_binary({Bucket, Key}), top 64 bits"}
 
 Traits = dict[str, str]
 
@@ -152,11 +153,21 @@ def _pingora(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
             WRAP: CLOCKWISE}
 
 
+def _cassandra(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
+    per_weight = int(params["points_per_weight"])
+    return {ALGORITHM: "ring", KEY_HASH: "Cassandra's Murmur3Partitioner token (64 bits)",
+            POINT_HASH: f"random tokens (seed {params['seed']} and the name)",
+            POINTS_PER_DIGEST: "1", DIGEST_BYTES: "8 of 8",
+            POINTS_PER_SERVER: f"{per_weight} x weight (num_tokens)",
+            WEIGHT_ROUNDING: "rounded to nearest", NAME_FORMAT: "none (names seed tokens)",
+            COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
+
+
 #: traits of each ring construction that has an entry
 CONSTRUCTION_TRAITS: dict[str, Callable[[Mapping[str, Any], Sequence[Server]], Traits]] = {
     "points": _points, "libketama": _libketama, "libmemcached": _libmemcached,
     "twemproxy": _twemproxy, "nginx": _nginx, "haproxy": _haproxy,
-    "envoy_ring_hash": _envoy_ring_hash, "pingora": _pingora,
+    "envoy_ring_hash": _envoy_ring_hash, "pingora": _pingora, "cassandra": _cassandra,
 }
 #: parameters that choose a form, not a routing (a ring's layout)
 _NOT_ROUTING = frozenset({"layout"})

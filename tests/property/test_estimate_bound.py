@@ -78,13 +78,16 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     servers = draw(st.sampled_from([1, 40, 300, 300]))
     weights = draw(st.sampled_from([1, 2.5, 4]))
     construction = draw(st.sampled_from(["points", "libketama", "nginx", "haproxy",
-                                         "envoy_ring_hash", "pingora"]))
+                                         "envoy_ring_hash", "pingora", "cassandra"]))
     generator: dict[str, Any] = {"construction": construction}
     if construction == "points":  # the others fix their own points and hash
         generator["points_per_weight"] = draw(st.sampled_from(
             [1, 2_000, 20_000, 20_000, [160, 10_000]]))
         generator["hash"] = "blake2b-64" if wide else draw(st.sampled_from(
             ["blake2b-32", "fnv1a-fmix32"]))
+    elif construction == "cassandra":  # 64-bit tokens, num_tokens up to Cassandra's cap
+        generator["points_per_weight"] = draw(st.sampled_from([1, 256, 1_536, [16, 256]]))
+        wide = True
     else:
         wide = construction == "envoy_ring_hash"  # its points are 64-bit
     layouts = draw(st.lists(st.sampled_from(LAYOUTS_64 if wide else LAYOUTS_32), min_size=1,

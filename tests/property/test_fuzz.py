@@ -28,7 +28,7 @@ GOOD: dict[str, dict[str, list[Any]]] = {
     "servers": {"count": [1, 3, 7], "name": ["s-{i}", "{i}-srv", "10.0.0.1:{i}"],
                 "weight": [1, 2.5]},
     "generator": {"construction": ["points", "nginx", "libketama", "haproxy",
-                                   "envoy_ring_hash", "pingora"],
+                                   "envoy_ring_hash", "pingora", "cassandra"],
                   "hash": ["blake2b-32", "crc32", "fnv1a-fmix32", "siphash24-32"],
                   "point_name": ["{server}:{j}", "{j}@{server}"],
                   "points_per_weight": [1, 5, [2, 4]], "requires": [[]]},
@@ -59,13 +59,23 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                   "from": [{"peer": "uhashring"}, {"peer": "pymemcache"}],
                   "stages": [[0.5, 1.0]], "universe": [50, 500], "cache_objects": [5],
                   "requests_per_stage": [100], "warmup_requests": [0, 200]},
+    # copies on the ring, or NetworkTopologyStrategy over data centres: a server given no
+    # zone is a data centre of its own, named as the server
+    # an algorithm other than the ring (its [generator] and layouts are then left out):
+    # Riak's claimed partitions among them, with a hostile bucket name
+    "algorithm": {"name": ["riak", "jump", "redis-slots"], "ring_creation_size": [8, 64],
+                  "target_n_val": [1, 4], "bucket": ["b", "é|\n<x>"], "seed": [0, 3]},
+    "replication": {"objects": [50, 300], "copies": [1, 2], "zone_aware": [False, True],
+                    "datacenters": [{"s-0": 1}, {"s-0": 1, "s-1": 1}, {"nowhere": 2}],
+                    "fail": ["s-2", "s-0"]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
                                       "removals": tuple(OPTIONAL["removals"]),
                                       "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
-                                                    "warmup_requests")}
+                                                    "warmup_requests"),
+                                      "replication": ("objects",), "algorithm": ("name",)}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
@@ -102,6 +112,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             for key in ALWAYS[section]:
                 table.setdefault(key, copy.deepcopy(keys[key][0]))
             document[section] = table
+    if "algorithm" in document:  # an algorithm without a ring takes no ring recipe
+        document.pop("generator", None)
+        document["measure"].pop("layouts", None)
     for section, key in draw(st.lists(st.sampled_from(FIELDS), max_size=2)):
         value = copy.deepcopy(draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6))))
         target = document.setdefault(section, {}) if section else document

@@ -24,9 +24,11 @@ def nginx_crc32_register(data: bytes, register: int) -> int:
 
 def test_registry_names_and_unknown_name() -> None:
     """The registry holds the generic recipe, nginx, libketama, allocated, haproxy,
-    libmemcached, twemproxy, envoy_ring_hash and pingora; an unknown name lists them."""
+    libmemcached, twemproxy, envoy_ring_hash, pingora and cassandra; an unknown name lists
+    them."""
     assert list(CONSTRUCTIONS) == ["points", "nginx", "libketama", "allocated", "haproxy",
-                                   "libmemcached", "twemproxy", "envoy_ring_hash", "pingora"]
+                                   "libmemcached", "twemproxy", "envoy_ring_hash", "pingora",
+                                   "cassandra"]
     assert all(c.name == name for name, c in CONSTRUCTIONS.items())
     with pytest.raises(UnknownNameError, match="points, nginx, libketama, allocated, haproxy"):
         get_construction("jump")

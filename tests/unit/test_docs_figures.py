@@ -201,6 +201,35 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
       for column in ("ns/key, its own clock (min-max)", "its own / ours")],
     ("guide/clients.md", Cell("clients.md", CLIENTS, "libmemcached",
                               "ns/key, our lookup of hashes")),
+    *[("guide/algorithms.md", Cell(result, "Balance", row, column))
+      for result, row in (("cassandra-tokens.md", "cassandra num_tokens=256"),
+                          ("cassandra-tokens.md", "cassandra num_tokens=16"),
+                          ("allocated-100.md", "allocated k=16"))
+      for column in ("cv_keys", "max/mean")],
+    *[("guide/algorithms.md", Cell("cassandra-tokens.md", f"Movement (cassandra num_tokens={k})",
+                                   row, "moved %"))
+      for k in (16, 256) for row in ("add server-100", "remove server-50")],
+    *[("guide/replication.md", Cell("cassandra-tokens.md",
+                                    f"Replication (cassandra num_tokens={k})",
+                                    "network topology", "copies peak-to-mean"))
+      for k in (16, 256)],
+    *[("guide/replication.md", Sentence("cassandra-tokens.md",
+                                        f"Replication (cassandra num_tokens={k})",
+                                        r"\| server-0 fails +\|" + r"[^|]+\|" * skip
+                                        + r" (\d+) "))
+      for k in (16, 256) for skip in (5, 7)],
+    *[("guide/algorithms.md", Cell("riak.md", "Movement (riak Q=64)", row, column))
+      for row, column in (("add server-10", "moved %"),
+                          ("remove server-5 (as it falls)", "moved %"),
+                          ("remove server-5 (as it falls)", "changed server's share"))],
+    *[("guide/algorithms.md", Cell("riak.md", "Balance", "riak Q=64", column))
+      for column in ("cv_keys", "max/mean")],
+    ("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
+                                      r"\| server-3 fails +\|[^|]+\| ([\d.]+%) ")),
+    *[("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
+                                        r"\| server-3 fails +\|" + r"[^|]+\|" * skip
+                                        + r" (\d+) "))
+      for skip in (5, 7)],
 ]
 
 PROXIES = "proxies.md"

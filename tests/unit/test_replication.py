@@ -12,7 +12,7 @@ from harness.metrics.replication.metric import Replication, ReplicationMetric, R
 from harness.report import markdown
 from harness.report.compare import comparison_report
 from harness.report.results import load_result
-from harness.run.estimate import estimate
+from harness.run.estimate import estimate, estimated_seconds
 from harness.run.runner import run_scenario
 from harness.run.scenario import load_scenario
 from tests.paths import ROOT
@@ -185,3 +185,93 @@ def test_compare_shows_the_replication_and_hot_keys_figures() -> None:
     hot = load_result(root / "hot-keys.json")
     table = markdown.report(comparison_report(hot, hot, "a", "b"))
     assert table.count("| hot keys: ") == 4
+
+
+TOPOLOGY_SERVERS = 'count = 12\nzones = ["east/r1", "east/r2", "east/r3", "west/r1"]'
+
+
+def test_network_topology_places_each_data_centres_factor_over_its_racks(
+        write_scenario: Write) -> None:
+    """east 3, west 2 on Cassandra's ring: every key has 3 copies in east's three racks and
+    2 in west's one rack (a rack repeat), as the plain walk of harness.core.network_topology
+    gives them; losing an east node re-creates its copies only on its rack's other nodes
+    (east's three racks each hold one copy); a replacement in its rack takes copies only."""
+    record = _replication(write_scenario, 16, 'datacenters = { east = 3, west = 2 }\n'
+                          'fail = "server-0"', TOPOLOGY_SERVERS)
+    (placement,) = record.placements
+    assert placement.strategy == "network-topology" and record.copies == 5
+    assert record.datacenters == {"east": 3, "west": 2}
+    # Two west copies in west's one rack: every key shares a zone.
+    assert placement.keys_sharing_a_zone == record.objects
+    assert record.failure.destinations == 2  # server-0's rack-mates: server-4 and server-8
+    assert record.failure.keys_losing_a_copy == record.failure.copies_to_recreate
+    assert record.join.only_to_it
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("datacenters = { east = 3, west = 2 }\ncopies = 5\n",
+     r"replication.copies must be left out with replication.datacenters"),
+    ("datacenters = { east = 3 }\nzone_aware = true\n",
+     r"replication.zone_aware must be false with replication.datacenters"),
+    ("datacenters = { south = 1 }\n",
+     r"replication.datacenters must name data centres of the servers' zones .*'east', "
+     r"'west'.* \(got 'south'\)"),
+    ("datacenters = { east = 0 }\n", r"replication.datacenters must be a table of data "
+                                     r"centre names to replication factors"),
+    ("datacenters = { east = true }\n", r"replication.datacenters must be a table"),
+    ('datacenters = { "a/b" = 1 }\n', r"replication.datacenters must be a table"),
+    ("datacenters = 3\n", r"replication.datacenters must be a table"),
+    ("datacenters = { west = 3 }\nfail = \"server-3\"\n",
+     r"replication.fail must leave data centre 'west' at least its factor of 3 nodes"),
+])
+def test_network_topology_refusals(write_scenario: Write, body: str, message: str) -> None:
+    """One line naming the field, before any work."""
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(write_scenario(
+            f'[servers]\n{TOPOLOGY_SERVERS}\n[generator]\nconstruction = "cassandra"\n'
+            f"[replication]\n{body}"))
+
+
+def test_network_topology_needs_a_ring(write_scenario: Write) -> None:
+    """Rendezvous ranks servers; NetworkTopologyStrategy walks tokens: refused."""
+    with pytest.raises(ScenarioError, match=r"replication\.datacenters must be left out for "
+                                            r"rendezvous"):
+        load_scenario(write_scenario(
+            f'[servers]\n{TOPOLOGY_SERVERS}\n[algorithm]\nname = "rendezvous"\n'
+            "[replication]\ndatacenters = { east = 1 }\n"))
+
+
+def test_network_topology_is_priced(write_scenario: Write) -> None:
+    """The walk tabled in plain Python is in the estimate's seconds."""
+    def seconds(table: str) -> float:
+        return estimated_seconds(load_scenario(write_scenario(
+            f"[servers]\n{TOPOLOGY_SERVERS}\n[generator]\npoints_per_weight = 10000\n"
+            f"[keys]\ncount = 10\n[measure]\nlayouts = []\nmetrics = []\n{table}")))[0]
+    plain = seconds("[replication]\ncopies = 3\nobjects = 1000\n")
+    topology = seconds("[replication]\ndatacenters = { east = 3 }\nobjects = 1000\n")
+    assert topology - plain >= 3 * 3 * 120_000 * 1e-6
+
+
+def test_riak_preference_lists_are_the_next_partitions_owners(write_scenario: Write) -> None:
+    """Riak: copies on the owners of the key's partition and the next two, a failure
+    measured as a leave (riak_core's simple transfer, then claim), a join as claim."""
+    scenario = load_scenario(write_scenario(
+        '[servers]\ncount = 8\n[algorithm]\nname = "riak"\n[keys]\ncount = 100\n'
+        "[measure]\nmetrics = []\n[replication]\ncopies = 3\nobjects = 5000\n"
+        'fail = "server-3"'))
+    (run,) = run_scenario(scenario, show_progress=False).runs
+    record = run.figure("replication")
+    assert isinstance(record, Replication)
+    (placement,) = record.placements  # no zone-aware walk for Riak
+    assert not placement.zone_aware and record.copies == 3
+    # 64 partitions over 8 nodes keeping target_n_val 4: every list is 3 distinct nodes.
+    assert record.failure.keys_losing_a_copy_fraction == pytest.approx(3 / 8, abs=0.05)
+    assert record.join.only_to_it
+
+
+def test_riak_refuses_zone_aware(write_scenario: Write) -> None:
+    """Riak's claim has no zones: zone_aware is refused at load, naming why."""
+    with pytest.raises(ScenarioError, match=r"replication\.zone_aware must be false for riak"):
+        load_scenario(write_scenario(
+            '[servers]\ncount = 8\nzones = ["a", "b"]\n[algorithm]\nname = "riak"\n'
+            "[replication]\ncopies = 2\nzone_aware = true\n"))

@@ -1,7 +1,7 @@
 """Bindings of cext/client_hashes.c: the key hashes of clients that route by a hash of the
 key and a fixed table, Kafka's default partitioner, Redis Cluster's key slots and
-twemproxy's non-MD5 key hashes, a batch of keys per C call (client_hashes.h says where each
-is defined)."""
+twemproxy's non-MD5 key hashes, and Cassandra's Murmur3Partitioner tokens, a batch of keys
+per C call (client_hashes.h says where each is defined)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ __all__ = [
     "KAFKA_MURMUR2_SEED",
     "REDIS_CLUSTER_SLOTS",
     "TWEMPROXY_HASH_KINDS",
+    "cassandra_murmur3_token",
+    "cassandra_position_many",
     "kafka_murmur2_many",
     "kafka_partition_many",
     "murmur2_32",
@@ -103,4 +105,18 @@ def twemproxy_hash_many(keys: Sequence[bytes], hash_name: str) -> npt.NDArray[np
     out, buffer = _u32_out(len(keys))
     lib.twemproxy_hash_many(joined, ffi.from_buffer("uint64_t[]", offsets), len(keys),
                             TWEMPROXY_HASH_KINDS[hash_name], buffer)
+    return out
+
+
+def cassandra_murmur3_token(data: bytes) -> int:
+    """Cassandra's Murmur3Partitioner token of one key (signed 64 bits)."""
+    return int(lib.cassandra_murmur3_token(data, len(data)))
+
+
+def cassandra_position_many(keys: Sequence[bytes]) -> npt.NDArray[np.uint64]:
+    """The ring positions (token + 2**63) of many keys' Cassandra tokens, in one C call."""
+    joined, offsets = _joined(keys)
+    out = np.empty(len(keys), dtype=np.uint64)
+    lib.cassandra_position_many(joined, ffi.from_buffer("uint64_t[]", offsets), len(keys),
+                                ffi.from_buffer("uint64_t[]", out, require_writable=True))
     return out

@@ -15,20 +15,28 @@ over `objects` distinct objects named "object-{i}":
   servers send and receive that work, with the busiest source's share
   (`harness.metrics.replication.changes` says which copy a lost one is taken from);
 - one server joining (`join`, weight 1): copies that move, all of them to it.
+
+With `datacenters` (a keyspace's replication factor per data centre), copies are placed
+as Cassandra's NetworkTopologyStrategy places them, over the servers' zones read as
+"dc/rack" (`harness.core.network_topology`); the factors set the copies. The joining
+server then joins the failing server's data centre and rack (a replacement), since a new
+data centre of its own would take no replicas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
+from harness.core.network_topology import Topology, split_zone
 from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
@@ -39,7 +47,11 @@ from harness.metrics.replication.changes import (
     recreation,
 )
 from harness.recipes.algorithms import get_algorithm
-from harness.recipes.replication import ReplicaPlacement, replication_problem
+from harness.recipes.replication import (
+    ReplicaPlacement,
+    replication_problem,
+    zone_aware_problem,
+)
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -67,6 +79,8 @@ class ReplicationOptions:
     #: the server that fails; None: the first server on the ring
     fail: str | None = None
     join: str = "joining-server"
+    #: NetworkTopologyStrategy's replication factor per data centre; None: the plain walk
+    datacenters: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,9 @@ class Placement:
     replica_peak_to_mean: float
     #: keys two of whose copies share a zone
     keys_sharing_a_zone: int
+    #: "network-topology" for Cassandra's NetworkTopologyStrategy; None (older results
+    #: too): the plain or zone-aware walk `zone_aware` says
+    strategy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +136,61 @@ class Replication:
     placements: list[Placement]
     failure: Failure
     join: Join
+    #: NetworkTopologyStrategy's factor per data centre (None: not used, or an older result)
+    datacenters: dict[str, int] | None = None
+
+
+#: what `datacenters` must be
+DATACENTERS_EXPECTED = ("a table of data centre names to replication factors, each an "
+                        "integer from 1 to 64")
+#: seconds per step of NetworkTopologyStrategy's walk in plain Python, and a walk taken
+#: as long as the servers are many (a walk ends when it has met a node of every rack it
+#: needs, which can take about as many tokens as there are nodes): measured 0.66 s for
+#: 25,600 tokens of 100 nodes in 5 racks of 2 data centres (26 us a token), which this
+#: puts at 2.6 s
+SECONDS_PER_TOPOLOGY_STEP = 1e-6
+
+
+def _take_datacenters(table: Fields) -> dict[str, int] | None:
+    value = table.take_raw("datacenters", None, expected=DATACENTERS_EXPECTED,
+                           shown_default="none: the clockwise walk of `copies`")
+    if value is None:
+        return None
+    if (not isinstance(value, dict) or not value
+            or any(not isinstance(k, str) or not k or "/" in k for k in value)
+            or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64
+                   for v in value.values())):
+        raise table.error("datacenters", DATACENTERS_EXPECTED, value)
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def _check_datacenters(scenario: ScenarioView, options: ReplicationOptions,
+                       top: Fields) -> None:
+    """Data centres need a ring, servers in each, and as many left after the failure."""
+    assert options.datacenters is not None
+    for recipe in scenario.recipes():
+        if recipe.algorithm != "ring":
+            raise ScenarioError(f"{top.file}: replication.datacenters must be left out for "
+                                f"{recipe.algorithm}: NetworkTopologyStrategy walks a "
+                                f"ring's tokens")
+    zones = scenario.ring_zones()
+    present = sorted({split_zone(z)[0] for z in zones})
+    shown = ", ".join(map(repr, present[:8])) + (", ..." if len(present) > 8 else "")
+    for dc in options.datacenters:
+        if dc not in present:
+            raise ScenarioError(
+                f"{top.file}: replication.datacenters must name data centres of the servers' "
+                f"zones (\"dc/rack\": {shown}) (got {dc!r})")
+    on_ring = [s.name for s in scenario.ring_servers()]
+    failed = options.fail if options.fail is not None else on_ring[0]
+    dc = split_zone(zones[on_ring.index(failed)])[0]
+    factor = options.datacenters.get(dc)
+    nodes = sum(1 for z in zones if split_zone(z)[0] == dc)
+    if factor is not None and nodes - 1 < factor:
+        raise ScenarioError(
+            f"{top.file}: replication.fail must leave data centre {dc!r} at least its factor "
+            f"of {factor} nodes, so that every key keeps its number of copies (got "
+            f"{failed!r}, one of its {nodes})")
 
 
 def zone_indexes(zones: Sequence[str], servers: Sequence[Server]) -> npt.NDArray[np.int64]:
@@ -144,6 +216,10 @@ def _check_replication(scenario: ScenarioView, options: ReplicationOptions,
         if reason:
             raise ScenarioError(f"{top.file}: replication must be left out for "
                                 f"{recipe.algorithm}: {reason}")
+        zones_reason = zone_aware_problem(recipe.algorithm)
+        if options.zone_aware and zones_reason:
+            raise ScenarioError(f"{top.file}: replication.zone_aware must be false for "
+                                f"{recipe.algorithm}: {zones_reason}")
     on_ring = [s.name for s in scenario.ring_servers()]
     if options.fail is not None and options.fail not in on_ring:
         raise ScenarioError(f"{top.file}: replication.fail must name a server on the ring "
@@ -164,6 +240,9 @@ def _check_replication(scenario: ScenarioView, options: ReplicationOptions,
                     f"{top.file}: replication.{field_name} must leave servers that are "
                     f"{problem} for {recipe.algorithm} {recipe.label} (got "
                     f"{getattr(options, field_name) or failed!r})")
+    if options.datacenters is not None:
+        _check_datacenters(scenario, options, top)
+        return
     zones = scenario.ring_zones()
     left = [zone for name, zone in zip(on_ring, zones, strict=True) if name != failed]
     places, what = (len(set(left)), "zones") if options.zone_aware else (len(left), "servers")
@@ -193,14 +272,24 @@ class ReplicationMetric(MetricBase):
     @staticmethod
     def parse_options(table: Fields) -> ReplicationOptions:
         """`[replication]`: copies, zone_aware, objects, object_bytes, fail, join."""
+        datacenters = _take_datacenters(table)
+        if datacenters is not None and table.has("copies"):
+            raise table.error("copies", "left out with replication.datacenters (each data "
+                              "centre's factor sets the copies)", table.table["copies"])
+        if datacenters is not None and table.table.get("zone_aware") is True:
+            raise table.error("zone_aware", "false with replication.datacenters "
+                              "(NetworkTopologyStrategy spreads copies over racks itself)",
+                              True)
         options = ReplicationOptions(
-            copies=table.take_int("copies", 3, minimum=1, maximum=64),
+            copies=(sum(datacenters.values()) if datacenters is not None
+                    else table.take_int("copies", 3, minimum=1, maximum=64)),
             zone_aware=_take_bool(table, "zone_aware", False),
             objects=table.take_int("objects", 200_000, minimum=1, maximum=10**8),
             object_bytes=table.take_int("object_bytes", 1 << 20, minimum=1, maximum=2**50),
             fail=(table.take_str("fail", "-", shown_default="the first server on the ring")
                   if table.has("fail") else None),
             join=table.take_str("join", "joining-server"),
+            datacenters=datacenters,
         )
         table.finish()
         return options
@@ -221,11 +310,28 @@ class ReplicationMetric(MetricBase):
 
     def working(self, shape: RunShape) -> Working:
         """The ring rebuilt for the failure, then for the join: one at a time; on a ring,
-        two per-point tables of R uint16 alive at once (before, and after the change)."""
+        two per-point tables of R uint16 alive at once (before, and after the change);
+        with data centres, also the ring's owners as a Python list while the walk is
+        tabled (a list slot and an int object: 40 bytes a token)."""
         options = shape.options.get(self.name)
         if not isinstance(options, ReplicationOptions) or not shape.ring_array_bytes:
             return Working(rings=1)
-        return Working(2 * 2.0 * options.copies * shape.entries, rings=1)
+        walk = 40.0 * shape.entries if options.datacenters is not None else 0.0
+        return Working(2 * 2.0 * options.copies * shape.entries + walk, rings=1)
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """`MetricBase.cost`, and with data centres NetworkTopologyStrategy's walk tabled
+        in plain Python three times (placement, failure, join), a walk per token."""
+        cost = super().cost(shape, servers, working)
+        options = shape.options.get(self.name)
+        if not isinstance(options, ReplicationOptions) or options.datacenters is None:
+            return cost
+        steps = min(shape.entries, len(servers) + 1)
+        walk = 3 * SECONDS_PER_TOPOLOGY_STEP * shape.entries * steps
+        return replace(cost, seconds=cost.seconds + walk,
+                       why_seconds=cost.why_seconds or f"[{self.name}]: the data centres' walk "
+                                                       f"over {shape.entries:,} tokens")
 
     def reference_lookups(self, options: Any) -> int:
         """Every object placed four times: plain and zone-aware, after the failure, after
@@ -246,34 +352,53 @@ class ReplicationMetric(MetricBase):
         weights = np.array([s.weight for s in servers], dtype=np.float64)
         context.stage(f"{context.label}: replication, {options.objects:,} objects")
         hashes = algorithm.hash_keys([f"object-{i}".encode() for i in range(options.objects)])
-        # Zone-aware beside plain wherever it differs (fewer zones than servers) and can
-        # place every copy: that difference is the balance zone-awareness costs.
-        zones = len(np.unique(zone_of))
-        walks = [False, True] if options.zone_aware or options.copies <= zones < len(servers) \
-            else [False]
+        topology = (Topology.of(list(context.zones) or [s.name for s in servers],
+                                options.datacenters)
+                    if options.datacenters is not None else None)
         placements, lists_by_walk = [], {}
-        for aware in walks:
-            lists = ReplicaPlacement(algorithm, options.copies,
-                                     zone_of if aware else None).lists(hashes)
-            lists_by_walk[aware] = lists
-            primary_cv, primary_peak = copy_load(lists[:, :1], weights)
-            replica_cv, replica_peak = copy_load(lists, weights)
-            placements.append(Placement(aware, primary_cv, primary_peak, replica_cv,
-                                        replica_peak, keys_sharing_a_zone(lists, zone_of)))
+        if topology is not None:
+            lists = ReplicaPlacement(algorithm, options.copies, topology=topology).lists(hashes)
+            lists_by_walk[False] = lists
+            placements.append(self._placement(lists, weights, zone_of, False,
+                                              "network-topology"))
+            copies = topology.copies
+        else:
+            # Zone-aware beside plain wherever it differs (fewer zones than servers) and
+            # can place every copy: that difference is the balance zone-awareness costs.
+            zones = len(np.unique(zone_of))
+            walks = [False, True] if options.zone_aware or (
+                options.copies <= zones < len(servers)
+                and zone_aware_problem(algorithm.name) is None) else [False]
+            for aware in walks:
+                lists = ReplicaPlacement(algorithm, options.copies,
+                                         zone_of if aware else None).lists(hashes)
+                lists_by_walk[aware] = lists
+                placements.append(self._placement(lists, weights, zone_of, aware, None))
+            copies = options.copies
         aware = options.zone_aware
         before = lists_by_walk[aware].astype(np.int64)
-        failure = self._failure(context, options, before, hashes, zone_of, aware)
-        join = self._join(context, options, before, hashes, zone_of, aware)
+        failure = self._failure(context, options, before, hashes, zone_of, aware, topology)
+        join = self._join(context, options, before, hashes, zone_of, aware, topology)
         context.advance(1)
-        return Replication(copies=options.copies, zone_aware=aware, objects=options.objects,
+        return Replication(copies=copies, zone_aware=aware, objects=options.objects,
                            object_bytes=options.object_bytes, servers=len(servers),
                            zones=len(np.unique(zone_of)), placements=placements,
-                           failure=failure, join=join)
+                           failure=failure, join=join, datacenters=options.datacenters)
+
+    @staticmethod
+    def _placement(lists: npt.NDArray[np.uint16], weights: npt.NDArray[np.float64],
+                   zone_of: npt.NDArray[np.int64], aware: bool,
+                   strategy: str | None) -> Placement:
+        primary_cv, primary_peak = copy_load(lists[:, :1], weights)
+        replica_cv, replica_peak = copy_load(lists, weights)
+        return Placement(aware, primary_cv, primary_peak, replica_cv, replica_peak,
+                         keys_sharing_a_zone(lists, zone_of), strategy)
 
     @staticmethod
     def _failure(context: RunContext, options: ReplicationOptions,
                  before: npt.NDArray[np.int64], hashes: npt.NDArray[np.unsignedinteger],
-                 zone_of: npt.NDArray[np.int64], aware: bool) -> Failure:
+                 zone_of: npt.NDArray[np.int64], aware: bool,
+                 topology: Topology | None) -> Failure:
         servers = list(context.servers)
         name = options.fail if options.fail is not None else servers[0].name
         failed = [s.name for s in servers].index(name)
@@ -286,7 +411,10 @@ class ReplicationMetric(MetricBase):
             fallen = context.rebuild(remaining)
         kept = np.array([i for i in range(len(servers)) if i != failed], dtype=np.int64)
         zones_after = zone_of[kept] if aware else None
-        after = kept[ReplicaPlacement(fallen, options.copies, zones_after).lists(hashes)]
+        placement = (ReplicaPlacement(fallen, options.copies, topology=topology.without(failed))
+                     if topology is not None
+                     else ReplicaPlacement(fallen, options.copies, zones_after))
+        after = kept[placement.lists(hashes)]
         work = recreation(before, after, failed)
         return Failure(server=name, keys_losing_a_copy=work.keys_losing_a_copy,
                        keys_losing_a_copy_fraction=work.keys_losing_a_copy / len(hashes),
@@ -300,13 +428,20 @@ class ReplicationMetric(MetricBase):
     @staticmethod
     def _join(context: RunContext, options: ReplicationOptions,
               before: npt.NDArray[np.int64], hashes: npt.NDArray[np.unsignedinteger],
-              zone_of: npt.NDArray[np.int64], aware: bool) -> Join:
+              zone_of: npt.NDArray[np.int64], aware: bool, topology: Topology | None) -> Join:
         servers = list(context.servers)
         context.stage(f"{context.label}: replication, {options.join} joining")
         grown = context.rebuild([*servers, Server(options.join)])
         # The new server is a zone of its own: it never shares one with a copy.
         zones_after = np.append(zone_of, zone_of.max() + 1) if aware else None
-        after = ReplicaPlacement(grown, options.copies, zones_after).lists(hashes)
+        if topology is not None:
+            # A replacement: the new server joins the failing server's data centre and rack.
+            fail = options.fail if options.fail is not None else servers[0].name
+            like = [s.name for s in servers].index(fail)
+            placement = ReplicaPlacement(grown, options.copies, topology=topology.joined(like))
+        else:
+            placement = ReplicaPlacement(grown, options.copies, zones_after)
+        after = placement.lists(hashes)
         after = after.astype(np.int64)
         created = new_copies(before, after)
         moved = int(created.sum())
@@ -327,15 +462,24 @@ class ReplicationMetric(MetricBase):
     @staticmethod
     def _section(label: str, r: Replication) -> Section:
         walk = {False: "plain", True: "zone-aware"}
+
+        def named(p: Placement) -> str:
+            return "network topology" if p.strategy == "network-topology" else walk[p.zone_aware]
+
+        used = "network topology" if r.datacenters else walk[r.zone_aware]
+        factors = (" NetworkTopologyStrategy: " + ", ".join(
+            f"{literal(dc)} {rf}" for dc, rf in r.datacenters.items())
+            + " copies per data centre (zones are \"dc/rack\"); the joining server joins "
+            "the failing server's rack." if r.datacenters else "")
         placement = Table.of(
             ["placement", "primary cv", "primary peak-to-mean", "copies cv",
              "copies peak-to-mean", "keys with two copies in one zone"],
-            [[text(walk[p.zone_aware]), pct(p.primary_cv), number(p.primary_peak_to_mean),
+            [[text(named(p)), pct(p.primary_cv), number(p.primary_peak_to_mean),
               pct(p.replica_cv), number(p.replica_peak_to_mean),
               count(p.keys_sharing_a_zone)] for p in r.placements],
             notes=[f"{r.objects:,} objects, {r.copies} copies each, on {r.servers} servers "
                    f"in {r.zones} zones. Load is each server's copies per unit weight; "
-                   "primary counts only each object's first copy."])
+                   "primary counts only each object's first copy." + factors])
         f, j = r.failure, r.join
         failure = Table.of(
             ["change", "keys losing a copy", "keys losing a copy %", "lists changed",
@@ -346,7 +490,7 @@ class ReplicationMetric(MetricBase):
               count(f.copies_to_recreate), number(f.bytes_to_recreate / 2**30, 2),
               count(f.sources),
               pct(f.busiest_source_share), count(f.destinations)]],
-            notes=[f"Placement: {walk[r.zone_aware]}. A lost copy is re-created from "
+            notes=[f"Placement: {used}. A lost copy is re-created from "
                    "the copy after it in the key's old list (the one before it when it was "
                    f"last), {r.object_bytes:,} bytes an object."])
         join = Table.of(
@@ -355,7 +499,7 @@ class ReplicationMetric(MetricBase):
             [[text(f"{j.server} joins"), count(j.copies_moved),
               pct(j.copies_moved_fraction, 3), count(j.keys_changed),
               text("yes" if j.only_to_it else "NO")]])
-        chart_rows = [{"placement": walk[p.zone_aware], "load": series, "peak": value,
+        chart_rows = [{"placement": named(p), "load": series, "peak": value,
                        "label": f"{value:.3f}"}
                       for p in r.placements
                       for series, value in (("primary only", p.primary_peak_to_mean),

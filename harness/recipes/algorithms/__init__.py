@@ -13,6 +13,8 @@ Cluster's 16,384 key slots, shared as redis-cli does) are the fixed-table baseli
 clients route with, each checked live against the client. `range` is range partitioning
 (ordered key ranges, as Bigtable, HBase, Spanner and CockroachDB place data), the
 alternative when range scans matter.
+`riak` is riak_core's fixed ring of partitions, claimed by the servers as they join
+(`choose_claim_v2`).
 Installed packages add theirs through the entry-point group `ring_harness.algorithms`
 (`harness.recipes.plugins`), checked against the `Algorithm` protocol when they load.
 """
@@ -37,6 +39,7 @@ from harness.recipes.algorithms.range_partition import RangePartition
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
+from harness.recipes.algorithms.riak import RiakAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.plugins import Contract, Registry, protocol_members
 
@@ -44,7 +47,7 @@ BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
     PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
-    KafkaMurmur2Algorithm, RedisSlotsAlgorithm,
+    KafkaMurmur2Algorithm, RedisSlotsAlgorithm, RiakAlgorithm,
     RangePartition)
 
 #: what a plugin's algorithm must have

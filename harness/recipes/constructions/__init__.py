@@ -10,6 +10,7 @@ reproduces HAProxy's, taking its key hash and server-id scheme;
 `allocated` chooses token positions so that arc shares track weights;
 `envoy_ring_hash` reproduces Envoy's ring hash load balancer (64-bit points);
 `pingora` Cloudflare Pingora's ketama, v2 (ties by socket address) or v1 (nginx's).
+`cassandra` is Cassandra's Murmur3Partitioner ring with random `num_tokens` per node.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from harness.core.errors import UnknownNameError
 from harness.recipes.constructions.allocated import AllocatedConstruction
 from harness.recipes.constructions.base import Construction
+from harness.recipes.constructions.cassandra import CassandraConstruction
 from harness.recipes.constructions.envoy_ring_hash import EnvoyRingHashConstruction
 from harness.recipes.constructions.haproxy import HaproxyConstruction
 from harness.recipes.constructions.libketama import LibketamaConstruction
@@ -32,7 +34,7 @@ CONSTRUCTIONS: dict[str, type[Construction]] = {
     cls.name: cls
     for cls in (PointsConstruction, NginxConstruction, LibketamaConstruction, AllocatedConstruction,
                 HaproxyConstruction, LibmemcachedConstruction, TwemproxyConstruction,
-                EnvoyRingHashConstruction, PingoraConstruction)
+                EnvoyRingHashConstruction, PingoraConstruction, CassandraConstruction)
 }
 
 
