@@ -36,8 +36,19 @@ from harness.core.stats import (
     per_weight,
     theory_cv,
 )
-from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Chart,
+    Section,
+    Table,
+    count,
+    literal,
+    number,
+    pct,
+    text,
+)
+from harness.metrics.base import MetricBase, answered_runs
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run
@@ -132,6 +143,21 @@ class BalanceMetric(MetricBase):
         return balance_of_keys(context.owners, [s.weight for s in context.servers],
                                algorithm.exact_shares(), points)
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the key sample's peak-to-mean, and its CV against theory."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            b: Balance = run.figure(self.name)
+            peak, spread = number(b.max_over_mean).text, pct(b.cv_keys).text
+            theory = (f" against {pct(b.cv_theory).text} in theory"
+                      if b.cv_theory is not None else "")
+            lines.append(Answer(
+                "Balance", f"{literal(run.label)}: the busiest server holds {peak}x the mean "
+                f"(key sample); keys spread with a CV of {spread}{theory}.",
+                (peak, spread) + ((pct(b.cv_theory).text,) if b.cv_theory is not None
+                                  else ())))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         measured = [(run, b) for run in result.runs
                     if (b := run.figure(self.name)) is not None]
@@ -141,8 +167,8 @@ class BalanceMetric(MetricBase):
             table = self._weighted_table(result, measured)
         else:
             table = Table.of(
-                ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs",
-                 "cv_theory", "cv_floor"],
+                ["ring", "min keys", "max keys", "max/mean (key sample)",
+                 "cv_keys (key sample)", "cv_arcs (exact shares)", "cv_theory", "cv_floor"],
                 [[text(run.label), count(b.min_keys), count(b.max_keys),
                   number(b.max_over_mean), pct(b.cv_keys), *self._cvs(b)]
                  for run, b in measured])
@@ -168,8 +194,9 @@ class BalanceMetric(MetricBase):
                          *self._cvs(b)])
         return Table.of(
             ["ring", "keys/weight min", "keys/weight max", "keys/weight mean",
-             "peak-to-mean", "hottest server", "min keys (raw)", "max keys (raw)",
-             "cv_keys", "cv_arcs", "cv_theory", "cv_floor"], rows,
+             "peak-to-mean (key sample)", "hottest server", "min keys (raw)",
+             "max keys (raw)", "cv_keys (key sample)", "cv_arcs (exact shares)", "cv_theory",
+             "cv_floor"], rows,
             notes=["Weighted servers are judged per unit of weight: a server's keys divided "
                    "by its weight. The hottest server is the one with the most keys per "
                    "unit weight, the one that sets the peak-to-mean; the raw columns are "

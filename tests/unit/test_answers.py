@@ -1,0 +1,126 @@
+"""The answers block of every committed result repeats its sections exactly, and no two
+tables of one result show different numbers for one named quantity."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.core.model import Result
+from harness.core.tables import Report, Section, Table, anchors
+from harness.report import html, markdown
+from harness.report.results import load_result
+from harness.report.sections import result_report
+from tests.paths import ROOT
+
+RESULTS = ROOT / "results"
+RENDERED = sorted(p for p in RESULTS.rglob("*.json") if p.with_suffix(".md").exists())
+#: metrics whose result gets at least one answer line when measured
+ANSWERING = ("memory", "balance", "throughput", "movement", "migration", "clients",
+             "replication")
+
+
+def _shown(section: Section) -> list[str]:
+    """Every text the section shows: its cells, headings, notes and paragraphs."""
+    shown = [*section.paragraphs, *section.footer]
+    for table in section.tables:
+        shown += [c.heading for c in table.columns] + table.notes
+        shown += [cell.text for row in table.rows for cell in row]
+    return shown
+
+
+def _measured(result: Result) -> set[str]:
+    names = {name for run in result.runs for name in run.figures}
+    return names | {name for run in result.runs for s in run.subjects for name in s.figures}
+
+
+@pytest.mark.parametrize("path", RENDERED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_every_answer_figure_is_its_sections_figure(path: Path) -> None:
+    """Each figure of an answer line stands in the line and, as written, in a cell (or
+    note) of the section the line links to; each measured answering metric answers."""
+    result = load_result(path)
+    report = result_report(result)
+    by_title = {s.title: s for s in report.sections}
+    for answer in report.answers:
+        assert answer.section in by_title, (answer.section, list(by_title))
+        shown = _shown(by_title[answer.section])
+        for figure in answer.figures:
+            assert figure and figure in answer.text, (figure, answer.text)
+            assert any(figure in text for text in shown), (figure, answer.section)
+    answered = {a.section.split(" (")[0].split("?")[0] for a in report.answers}
+    for metric, heading in (("memory", "Memory"), ("balance", "Balance"),
+                            ("migration", "Migration"), ("replication", "Replication")):
+        if metric in _measured(result):
+            assert heading in answered, (metric, sorted(answered))
+
+
+def _quantities(table: Table) -> dict[tuple[str, str], str]:
+    """(column heading, row's first cell) -> the cell shown there."""
+    first = table.columns[0].heading if table.columns else ""
+    return {(column.heading, f"{first}: {row[0].text}"): row[i].text
+            for row in table.rows for i, column in enumerate(table.columns)
+            if i and i < len(row)}
+
+
+@pytest.mark.parametrize("path", RENDERED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_one_named_quantity_has_one_number(path: Path) -> None:
+    """Two tables of one result naming the same quantity (heading) for the same row show the
+    same figure; a migration's old ring has the Balance table's exact cv_arcs."""
+    report: Report = result_report(load_result(path))
+    seen: dict[tuple[str, str, str], str] = {}
+    for section in report.sections:
+        # a section about one fleet or sweep point names it (in parentheses, or after a
+        # colon or question): rows of sections about different fleets are different things
+        context = re.split(r" \(|: |\? ", section.title, maxsplit=1)[1:]
+        for table in section.tables:
+            for (heading, row), value in _quantities(table).items():
+                key = (" ".join(context), heading, row)
+                assert seen.setdefault(key, value) == value, (key, seen[key], value)
+    balance = {ring.removeprefix("ring: "): value for (_, heading, ring), value in seen.items()
+               if heading == "cv_arcs (exact shares)"}
+    for section in report.sections:
+        if not section.title.startswith("Migration ("):
+            continue
+        rows = {row[0].text: row[1].text for row in section.tables[0].rows}
+        source = rows["from"]
+        before = next((v for k, v in rows.items() if k.startswith("cv_arcs before")), None)
+        if before is not None and source in balance:
+            assert before.split(" / ")[0] == balance[source]
+
+
+def test_memory_tables_name_their_kind_of_bytes() -> None:
+    """Structure bytes come from the allocator, a migration's from entries x entry size: each
+    table says which, and says why the other differs."""
+    page = markdown.report(result_report(load_result(RESULTS / "tutorial.json")))
+    assert "structure bytes (allocator)" in page and "peak while building" in page
+    migration = markdown.report(result_report(load_result(RESULTS /
+                                                          "tutorial-migration.json")))
+    assert "entries' own bytes before / after" in migration
+    assert "larger by that overhead" in migration
+
+
+def test_the_answers_block_opens_the_page_and_links_its_sections() -> None:
+    """In Markdown and HTML the answers come before the first section, each line linking
+    to a heading the page has; a table of contents lists every section."""
+    report = result_report(load_result(RESULTS / "tutorial-migration.json"))
+    page = markdown.report(report)
+    assert page.index("## Answers") < page.index("Contents: ") < page.index("## Balance")
+    targets = set(re.findall(r"\]\(#([^)]+)\)", page))
+    headings = {markdown.page_titles(report)[i]: a for i, a in
+                enumerate(anchors(markdown.page_titles(report)))}
+    assert targets <= set(headings.values())
+    assert "#how-this-was-measured" in page
+    assert page.index("## How this was measured") < page.index("### Resources")
+    document = html.report(report)
+    assert document.index('id="answers"') < document.index('class="chart"')
+    for target in targets:
+        assert f'id="{target}"' in document
+    assert "<details><summary>All 40 servers" in document
+
+
+def test_other_pages_have_no_answers_block() -> None:
+    """compare, history and reproduce pages ask no question: no empty answers block."""
+    page = markdown.report(Report("title", ["intro"], [Section("A", ["text"])]))
+    assert "Answers" not in page and "Contents" not in page
