@@ -116,3 +116,26 @@ def test_no_commit_reads_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert f"commit {NOT_A_CHECKOUT})" in capsys.readouterr().out
     index = markdown.report(history_report(history))
     assert f"0001 ({NOT_A_CHECKOUT})" in index and "no comm" not in index
+
+
+def test_an_untracked_input_marks_the_commit_dirty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the commit does not hold (a scenario not yet added) makes the run's commit
+    '-dirty', as a changed tracked file does; ignored files and results/ do not."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    project = tmp_path / "project"
+    subprocess.run([*GIT, "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".venv/\n__pycache__/\n", encoding="utf-8")
+    tracked = _machine_module_in(project)
+    subprocess.run([*GIT, "-C", str(project), "add", "."], check=True)
+    subprocess.run([*GIT, "-C", str(project), "commit", "-q", "-m", "ours"], check=True)
+    head = subprocess.run([*GIT, "-C", str(project), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    (project / ".venv").mkdir()
+    (project / ".venv" / "ignored.txt").write_text("x", encoding="utf-8")
+    (project / "results").mkdir()
+    (project / "results" / "new.json").write_text("{}", encoding="utf-8")
+    assert tracked.git_commit() == head
+    (project / "scenarios").mkdir()
+    (project / "scenarios" / "new.toml").write_text("name = 'new'\n", encoding="utf-8")
+    assert tracked.git_commit() == f"{head}-dirty"
