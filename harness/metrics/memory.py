@@ -330,12 +330,18 @@ class MemoryMetric(MetricBase):
                      text(f"{kib(m.rss_before_bytes).text} -> {kib(m.rss_after_bytes).text}")]
                     for s, m in sized]
             entries = run.ring.entries if run.ring else sized[0][0].entries
+            # Peers that report their structure stand beside our forms (the Peer
+            # libraries table gives their figures against our smallest).
+            peers = [(p, m) for p in run.of_kind("peer")
+                     if (m := p.figure(self.name)) is not None and m.bytes_per_entry > 0]
             chart = charts.bars(
                 f"Allocator bytes per entry ({run.label}, {entries:,} entries)",
                 [{"layout": s.name, "bytes_per_entry": m.bytes_per_entry,
                   "label": f"{m.bytes_per_entry:.2f} B "
                            f"({m.structure_bytes / base.structure_bytes:.2f}x)"}
-                 for s, m in sized],
+                 for s, m in sized]
+                + [{"layout": f"{p.name} (peer)", "bytes_per_entry": m.bytes_per_entry,
+                    "label": f"{m.bytes_per_entry:.1f} B (peer)"} for p, m in peers],
                 category="layout", value="bytes_per_entry", value_title="bytes per entry",
                 label="label")
             sections.append(Section(self._title(run, sized), tables=[

@@ -176,6 +176,11 @@ class ThroughputMetric(MetricBase):
                     for path, timing, base_timing in (("batch", t.batch_ns, base.batch_ns),
                                                       ("scalar", t.scalar_ns, base.scalar_ns))
                     if timing is not None and base_timing is not None]
+            # Peers (scalar only: they look keys up one by one, by name) beside our forms.
+            bars += [{"layout": f"{peer.name} (peer)", "path": "scalar",
+                      "ns": t.scalar_ns.median, "label": f"{t.scalar_ns.median:,.1f} ns (peer)"}
+                     for peer in run.of_kind("peer")
+                     if (t := peer.figure(self.name)) is not None]
             chart = charts.grouped_bars(
                 f"ns per key, batch and scalar ({run.label}; ratio to {base_name})", bars,
                 category="layout", group="path", value="ns", value_title="ns per key (median)",

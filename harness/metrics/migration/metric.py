@@ -619,6 +619,12 @@ class MigrationMetric(MetricBase):
                                 f"move{formula}.", (moved,) + (
                                     (pct(m.formula_moved_fraction).text,)
                                     if m.formula_moved_fraction is not None else ())))
+            if m.bytes_before is not None and m.bytes_after is not None:
+                before, after = kib(m.bytes_before).text, kib(m.bytes_after).text
+                during = kib(m.bytes_during).text
+                lines.append(Answer(title, f"Entries' own bytes{self._forms(m)}: {before} "
+                                    f"before, {after} after, {during} during the rollout "
+                                    "(both resident).", (before, after, during)))
             staged, once = (number(m.staged_peak_rate, 4).text,
                             number(m.all_at_once_peak_rate, 4).text)
             steady = number(m.steady_miss_rate, 4).text
