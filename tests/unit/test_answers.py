@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.core.model import Result
 from harness.core.tables import Report, Section, Table, anchors
 from harness.report import html, markdown
 from harness.report.results import load_result
 from harness.report.sections import result_report
+from tests.conftest import SMALL_SCENARIO
 from tests.paths import ROOT
 
 RESULTS = ROOT / "results"
@@ -124,3 +126,35 @@ def test_other_pages_have_no_answers_block() -> None:
     """compare, history and reproduce pages ask no question: no empty answers block."""
     page = markdown.report(Report("title", ["intro"], [Section("A", ["text"])]))
     assert "Answers" not in page and "Contents" not in page
+
+
+def test_run_prints_each_scenarios_answers(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`run` prints the page of one scenario, answers first; of several, each one's
+    answers as it ends."""
+    first, second = tmp_path / "one.toml", tmp_path / "two.toml"
+    small = SMALL_SCENARIO.replace('[measure]', '[measure]\nmetrics = ["balance", "movement"]')
+    first.write_text(small.replace('name = "small"', 'name = "one"'), encoding="utf-8")
+    second.write_text(small.replace('name = "small"', 'name = "two"'), encoding="utf-8")
+    assert main(["run", str(first), str(second), "--out", str(tmp_path), "--no-history",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("## Answers") == 2 and "# one" in printed and "# two" in printed
+    assert "of keys moved against its share" in printed
+    assert main(["run", str(first), "--out", str(tmp_path), "--no-history",
+                 "--no-progress"]) == 0
+    page = capsys.readouterr().out
+    assert page.index("## Answers") < page.index("## Balance")
+
+
+def test_peers_are_drawn_beside_the_layouts() -> None:
+    """A result with peers draws them in its memory and lookup charts, and shows
+    "unknown" rather than 0 where a peer reports no figure."""
+    report = result_report(load_result(RESULTS / "peers-libketama.json"))
+    drawn = {str(row.get("layout")) for section in report.sections
+             for chart in section.charts
+             if chart.title.startswith(("Allocator bytes", "ns per key"))
+             for row in chart.spec["data"]["values"]}
+    assert {"uhashring-ketama (peer)", "uhashring (peer)"} <= drawn
+    page = markdown.report(report)
+    assert "| 0.0x" not in page and "Peers (uhashring-ketama, uhashring)" in page
