@@ -26,10 +26,17 @@ from harness.metrics.memory import Memory
 from harness.metrics.registry import metrics
 from harness.metrics.throughput import Throughput
 
+#: what a commit marked '-dirty' means, said where the commit is shown
+DIRTY_WORDS = ("with uncommitted or untracked files: the commit alone does not hold this "
+               "run's inputs")
+
 
 def commit_markdown(commit: str | None) -> str:
-    """A result's commit as Markdown: a code span, or in words when there was none."""
-    return code(commit) if commit else NOT_A_CHECKOUT
+    """A result's commit as Markdown: a code span (saying so in words when the tree was
+    dirty), or in words when there was none."""
+    if not commit:
+        return NOT_A_CHECKOUT
+    return f"{code(commit)} ({DIRTY_WORDS})" if commit.endswith("-dirty") else code(commit)
 
 
 def metadata(result: Result) -> str:

@@ -158,3 +158,11 @@ def test_peers_are_drawn_beside_the_layouts() -> None:
     assert {"uhashring-ketama (peer)", "uhashring (peer)"} <= drawn
     page = markdown.report(report)
     assert "| 0.0x" not in page and "Peers (uhashring-ketama, uhashring)" in page
+
+
+def test_a_dirty_commit_says_so_in_words() -> None:
+    """A result from a tree with uncommitted or untracked files says so beside its commit."""
+    result = load_result(RESULTS / "tutorial.json")
+    result.git_commit = f"{result.git_commit}-dirty"
+    page = markdown.report(result_report(result))
+    assert "-dirty` (with uncommitted or untracked files" in page

@@ -22,7 +22,7 @@ from harness.core.machine import NOT_A_CHECKOUT
 from harness.report import html, markdown
 from harness.report.history_page import history_report
 from harness.report.results import load_result
-from harness.report.sections import result_report
+from harness.report.sections import commit_markdown, result_report
 from tests.paths import ROOT
 from tests.unit.test_history import TINY
 
@@ -93,8 +93,10 @@ def test_run_outside_a_checkout_names_the_packages_commit(tmp_path: Path) -> Non
         assert recorded["git_commit"] is None
     else:
         assert recorded["git_commit"].removesuffix("-dirty") == expected
-    words = f"`{recorded['git_commit']}`" if recorded["git_commit"] else NOT_A_CHECKOUT
+    words = commit_markdown(recorded["git_commit"])
     assert f"commit {words};" in (tmp_path / "out" / "small.md").read_text(encoding="utf-8")
+    if recorded["git_commit"] and recorded["git_commit"].endswith("-dirty"):
+        assert "uncommitted or untracked files" in words
 
 
 def test_no_commit_reads_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
