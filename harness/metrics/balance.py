@@ -124,6 +124,14 @@ def balance_of_keys(
     )
 
 
+#: why a key sample's figures differ from the exact shares' (which a migration reports)
+SAMPLE_NOTE = ("Key sample: counted from the keys routed, so it carries their sampling "
+               "noise (cv_floor is cv_theory with that noise added). Exact shares: each "
+               "server's share of the hash space, with no sample; a Migration table's "
+               "balance is of exact shares, so its peak-to-mean differs from the key "
+               "sample's by that noise.")
+
+
 class BalanceMetric(MetricBase):
     """Keys per server, exact shares, and the theory they are measured against."""
 
@@ -171,7 +179,7 @@ class BalanceMetric(MetricBase):
                  "cv_keys (key sample)", "cv_arcs (exact shares)", "cv_theory", "cv_floor"],
                 [[text(run.label), count(b.min_keys), count(b.max_keys),
                   number(b.max_over_mean), pct(b.cv_keys), *self._cvs(b)]
-                 for run, b in measured])
+                 for run, b in measured], notes=[SAMPLE_NOTE])
         return [Section("Balance", tables=[table], charts=self.charts(result))]
 
     @staticmethod
@@ -200,7 +208,8 @@ class BalanceMetric(MetricBase):
             notes=["Weighted servers are judged per unit of weight: a server's keys divided "
                    "by its weight. The hottest server is the one with the most keys per "
                    "unit weight, the one that sets the peak-to-mean; the raw columns are "
-                   "the fewest and most keys any server received, whatever its weight."])
+                   "the fewest and most keys any server received, whatever its weight.",
+                   SAMPLE_NOTE])
 
     def charts(self, result: Result) -> list[Chart]:
         """CV against points per server (with theory and floor), and each run's shares."""
