@@ -166,3 +166,15 @@ def test_a_dirty_commit_says_so_in_words() -> None:
     result.git_commit = f"{result.git_commit}-dirty"
     page = markdown.report(result_report(result))
     assert "-dirty` (with uncommitted or untracked files" in page
+
+
+def test_the_origin_chart_marks_each_stage() -> None:
+    """The origin-load chart of a staged rollout draws a labelled rule at each stage's
+    first window (ten windows a stage)."""
+    report = result_report(load_result(RESULTS / "migration-120.json"))
+    (chart,) = [c for s in report.sections for c in s.charts
+                if c.title.startswith("Origin load")]
+    rules = [layer for layer in chart.spec["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"]["type"] == "rule"]
+    assert [row["window"] for row in rules[0]["data"]["values"]] == [0, 10, 20, 30, 40]
+    assert rules[0]["data"]["values"][-1]["mark"] == "stage 5: 100%"
