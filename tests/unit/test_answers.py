@@ -178,3 +178,20 @@ def test_the_origin_chart_marks_each_stage() -> None:
              if isinstance(layer.get("mark"), dict) and layer["mark"]["type"] == "rule"]
     assert [row["window"] for row in rules[0]["data"]["values"]] == [0, 10, 20, 30, 40]
     assert rules[0]["data"]["values"][-1]["mark"] == "stage 5: 100%"
+
+
+@pytest.mark.parametrize("name", ['"><script>alert(1)</script>', "[x](javascript:alert(1))",
+                                  "<img src=x onerror=alert(1)>", "# heading | `c`"])
+def test_hostile_names_in_the_fleet_and_answers_stay_text(name: str) -> None:
+    """A server or sweep point named like markup shows as its name in the fleet's folded
+    list, the answers and the contents: no element, attribute or link of its own."""
+    result = load_result(RESULTS / "tutorial-migration.json")
+    result.scenario["servers"][0]["name"] = name
+    result.runs[0].label = name
+    report = result_report(result)
+    document = html.report(report)
+    assert "<script>alert" not in document and "<img src=x" not in document
+    assert 'href="javascript' not in document
+    page = markdown.report(report)
+    assert "](javascript:" not in page.replace("\\](javascript:", "")
+    assert "\n# heading" not in page
