@@ -290,6 +290,8 @@ def _run(args: argparse.Namespace) -> int:
                 if not args.no_history else "")
         print(one_line(f"{scenario.name}: wrote {' and '.join(map(str, written))} "
                        f"({result.duration_s} s){kept}"))
+        if len(scenarios) > 1:  # each scenario's answers as it ends; one prints its page
+            print(terminal_text(markdown.answers_text(result_report(result))))
     if not args.no_history:
         print(one_line(f"run history: {history} ({why})"))
     if len(scenarios) == 1:

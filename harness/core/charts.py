@@ -65,8 +65,10 @@ def grouped_bars(title: str, rows: Sequence[dict[str, Any]], *, category: str, g
 
 def curves(title: str, rows: Sequence[dict[str, Any]], *, x: str, y: str, series: str,
            x_title: str, y_title: str, log: bool = True,
-           points: Sequence[str] = (), y_scale: str | None = None) -> Chart:
-    """Lines of `y` against `x`, one per `series`; series named in `points` are drawn as dots.
+           points: Sequence[str] = (), y_scale: str | None = None,
+           marks: Sequence[tuple[float, str]] = ()) -> Chart:
+    """Lines of `y` against `x`, one per `series`; series named in `points` are drawn as dots;
+    `marks` are (x, label) boundaries drawn as labelled vertical rules (a rollout's stages).
 
     `y_scale` overrides the y axis's scale: "symlog" is logarithmic away from zero and
     linear near it, so counts of 0 are drawn (a log axis drops them).
@@ -85,8 +87,20 @@ def curves(title: str, rows: Sequence[dict[str, Any]], *, x: str, y: str, series
     dots = {"mark": {"type": "point", "filled": True, "size": 60},
             "transform": [{"filter": {"field": series, "oneOf": list(points)}}],
             "encoding": {"x": x_enc, "y": y_enc, "color": color, "tooltip": tooltip}}
+    layers: list[dict[str, Any]] = [lines, dots] if points else [lines]
+    if marks:
+        at = [{x: position, "mark": label} for position, label in marks]
+        rule_x = {"field": x, "type": "quantitative"}
+        layers += [
+            {"data": {"values": at}, "mark": {"type": "rule", "strokeDash": [4, 3],
+                                              "color": "gray"},
+             "encoding": {"x": rule_x}},
+            {"data": {"values": at}, "mark": {"type": "text", "align": "left", "dx": 3,
+                                              "baseline": "top", "y": 2, "color": "gray"},
+             "encoding": {"x": rule_x, "text": {"field": "mark"}}},
+        ]
     spec = {"$schema": SCHEMA, "title": title, "width": WIDTH, "height": 320,
-            "data": {"values": list(rows)}, "layer": [lines, dots] if points else [lines]}
+            "data": {"values": list(rows)}, "layer": layers}
     return Chart(title, spec)
 
 

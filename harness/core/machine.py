@@ -153,7 +153,10 @@ def git_commit() -> str | None:
     virtual environment inside another project, tox's .tox/) must hold this very file.
 
     Changes under results/ do not count: they are this harness's own output, and a
-    run of several scenarios rewrites committed results as it goes.
+    run of several scenarios rewrites committed results as it goes. Untracked files do
+    count (files git ignores, such as .venv/ and build/, do not): a scenario not yet added
+    is an input the commit does not hold, so a run from it is not reproducible from the
+    commit alone.
     """
     here = Path(__file__).resolve().parents[2]
     this_file = Path(__file__).resolve().relative_to(here).as_posix()
@@ -165,7 +168,7 @@ def git_commit() -> str | None:
     try:
         git("ls-files", "--error-unmatch", "--", this_file)
         commit = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+        dirty = git("status", "--porcelain", "--untracked-files=normal", "--", ".",
                     ":(exclude)results")
     except (OSError, subprocess.SubprocessError):
         return None

@@ -74,6 +74,22 @@ class Section:
     #: (alt text, path) of image files beside the Markdown; a self-contained page cannot
     #: show files, so HTML draws the section's charts instead
     images: list[tuple[str, str]] = field(default_factory=list)
+    #: a measurement note (tuning, rounds, calibration, resources): reports fold it into
+    #: "How this was measured" at the end, after the sections that answer
+    note: bool = False
+    #: (summary, lines) shown folded: in HTML a collapsible <details>, in Markdown a list
+    folded: list[tuple[str, list[str]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One line of a result's answers block: a sentence (`text`, a little Markdown) that
+    holds each of `figures`, each shown as its `section` shows it (a test checks both), so
+    the block can only repeat what a section measured."""
+
+    section: str
+    text: str
+    figures: tuple[str, ...]
 
 
 @dataclass
@@ -83,6 +99,32 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     #: (name, value) pairs describing the run: machine, versions, commit, scenario
     metadata: list[tuple[str, str]] = field(default_factory=list)
+    #: what the scenario asks, in words, and one line per answer the result gives
+    question: str = ""
+    answers: list[Answer] = field(default_factory=list)
+
+
+#: the title of the section measurement notes are folded into
+MEASURED_TITLE = "How this was measured"
+
+
+def anchor(title: str) -> str:
+    """The link target of a heading, as GitHub makes it from the heading's text: lower
+    case, punctuation dropped, spaces as hyphens (our HTML gives each heading this id)."""
+    shown = re.sub(r"\\(.)", r"\1", title).replace("`", "").lower()
+    return re.sub(r"[^\w\- ]", "", shown).replace(" ", "-")
+
+
+def anchors(titles: Sequence[str]) -> list[str]:
+    """Each title's anchor, a repeated one numbered as GitHub numbers it ("-1", "-2")."""
+    seen: dict[str, int] = {}
+    out = []
+    for title in titles:
+        base = anchor(title)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.append(base if n == 0 else f"{base}-{n}")
+    return out
 
 
 #: what our renderers or a CommonMark/GFM viewer would read as markup anywhere in a line:

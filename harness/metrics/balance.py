@@ -36,8 +36,19 @@ from harness.core.stats import (
     per_weight,
     theory_cv,
 )
-from harness.core.tables import Cell, Chart, Section, Table, count, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Chart,
+    Section,
+    Table,
+    count,
+    literal,
+    number,
+    pct,
+    text,
+)
+from harness.metrics.base import MetricBase, answered_runs
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run
@@ -113,6 +124,14 @@ def balance_of_keys(
     )
 
 
+#: why a key sample's figures differ from the exact shares' (which a migration reports)
+SAMPLE_NOTE = ("Key sample: counted from the keys routed, so it carries their sampling "
+               "noise (cv_floor is cv_theory with that noise added). Exact shares: each "
+               "server's share of the hash space, with no sample; a Migration table's "
+               "balance is of exact shares, so its peak-to-mean differs from the key "
+               "sample's by that noise.")
+
+
 class BalanceMetric(MetricBase):
     """Keys per server, exact shares, and the theory they are measured against."""
 
@@ -132,6 +151,21 @@ class BalanceMetric(MetricBase):
         return balance_of_keys(context.owners, [s.weight for s in context.servers],
                                algorithm.exact_shares(), points)
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the key sample's peak-to-mean, and its CV against theory."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            b: Balance = run.figure(self.name)
+            peak, spread = number(b.max_over_mean).text, pct(b.cv_keys).text
+            theory = (f" against {pct(b.cv_theory).text} in theory"
+                      if b.cv_theory is not None else "")
+            lines.append(Answer(
+                "Balance", f"{literal(run.label)}: the busiest server holds {peak}x the mean "
+                f"(key sample); keys spread with a CV of {spread}{theory}.",
+                (peak, spread) + ((pct(b.cv_theory).text,) if b.cv_theory is not None
+                                  else ())))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         measured = [(run, b) for run in result.runs
                     if (b := run.figure(self.name)) is not None]
@@ -141,11 +175,11 @@ class BalanceMetric(MetricBase):
             table = self._weighted_table(result, measured)
         else:
             table = Table.of(
-                ["ring", "min keys", "max keys", "max/mean", "cv_keys", "cv_arcs",
-                 "cv_theory", "cv_floor"],
+                ["ring", "min keys", "max keys", "max/mean (key sample)",
+                 "cv_keys (key sample)", "cv_arcs (exact shares)", "cv_theory", "cv_floor"],
                 [[text(run.label), count(b.min_keys), count(b.max_keys),
                   number(b.max_over_mean), pct(b.cv_keys), *self._cvs(b)]
-                 for run, b in measured])
+                 for run, b in measured], notes=[SAMPLE_NOTE])
         return [Section("Balance", tables=[table], charts=self.charts(result))]
 
     @staticmethod
@@ -168,12 +202,14 @@ class BalanceMetric(MetricBase):
                          *self._cvs(b)])
         return Table.of(
             ["ring", "keys/weight min", "keys/weight max", "keys/weight mean",
-             "peak-to-mean", "hottest server", "min keys (raw)", "max keys (raw)",
-             "cv_keys", "cv_arcs", "cv_theory", "cv_floor"], rows,
+             "peak-to-mean (key sample)", "hottest server", "min keys (raw)",
+             "max keys (raw)", "cv_keys (key sample)", "cv_arcs (exact shares)", "cv_theory",
+             "cv_floor"], rows,
             notes=["Weighted servers are judged per unit of weight: a server's keys divided "
                    "by its weight. The hottest server is the one with the most keys per "
                    "unit weight, the one that sets the peak-to-mean; the raw columns are "
-                   "the fewest and most keys any server received, whatever its weight."])
+                   "the fewest and most keys any server received, whatever its weight.",
+                   SAMPLE_NOTE])
 
     def charts(self, result: Result) -> list[Chart]:
         """CV against points per server (with theory and floor), and each run's shares."""

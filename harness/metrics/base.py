@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of th
     from harness.core.fields import Fields
     from harness.core.model import Result
     from harness.core.servers import Server
-    from harness.core.tables import Section
+    from harness.core.tables import Answer, Section
     from harness.core.workload import KeysSpec
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.peers.foreign import ForeignPeerSpec
@@ -201,6 +201,11 @@ class Metric(Protocol):
 
     def sections(self, result: Result) -> list[Section]: ...
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Its lines of the result's answers block, each figure as its section shows it
+        (default: none, a metric whose tables are measurement notes)."""
+        ...
+
     def check(self) -> str | None:
         """Why the metric cannot run on this machine, or None if it can (default: None)."""
         ...
@@ -254,7 +259,8 @@ class Metric(Protocol):
 
 
 #: the members of `Metric` with a default in `MetricBase`
-METRIC_DEFAULTS: tuple[str, ...] = ("table", "on_by_default", "check", "parse_options",
+METRIC_DEFAULTS: tuple[str, ...] = ("table", "on_by_default", "answers", "check",
+                                    "parse_options",
                                     "check_scenario", "reference", "cost_fields",
                                     "estimated_bytes", "estimated_seconds", "working",
                                     "reference_lookups", "cost")
@@ -269,6 +275,10 @@ class MetricBase:
     #: not listed, unless they say otherwise
     on_by_default: ClassVar[bool] = True
     reference: ClassVar[Reference] = NO_REFERENCE
+
+    def answers(self, result: Result) -> list[Answer]:
+        """None: the metric's sections answer nothing on the first screen."""
+        return []
 
     def check(self) -> str | None:
         """None: the metric runs on any machine."""
@@ -316,3 +326,9 @@ class MetricBase:
         return Cost(peak=working.bytes + table, seconds=seconds,
                     why=f"[{self.name}] ({self.cost_fields})" if table else "",
                     why_seconds=f"[{self.name}]: {why}" if why else "")
+
+
+def answered_runs(runs: Sequence[Any]) -> list[Any]:
+    """The sweep points an answers block speaks for: all of up to three, else the first
+    and the last (the sweep's two ends; the sections give every point)."""
+    return list(runs) if len(runs) <= 3 else [runs[0], runs[-1]]

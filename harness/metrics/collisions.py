@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 from harness.core import charts
 from harness.core.model import Result
 from harness.core.stats import expected_collisions
-from harness.core.tables import Section, Table, count, significant, text
-from harness.metrics.base import MetricBase
+from harness.core.tables import Answer, Section, Table, count, literal, significant, text
+from harness.metrics.base import MetricBase, answered_runs
 from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -43,6 +43,19 @@ class CollisionsMetric(MetricBase):
             return None
         points = ring.entries + ring.collisions
         return Collisions(ring.collisions, expected_collisions(points, ring.bits))
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Runs whose ring lost points to collisions: how many, against the birthday bound
+        (a ring that lost none is not news, and its row says so)."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)
+                                  and r.figure(self.name).collisions]):
+            c: Collisions = run.figure(self.name)
+            lost, expected = count(c.collisions).text, significant(c.collisions_expected).text
+            lines.append(Answer("Collisions", f"{literal(run.label)}: {lost} points collided "
+                                f"and were dropped, against {expected} expected (the "
+                                "birthday bound).", (lost, expected)))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         rows = [[text(run.label), count(run.ring.points if run.ring else 0),

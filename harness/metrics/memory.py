@@ -40,8 +40,19 @@ import numpy.typing as npt
 
 from harness.core import charts
 from harness.core.servers import Server
-from harness.core.tables import Cell, Section, Table, count, kib, literal, number, ratio, text
-from harness.metrics.base import MetricBase, RunShape, Working
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Section,
+    Table,
+    count,
+    kib,
+    literal,
+    number,
+    ratio,
+    text,
+)
+from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.instruments.probes import (
     PROBE_PROCESS_BYTES,
     rss_bytes,
@@ -57,7 +68,7 @@ from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.peers.foreign.library_peer import InProcessLibraryPeer
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.core.model import Result
+    from harness.core.model import Result, Run, Subject
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -261,11 +272,53 @@ class MemoryMetric(MetricBase):
             context.advance(1)
         return measured
 
+    @staticmethod
+    def _sized(run: Run) -> list[tuple[Subject, Memory]]:
+        return [(s, m) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                if (m := s.figure("memory")) is not None]
+
+    @staticmethod
+    def _title(run: Run, sized: list[tuple[Subject, Memory]]) -> str:
+        entries = run.ring.entries if run.ring else sized[0][0].entries
+        return f"Memory ({literal(run.label)}, {entries:,} entries)"
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the smallest form's structure bytes, and what it saves against
+        the base form (or the largest, where the base is the smallest)."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if self._sized(r)]):
+            sized = self._sized(run)
+            base_name = base_form(run)
+            base = next((m for s, m in sized if s.name == base_name), sized[0][1])
+            subject, smallest = min(sized, key=lambda pair: pair[1].structure_bytes)
+            bytes_cell = count(smallest.structure_bytes).text
+            if len(sized) == 1:
+                lines.append(Answer(self._title(run, sized),
+                                    f"{literal(run.label)}: {literal(subject.name)} holds "
+                                    f"{bytes_cell} structure bytes (allocator).",
+                                    (bytes_cell,)))
+                continue
+            if subject.name != base_name:
+                vs = ratio(smallest.structure_bytes, base.structure_bytes).text
+                lines.append(Answer(
+                    self._title(run, sized),
+                    f"{literal(run.label)}: the smallest, {literal(subject.name)}, holds "
+                    f"{bytes_cell} structure bytes (allocator), {vs} of "
+                    f"{literal(base_name)}.", (bytes_cell, vs)))
+                continue
+            other, largest = max(sized, key=lambda pair: pair[1].structure_bytes)
+            vs = ratio(largest.structure_bytes, base.structure_bytes).text
+            lines.append(Answer(
+                self._title(run, sized),
+                f"{literal(run.label)}: the smallest, {literal(subject.name)}, holds "
+                f"{bytes_cell} structure bytes (allocator); the largest, "
+                f"{literal(other.name)}, holds {vs} as much.", (bytes_cell, vs)))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
-            sized = [(s, m) for s in run.of_kind("layout") + run.of_kind("algorithm")
-                     if (m := s.figure(self.name)) is not None]
+            sized = self._sized(run)
             if not sized:
                 continue
             base_name = base_form(run)
@@ -277,21 +330,36 @@ class MemoryMetric(MetricBase):
                      text(f"{kib(m.rss_before_bytes).text} -> {kib(m.rss_after_bytes).text}")]
                     for s, m in sized]
             entries = run.ring.entries if run.ring else sized[0][0].entries
+            # Peers that report their structure stand beside our forms (the Peer
+            # libraries table gives their figures against our smallest).
+            peers = [(p, m) for p in run.of_kind("peer")
+                     if (m := p.figure(self.name)) is not None and m.bytes_per_entry > 0]
             chart = charts.bars(
                 f"Allocator bytes per entry ({run.label}, {entries:,} entries)",
                 [{"layout": s.name, "bytes_per_entry": m.bytes_per_entry,
                   "label": f"{m.bytes_per_entry:.2f} B "
                            f"({m.structure_bytes / base.structure_bytes:.2f}x)"}
-                 for s, m in sized],
+                 for s, m in sized]
+                + [{"layout": f"{p.name} (peer)", "bytes_per_entry": m.bytes_per_entry,
+                    "label": f"{m.bytes_per_entry:.1f} B (peer)"} for p, m in peers],
                 category="layout", value="bytes_per_entry", value_title="bytes per entry",
                 label="label")
-            sections.append(Section(f"Memory ({literal(run.label)}, {entries:,} entries)",
-                                    tables=[
-                Table.of(["layout", "entries", "entry_size", "structure_bytes",
-                          "bytes_per_entry", f"vs {literal(base_name)}", "build_peak",
-                          "lookup_peak", "tracemalloc sees", "RSS (context)"], rows)],
+            sections.append(Section(self._title(run, sized), tables=[
+                Table.of(["layout", "entries", "entry_size", "structure bytes (allocator)",
+                          "bytes_per_entry", f"structure bytes vs {literal(base_name)}",
+                          "peak while building", "lookup_peak", "tracemalloc sees",
+                          "RSS (context)"], rows,
+                         notes=[STRUCTURE_BYTES_NOTE])],
                 charts=[chart]))
         return sections
+
+
+#: the memory vocabulary every table with a byte figure names its figure by
+STRUCTURE_BYTES_NOTE = (
+    "Structure bytes (allocator): what the built structure still holds, measured by "
+    "memray in a fresh process (header, arrays and their slack). Entries' own bytes, "
+    "which the Migration table gives, are entries x entry size, without the object's "
+    "overhead. Peak while building: the most held at any moment of the build.")
 
 
 def _share(part: float | None, whole: float) -> Cell:

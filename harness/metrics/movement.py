@@ -25,8 +25,8 @@ import numpy.typing as npt
 from harness.core import charts
 from harness.core.servers import servers_after
 from harness.core.stats import cv
-from harness.core.tables import Section, Table, count, literal, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working
+from harness.core.tables import Answer, Section, Table, count, literal, pct, text
+from harness.metrics.base import NOTHING_MORE, MetricBase, RunShape, Working, answered_runs
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -197,6 +197,24 @@ class MovementMetric(MetricBase):
             records.append(move)
             context.advance(1)
         return records
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point and operation: the keys moved, against what the formula says
+        must move (the changed server's share) and against hash mod N."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            moves: list[Movement] = run.figure(self.name)
+            for m in moves:
+                moved, mod_n = pct(m.ring_moved_fraction).text, pct(m.mod_n_moved_fraction).text
+                share = (pct(m.changed_server_share).text
+                         if m.changed_server_share is not None else None)
+                formula = f" against its share {share}" if share else ""
+                lines.append(Answer(
+                    f"Movement ({literal(run.label)})",
+                    f"{literal(run.label)}, {literal(m.operation)} {literal(m.server)}: "
+                    f"{moved} of keys moved{formula} (hash mod N: {mod_n}).",
+                    (moved, mod_n) + ((share,) if share else ())))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = []

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core import charts
-from harness.core.tables import Cell, Section, Table, literal, ratio, text
-from harness.metrics.base import MetricBase, RunShape, Working
+from harness.core.tables import Answer, Cell, Section, Table, literal, ratio, text
+from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.calibration_tables import calibration_table
 from harness.metrics.instruments.floor import FLOOR, Floor
 from harness.metrics.instruments.timing import (
@@ -33,7 +33,7 @@ from harness.recipes.layouts.bucketed_tuning import (
 )
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.core.model import Result
+    from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -118,11 +118,35 @@ class ThroughputMetric(MetricBase):
                     calibrations.get(name))
                 for name, t in timings.items()}
 
+    def _timed(self, run: Run) -> list[tuple[str, Throughput]]:
+        return [(s.name, t) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                if (t := s.figure(self.name)) is not None and t.batch_ns is not None]
+
+    @staticmethod
+    def _title(run: Run) -> str:
+        entries = run.ring.entries if run.ring else run.subjects[0].entries
+        return f"Lookup time ({literal(run.label)}, {entries:,} entries)"
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the fastest batch lookup, against the memory floor."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if self._timed(r)]):
+            name, t = min(self._timed(run), key=lambda pair: pair[1].batch_ns.median
+                          if pair[1].batch_ns else 0.0)
+            assert t.batch_ns is not None
+            ns = timing_cell(t.batch_ns).text.split(" (")[0]
+            floor = _floor_ratio_cell(t).text.split(" (")[0]
+            against = f", {floor} one random access (the floor)" if floor else ""
+            lines.append(Answer(
+                self._title(run), f"{literal(run.label)}: the fastest batch lookup, "
+                f"{literal(name)}, takes {ns} ns per key{against}.",
+                (ns, floor) if floor else (ns,)))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
-            timed = [(s.name, t) for s in run.of_kind("layout") + run.of_kind("algorithm")
-                     if (t := s.figure(self.name)) is not None and t.batch_ns is not None]
+            timed = self._timed(run)
             if not timed:
                 continue
             base_name = base_form(run)
@@ -152,15 +176,22 @@ class ThroughputMetric(MetricBase):
                     for path, timing, base_timing in (("batch", t.batch_ns, base.batch_ns),
                                                       ("scalar", t.scalar_ns, base.scalar_ns))
                     if timing is not None and base_timing is not None]
+            # Peers (scalar only: they look keys up one by one, by name) beside our forms.
+            bars += [{"layout": f"{peer.name} (peer)", "path": "scalar",
+                      "ns": t.scalar_ns.median, "label": f"{t.scalar_ns.median:,.1f} ns (peer)"}
+                     for peer in run.of_kind("peer")
+                     if (t := peer.figure(self.name)) is not None]
             chart = charts.grouped_bars(
                 f"ns per key, batch and scalar ({run.label}; ratio to {base_name})", bars,
                 category="layout", group="path", value="ns", value_title="ns per key (median)",
                 label="label")
-            sections.append(Section(f"Lookup time ({literal(run.label)}, {entries:,} entries)",
-                                    tables=[
-                Table.of(["layout", "scalar_ns median (min-max)", f"vs {literal(base_name)}",
-                          "batch_ns median (min-max)", f"vs {literal(base_name)}",
-                          "batch / one random access"], rows, notes=notes).trimmed(),
-                *tuned],
+            sections.append(Section(self._title(run), tables=[
+                Table.of(["layout", "scalar_ns median (min-max)",
+                          f"scalar vs {literal(base_name)}", "batch_ns median (min-max)",
+                          f"batch vs {literal(base_name)}",
+                          "batch / one random access"], rows, notes=notes).trimmed()],
                 charts=[chart]))
+            if tuned:
+                sections.append(Section(f"Tuning ({literal(run.label)}, {entries:,} entries)",
+                                        tables=tuned, note=True))
         return sections

@@ -31,7 +31,7 @@ from pathlib import Path
 import platformdirs
 
 from harness.core.atomic import write_atomically
-from harness.core.tables import Report, Section, Table
+from harness.core.tables import MEASURED_TITLE, Report, Section, Table, anchors
 
 #: makes the bundle's vegaEmbed reachable from the page's own script
 _EXPOSE = "window.vegaEmbed = vegaEmbed;"
@@ -86,6 +86,12 @@ th[aria-sort=ascending]::after { content: " \\25B2"; }
 th[aria-sort=descending]::after { content: " \\25BC"; }
 .chart { margin: 1rem 0; max-width: 100%; overflow-x: auto; }
 .note { font-size: .88rem; color: var(--muted); }
+.answers { border: 1px solid var(--line); border-left: 4px solid var(--accent);
+  padding: .4rem 1rem; margin: .8rem 0; background: var(--head); }
+.answers h2 { margin: .3rem 0; border: 0; font-size: 1.1rem; }
+.answers ul { margin: .3rem 0; padding-left: 1.2rem; } .answers li { margin: .1rem 0; }
+nav.toc { font-size: .9rem; margin: .5rem 0; } nav.toc a { margin-right: .2rem; }
+a { color: var(--accent); }
 img { max-width: 100%; }
 @media print { body { max-width: none; padding: 0; font-size: 11px; }
   th { cursor: auto; } .chart, table { break-inside: avoid; }
@@ -348,8 +354,10 @@ def table(model: Table) -> str:
             f"<tbody>{''.join(rows)}</tbody></table></div>{notes}")
 
 
-def _section(model: Section, charts: list[dict[str, object]]) -> str:
-    parts = [f"<h2>{inline(model.title)}</h2>"] if model.title else []
+def _section(model: Section, charts: list[dict[str, object]], target: str = "",
+             level: int = 2) -> str:
+    ident = f' id="{_attribute(target)}"' if target else ""
+    parts = [f"<h{level}{ident}>{inline(model.title)}</h{level}>"] if model.title else []
     parts += [_paragraph(p) for p in model.paragraphs]
     for chart in model.charts:
         parts.append(f'<div class="chart" id="chart-{len(charts)}" '
@@ -357,13 +365,51 @@ def _section(model: Section, charts: list[dict[str, object]]) -> str:
         charts.append(chart.spec)
     parts += [table(t) for t in model.tables]
     parts += [_paragraph(p) for p in model.footer]
+    for summary, lines in model.folded:
+        parts.append(f"<details><summary>{inline(summary)}</summary><ul>"
+                     + "".join(f"<li>{inline(line)}</li>" for line in lines)
+                     + "</ul></details>")
     return "<section>" + "\n".join(parts) + "</section>"
 
 
+def _titles(model: Report) -> list[str]:
+    """Every heading below the title, as the Markdown numbers their anchors."""
+    notes = [s.title for s in model.sections if s.note]
+    return ["Answers", *(s.title for s in model.sections if not s.note),
+            *([MEASURED_TITLE, *notes] if notes else [])]
+
+
+def _answers(model: Report, links: dict[str, str]) -> str:
+    items = "".join(f'<li>{inline(a.text)} <a href="#{_attribute(links.get(a.section, ""))}">'
+                    f"({inline(a.section)})</a></li>" for a in model.answers)
+    asked = (f'<p><strong>Asked:</strong> {inline(model.question)}</p>'
+             if model.question else "")
+    body = (f"<ul>{items}</ul>" if items else "<p>No table of this result gives an answer "
+            "line; its sections follow.</p>")
+    return f'<section class="answers" id="answers"><h2>Answers</h2>{asked}{body}</section>'
+
+
 def report(model: Report) -> str:
-    """A whole self-contained page."""
+    """A whole self-contained page: the answers first, a table of contents, the sections
+    that answer, then "How this was measured" and its notes."""
     charts: list[dict[str, object]] = []
-    sections = [_section(s, charts) for s in model.sections]
+    titles = _titles(model)
+    targets = anchors(titles)
+    links: dict[str, str] = {}
+    for title, target in zip(titles, targets, strict=True):
+        links.setdefault(title, target)
+    answering = [s for s in model.sections if not s.note]
+    notes = [s for s in model.sections if s.note]
+    at = iter(targets[1:])
+    sections = [_section(s, charts, next(at)) for s in answering]
+    if notes:
+        sections.append(f'<h2 id="{_attribute(next(at))}">{escape_text(MEASURED_TITLE)}</h2>')
+        sections += [_section(s, charts, next(at), 3) for s in notes]
+    toc = "".join(f'<a href="#{_attribute(target)}">{inline(title)}</a> · '
+                  for title, target in zip(titles[1:], targets[1:], strict=True))
+    opening = (_answers(model, links) + '<nav class="toc" aria-label="contents"><strong>'
+               f"Contents:</strong> {toc.removesuffix(' · ')}</nav>"
+               if model.question else "")
     meta = "".join(f"<dt>{inline(k)}</dt><dd>{inline(v)}</dd>" for k, v in model.metadata)
     specs = f'<script id="chart-specs" type="application/json">{json_for_script(charts)}</script>'
     library = f"<script>{vega_bundle()}</script>" if charts else ""
@@ -372,7 +418,7 @@ def report(model: Report) -> str:
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
         f"<title>{escape_text(plain(model.title))}</title><style>{STYLE}</style></head>\n<body>"
-        f"<header><h1>{inline(model.title)}</h1>{intro}"
+        f"<header><h1>{inline(model.title)}</h1>{opening}{intro}"
         + (f'<dl class="meta">{meta}</dl>' if meta else "")
         + "</header>\n<main>" + "\n".join(sections) + "</main>\n"
         + f"{specs}\n{library}\n<script>{SCRIPT}</script>"

@@ -15,7 +15,7 @@ import re
 
 from tabulate import tabulate
 
-from harness.core.tables import Report, Section, Table, literal
+from harness.core.tables import MEASURED_TITLE, Report, Section, Table, anchors, literal
 from harness.report.html import markup_pieces, safe_url
 
 #: after '<', what makes CommonMark read raw HTML or an autolink
@@ -72,11 +72,60 @@ def section(model: Section, level: int = 2) -> str:
     parts += [guard(p) for p in model.paragraphs]
     parts += [table(t) for t in model.tables]
     parts += [guard(p) for p in model.footer]
+    for summary, lines in model.folded:
+        parts.append(f"{guard(summary)}:\n\n" + "\n".join(f"- {guard(line)}"
+                                                        for line in lines))
     parts += [f"![{literal(alt)}]({path})" for alt, path in model.images]
     return "\n\n".join(parts)
 
 
+def page_titles(model: Report) -> list[str]:
+    """Every heading below the title, in order: the answering sections, then "How this was
+    measured" and its notes (the anchors of a page are numbered in this order)."""
+    titles = [s.title for s in model.sections if not s.note]
+    notes = [s.title for s in model.sections if s.note]
+    return ["Answers", *titles, *([MEASURED_TITLE, *notes] if notes else [])]
+
+
+def section_links(model: Report) -> dict[str, str]:
+    """Each section title's link target (the first section of a repeated title)."""
+    links: dict[str, str] = {}
+    for title, target in zip(page_titles(model), anchors(page_titles(model)), strict=True):
+        links.setdefault(title, target)
+    return links
+
+
+def answers(model: Report) -> str:
+    """The answers block: the question, then one line per answer, linked to its section."""
+    links = section_links(model)
+    lines = [f"- {guard(a.text)} ([{_line(a.section)}](#{links.get(a.section, '')}))"
+             for a in model.answers]
+    parts = ["## Answers", guard(f"**Asked:** {model.question}") if model.question else ""]
+    parts.append("\n".join(lines) if lines else "No table of this result gives an answer "
+                 "line; its sections follow.")
+    return "\n\n".join(p for p in parts if p)
+
+
+def contents(model: Report) -> str:
+    """A table of contents: every section, linked."""
+    titles = page_titles(model)[1:]
+    targets = anchors(page_titles(model))[1:]
+    return "Contents: " + " · ".join(f"[{_line(t)}](#{a})" for t, a in zip(
+        titles, targets, strict=True))
+
+
 def report(model: Report) -> str:
-    parts = [f"# {_line(model.title)}", *(guard(p) for p in model.intro),
-             *(section(s) for s in model.sections)]
+    notes = [s for s in model.sections if s.note]
+    # A result's page opens with its answers and contents; other pages (compare, history,
+    # reproduce) ask no question and open with their intro as before.
+    opening = [answers(model), contents(model)] if model.question else []
+    parts = [f"# {_line(model.title)}", *opening, *(guard(p) for p in model.intro),
+             *(section(s) for s in model.sections if not s.note)]
+    if notes:
+        parts += [f"## {MEASURED_TITLE}", *(section(s, 3) for s in notes)]
     return "\n\n".join(parts) + "\n"
+
+
+def answers_text(model: Report) -> str:
+    """The answers block alone, as `run` prints it for each of several scenarios."""
+    return f"# {_line(model.title)}\n\n{answers(model)}\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from harness.core.machine import NOT_A_CHECKOUT
 from harness.core.model import Result, Run
 from harness.core.tables import (
+    Answer,
     Cell,
     Report,
     Section,
@@ -25,10 +26,17 @@ from harness.metrics.memory import Memory
 from harness.metrics.registry import metrics
 from harness.metrics.throughput import Throughput
 
+#: what a commit marked '-dirty' means, said where the commit is shown
+DIRTY_WORDS = ("with uncommitted or untracked files: the commit alone does not hold this "
+               "run's inputs")
+
 
 def commit_markdown(commit: str | None) -> str:
-    """A result's commit as Markdown: a code span, or in words when there was none."""
-    return code(commit) if commit else NOT_A_CHECKOUT
+    """A result's commit as Markdown: a code span (saying so in words when the tree was
+    dirty), or in words when there was none."""
+    if not commit:
+        return NOT_A_CHECKOUT
+    return f"{code(commit)} ({DIRTY_WORDS})" if commit.endswith("-dirty") else code(commit)
 
 
 def metadata(result: Result) -> str:
@@ -42,15 +50,51 @@ def metadata(result: Result) -> str:
 
 
 def result_report(result: Result) -> Report:
+    """The result's page: its question and answers first, then each metric's sections, the
+    peers, the fleet and the parity checks; measurement notes (tuning, resources) last."""
     sections: list[Section] = [section for metric in metrics()
                                for section in metric.sections(result)]
     sections += [peers_section(run) for run in result.runs if run.of_kind("peer")]
-    sections.append(resources_section(result))
+    fleet = fleet_section(result)
+    sections += [fleet] if fleet is not None else []
     sections.append(parity_section(result))
+    sections.append(resources_section(result))
+    answers: list[Answer] = [answer for metric in metrics()
+                             for answer in metric.answers(result)]
     return Report(literal(result.name, line_start=True),
-                  [literal(str(result.scenario["description"]), line_start=True),
-                   metadata(result)],
-                  sections, metadata=metadata_pairs(result))
+                  ([fleet.paragraphs[0]] if fleet is not None else []) + [metadata(result)],
+                  [s for s in sections if not s.note] + [s for s in sections if s.note],
+                  metadata=metadata_pairs(result),
+                  question=literal(str(result.scenario["description"]), line_start=True),
+                  answers=answers)
+
+
+def drawn_weights(result: Result) -> list[tuple[str, float]] | None:
+    """The servers as the run drew them, (name, weight) in order (None: the result does not
+    list them, a process's fleet of rings)."""
+    servers = result.scenario.get("servers")
+    if not isinstance(servers, list) or not servers:
+        return None
+    drawn = [(str(s.get("name")), float(s.get("weight", 1.0))) for s in servers
+             if isinstance(s, dict)]
+    return drawn if len(drawn) == len(servers) else None
+
+
+def fleet_section(result: Result) -> Section | None:
+    """The fleet as drawn: how many servers of each weight, and every server folded."""
+    drawn = drawn_weights(result)
+    if drawn is None:
+        return None
+    counts: dict[float, int] = {}
+    for _, weight in drawn:
+        counts[weight] = counts.get(weight, 0) + 1
+    by_weight = ", ".join(f"{n:,} of weight {w:g}" for w, n in sorted(counts.items()))
+    line = (f"The fleet as drawn: {len(drawn):,} servers, {by_weight}." if len(counts) > 1
+            else f"The fleet as drawn: {len(drawn):,} servers, all of weight "
+                 f"{next(iter(counts)):g}.")
+    return Section("Fleet", paragraphs=[line],
+                   folded=[(f"All {len(drawn):,} servers (name: weight)",
+                            [f"{literal(name)}: {weight:g}" for name, weight in drawn])])
 
 
 def metadata_pairs(result: Result) -> list[tuple[str, str]]:
@@ -86,17 +130,26 @@ def resources_section(result: Result) -> Section:
                      f"the process and the largest process it starts at once: "
                      f"{kib(result.estimated_peak_bytes).text}.")
     return Section("Resources", tables=[Table.of(
-        ["run", "points", "wall s", "peak RSS so far"], rows, notes=notes)])
+        ["run", "points", "wall s", "peak RSS so far"], rows, notes=notes)], note=True)
+
+
+#: a figure a subject does not report (never shown as 0)
+UNKNOWN = text("unknown")
 
 
 def _parity_line(run: Run) -> str:
     label, forms, keys = literal(run.label, line_start=True), run.parity.forms, run.parity.keys
+    peers = [p.name for p in run.of_kind("peer")]
+    checked = (f" Peers ({', '.join(literal(p) for p in peers)}) are not forms of ours: "
+               "they are checked by their agreement with our reference "
+               "(the Peer libraries table)." if peers else " No peer was checked.")
     if not forms:
-        return f"{label}: no form to check: the reference alone routed {keys:,} keys."
+        return f"{label}: no form to check: the reference alone routed {keys:,} keys.{checked}"
     if len(forms) == 1:
         return (f"{label}: its one form, {literal(forms[0])}, routed {keys:,} keys "
-                "identically to the reference.")
-    return f"{label}: all {len(forms)} forms routed {keys:,} keys identically to the reference."
+                f"identically to the reference.{checked}")
+    return (f"{label}: all {len(forms)} forms ({', '.join(literal(f) for f in forms)}) "
+            f"routed {keys:,} keys identically to the reference.{checked}")
 
 
 def parity_section(result: Result) -> Section:
@@ -112,12 +165,15 @@ def peers_section(run: Run) -> Section:
     fastest = min(ours, key=lambda o: o[2].scalar_ns.median) if ours else None
     rows: list[list[Cell]] = []
     for peer in run.of_kind("peer"):
-        row = [text(peer.name), count(peer.entries), pct(peer.agreement or 0.0, 1)]
+        row = [text(peer.name), count(peer.entries) if peer.entries else UNKNOWN,
+               pct(peer.agreement, 1) if peer.agreement is not None else UNKNOWN]
         memory, timing = peer.figure("memory"), peer.figure("throughput")
-        if smallest and memory is not None:
+        if smallest and memory is not None and memory.bytes_per_entry > 0:
             row += [number(memory.bytes_per_entry, 1),
                     text(f"{memory.bytes_per_entry / smallest[1].bytes_per_entry:.1f}x "
                          f"({smallest[0]})")]
+        elif smallest:
+            row += [UNKNOWN, UNKNOWN]
         if fastest and timing is not None:
             row += [timing_cell(timing.scalar_ns),
                     text(f"{timing.scalar_ns.median / fastest[2].scalar_ns.median:.1f}x "

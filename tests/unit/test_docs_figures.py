@@ -60,15 +60,20 @@ def result_text(result: str) -> str:
     return (ROOT / "results" / result).read_text(encoding="utf-8")
 
 
+HEADING = re.compile(r"^#{2,3} ", re.MULTILINE)
+
+
 def section_text(result: str, section: str) -> str:
-    """The result's text from the heading `## section` to the next heading of that level."""
+    """The result's text from the heading `## section` (or `### section`, a measurement
+    note) to the next heading; with no section, the opening after the answers block."""
     text = result_text(result)
+    parts = HEADING.split(text)
     if not section:
-        return text.split("\n## ", 1)[0]
-    start = text.find(f"\n## {section}\n")
-    assert start >= 0, f"results/{result} has no section {section!r}"
-    end = text.find("\n## ", start + 1)
-    return text[start:] if end < 0 else text[start:end]
+        opening = [p for p in parts[1:] if p.startswith("Answers\n")]
+        return opening[0] if opening else parts[0]
+    found = [p for p in parts[1:] if p.startswith(f"{section}\n")]
+    assert found, f"results/{result} has no section {section!r}"
+    return found[0]
 
 
 def cells(line: str) -> list[str]:
@@ -116,6 +121,8 @@ def found_in_page(figure: Figure, value: str, page: str) -> bool:
 
 BEYOND = "beyond-6-bytes.md"
 BEYOND_10M = "Lookup time (k=100000, 9,988,319 entries)"
+MIGRATION_120 = "Migration (k=160 to k=16)"
+BEYOND_10M_TUNING = "Tuning (k=100000, 9,988,319 entries)"
 DEFAULT_16K = "Lookup time (k=160, 16,000 entries)"
 HASH64_16M = "Lookup time (k=160000, 16,000,000 entries)"
 COUNTS = "Instructions and simulated cache misses per key (k=100000, 9,990,010 entries)"
@@ -148,8 +155,8 @@ def reference_figures() -> list[Figure]:
                     for column in ("scalar_ns median (min-max)", "batch_ns median (min-max)",
                                    "batch / one random access")]
     figures += [Sentence(BEYOND, BEYOND_10M, FLOOR),
-                Sentence(BEYOND, BEYOND_10M, r"Chosen: window 16, depth 32, offsets 64 ahead, "
-                                             r"([\d.]+x) as fast"),
+                Sentence(BEYOND, BEYOND_10M_TUNING,
+                         r"Chosen: window 16, depth 32, offsets 64 ahead, ([\d.]+x) as fast"),
                 Cell(BEYOND, BEYOND_10M, "bucketed", "batch / one random access", whole=True)]
     memory_16k = "Memory (k=160, 16,000 entries)"
     for layout in ("tuples", "numpy-aligned", "numpy-packed", "numpy-soa", "cffi-aligned",
@@ -205,7 +212,7 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
       for result, row in (("cassandra-tokens.md", "cassandra num_tokens=256"),
                           ("cassandra-tokens.md", "cassandra num_tokens=16"),
                           ("allocated-100.md", "allocated k=16"))
-      for column in ("cv_keys", "max/mean")],
+      for column in ("cv_keys (key sample)", "max/mean (key sample)")],
     *[("guide/algorithms.md", Cell("cassandra-tokens.md", f"Movement (cassandra num_tokens={k})",
                                    row, "moved %"))
       for k in (16, 256) for row in ("add server-100", "remove server-50")],
@@ -223,13 +230,22 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
                           ("remove server-5 (as it falls)", "moved %"),
                           ("remove server-5 (as it falls)", "changed server's share"))],
     *[("guide/algorithms.md", Cell("riak.md", "Balance", "riak Q=64", column))
-      for column in ("cv_keys", "max/mean")],
+      for column in ("cv_keys (key sample)", "max/mean (key sample)")],
     ("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
                                       r"\| server-3 fails +\|[^|]+\| ([\d.]+%) ")),
     *[("guide/replication.md", Sentence("riak.md", "Replication (riak Q=64)",
                                         r"\| server-3 fails +\|" + r"[^|]+\|" * skip
                                         + r" (\d+) "))
       for skip in (5, 7)],
+    ("guide/reports.md", Cell("migration-120.md", MIGRATION_120,
+                              "extra origin fetches in total, staged", "value")),
+    ("guide/reports.md", Cell("migration-120.md", MIGRATION_120,
+                              "extra origin fetches in total, all at once", "value")),
+    ("guide/reports.md", Sentence("migration-120.md", MIGRATION_120,
+                                  r"stage 5, 50% -> 100%: ([\d.]+x) steady")),
+    ("guide/reports.md", Cell("tutorial-migration.md", MIGRATION_120,
+                              "entries' own bytes before / after (cffi-packed)", "value",
+                              whole=False)),
 ]
 
 PROXIES = "proxies.md"
@@ -276,7 +292,7 @@ GUIDE_FIGURES += [
     ("guide/algorithms.md", Sentence("range-scans.md", RANGE_SCANS,
                                      r"(?m)^\| range 800 ranges .*\| ([\d.]+%) +\|$")),
     *[("guide/scenarios.md", Cell("key-parts.md", "Balance", "k=160", column))
-      for column in ("max/mean", "cv_keys", "cv_floor")],
+      for column in ("max/mean (key sample)", "cv_keys (key sample)", "cv_floor")],
 ]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
@@ -315,3 +331,76 @@ def test_a_figure_is_found_only_whole() -> None:
     assert not appears("2.01x", "takes 12.01x the floor")
     assert not appears("1.0", "took 1.01 s")
     assert not appears("1,403.1", "1,403.11 MiB")
+
+
+#: where a guide page quotes results by name (`results/NAME.md`), a decimal figure of it
+#: that is not read from one of them, with why; every other such figure must be
+NOT_FROM_A_RESULT = {
+    ("guide/foreign-peers.md", "70.2"): "the same scenario before protocol 2, not kept",
+    ("guide/foreign-peers.md", "7.5"): "the same scenario before protocol 2, not kept",
+    ("guide/foreign-peers.md", "29.0"): "the same scenario before protocol 2, not kept",
+    ("guide/foreign-peers.md", "1.2"): "a second run with shared batches, not kept",
+    ("guide/foreign-peers.md", "2.1"): "a second run with shared batches, not kept",
+    ("guide/foreign-peers.md", "9.8"): "a second run with shared batches, not kept",
+    ("guide/foreign-peers.md", "5.8"): "a second run with shared batches, not kept",
+    ("guide/layouts.md", "37.5%"): "arithmetic: 6 bytes of padding in 16",
+    ("guide/algorithms.md", "16.0"): "arithmetic: the table's bytes over its slots",
+}
+#: a result named on a page
+NAMED_RESULT = re.compile(r"results/([\w.-]+)\.(?:md|json|html)")
+#: a number as a result prints it, with its unit sign
+PRINTED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([x%]?)")
+#: pages that are not quoting today's results: the log of past measurements, the
+#: reference (checked figure by figure above) and generated pages
+NOT_SCANNED = ("performance-log.md", REFERENCE)
+
+
+def _rounds_to(figure: str, printed: str) -> bool:
+    """Whether some number of `printed` (with the same unit sign) shows as `figure` at the
+    figure's precision (a page may round 89.03% to 89.0%, half up)."""
+    unit = figure[-1] if figure[-1] in "x%" else ""
+    body = figure.rstrip("x%").replace(",", "")
+    decimals = len(body.partition(".")[2])
+    target = float(body)
+    for match in PRINTED.finditer(printed):
+        if unit and match.group(2) != unit:
+            continue
+        value = float(match.group(1).replace(",", ""))
+        if abs(value - target) <= 0.5 * 10 ** -decimals + 1e-9:
+            return True
+    return False
+
+
+def _guide_quotes() -> list[tuple[str, str, list[str]]]:
+    """(page, figure, results it names) for each decimal figure of a paragraph of a docs
+    page that names a committed result (figures in code are left out)."""
+    quotes = []
+    for path in sorted(DOCS.rglob("*.md")):
+        page = path.relative_to(DOCS).as_posix()
+        if page in NOT_SCANNED or page.startswith("reference/"):
+            continue
+        text = FENCE.sub("", path.read_text(encoding="utf-8"))
+        named = sorted({name for name in NAMED_RESULT.findall(text)
+                        if (ROOT / "results" / f"{name}.md").exists()})
+        for paragraph in re.split(r"\n\s*\n", text):
+            if not NAMED_RESULT.search(paragraph):
+                continue
+            quotes += [(page, figure, named) for figure in DECIMAL.findall(prose(paragraph))]
+    return quotes
+
+
+def test_every_figure_beside_a_named_result_is_read_from_one() -> None:
+    """A decimal figure in a docs paragraph that names a committed result is printed, to
+    the page's precision, by one of the results its page names (or is listed, with why, in
+    NOT_FROM_A_RESULT): a new quote cannot drift from its result silently."""
+    quotes = _guide_quotes()
+    assert len(quotes) > 50  # the scan finds the guides' quotes (75 today)
+    printed: dict[str, str] = {}
+    drifted = []
+    for page, figure, named in quotes:
+        if (page, figure) in NOT_FROM_A_RESULT:
+            continue
+        text = "".join(printed.setdefault(name, result_text(f"{name}.md")) for name in named)
+        if not _rounds_to(figure, text):
+            drifted.append(f"docs/{page}: {figure} (names {', '.join(named)})")
+    assert not drifted, "figures no named result prints:\n" + "\n".join(drifted)

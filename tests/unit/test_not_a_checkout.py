@@ -22,7 +22,7 @@ from harness.core.machine import NOT_A_CHECKOUT
 from harness.report import html, markdown
 from harness.report.history_page import history_report
 from harness.report.results import load_result
-from harness.report.sections import result_report
+from harness.report.sections import commit_markdown, result_report
 from tests.paths import ROOT
 from tests.unit.test_history import TINY
 
@@ -93,8 +93,10 @@ def test_run_outside_a_checkout_names_the_packages_commit(tmp_path: Path) -> Non
         assert recorded["git_commit"] is None
     else:
         assert recorded["git_commit"].removesuffix("-dirty") == expected
-    words = f"`{recorded['git_commit']}`" if recorded["git_commit"] else NOT_A_CHECKOUT
+    words = commit_markdown(recorded["git_commit"])
     assert f"commit {words};" in (tmp_path / "out" / "small.md").read_text(encoding="utf-8")
+    if recorded["git_commit"] and recorded["git_commit"].endswith("-dirty"):
+        assert "uncommitted or untracked files" in words
 
 
 def test_no_commit_reads_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -116,3 +118,26 @@ def test_no_commit_reads_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert f"commit {NOT_A_CHECKOUT})" in capsys.readouterr().out
     index = markdown.report(history_report(history))
     assert f"0001 ({NOT_A_CHECKOUT})" in index and "no comm" not in index
+
+
+def test_an_untracked_input_marks_the_commit_dirty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the commit does not hold (a scenario not yet added) makes the run's commit
+    '-dirty', as a changed tracked file does; ignored files and results/ do not."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    project = tmp_path / "project"
+    subprocess.run([*GIT, "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".venv/\n__pycache__/\n", encoding="utf-8")
+    tracked = _machine_module_in(project)
+    subprocess.run([*GIT, "-C", str(project), "add", "."], check=True)
+    subprocess.run([*GIT, "-C", str(project), "commit", "-q", "-m", "ours"], check=True)
+    head = subprocess.run([*GIT, "-C", str(project), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    (project / ".venv").mkdir()
+    (project / ".venv" / "ignored.txt").write_text("x", encoding="utf-8")
+    (project / "results").mkdir()
+    (project / "results" / "new.json").write_text("{}", encoding="utf-8")
+    assert tracked.git_commit() == head
+    (project / "scenarios").mkdir()
+    (project / "scenarios" / "new.toml").write_text("name = 'new'\n", encoding="utf-8")
+    assert tracked.git_commit() == f"{head}-dirty"

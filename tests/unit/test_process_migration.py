@@ -9,7 +9,7 @@ import pytest
 
 from harness.core.errors import ScenarioError
 from harness.core.servers import eligibility_sets
-from harness.metrics.migration.metric import Migration
+from harness.metrics.migration.metric import Migration, biggest_spike, extra_totals
 from harness.metrics.process import ProcessCost
 from harness.report import markdown
 from harness.report.sections import result_report
@@ -141,8 +141,8 @@ def test_migration_gives_both_rings_balance_and_names_the_layout(
     assert migration.peak_to_mean_after is not None and migration.peak_to_mean_before is not None
     assert migration.peak_to_mean_after > migration.peak_to_mean_before > 1
     page = markdown.report(result_report(result))
-    assert f"memory before / after ({layout})" in page
-    assert f"memory during (both resident, {layout})" in page
+    assert f"entries' own bytes before / after ({layout})" in page
+    assert f"entries' own bytes during (both resident, {layout})" in page
     assert "cv_arcs before / after (exact shares per unit weight)" in page
 
 
@@ -188,3 +188,25 @@ def test_migration_to_another_algorithm(write_scenario: Callable[[str], Path]) -
         load_scenario(write_scenario(text.replace('"maglev"', '"nope"')))
     with pytest.raises(ScenarioError, match=r"migration\.to\.table_size must be a prime"):
         load_scenario(write_scenario(text.replace("4099", "4096")))
+
+
+def test_staged_rollout_costs_the_sum_of_its_stages(
+    write_scenario: Callable[[str], Path],
+) -> None:
+    """The total extra origin fetches of a staged rollout are the sum of its stages', and
+    the page gives them beside the all-at-once total, the biggest spike and every change."""
+    result = run_scenario(load_scenario(write_scenario(MIGRATION.format(to=20))),
+                          show_progress=False)
+    migration = result.runs[0].figure("migration")
+    assert isinstance(migration, Migration)
+    staged, once = extra_totals(migration)
+    assert staged == sum(s.misses - s.steady_misses for s in migration.stages)
+    assert once is not None and once == sum(
+        s.all_at_once_extra_misses for s in migration.stages
+        if s.all_at_once_extra_misses is not None)
+    page = markdown.report(result_report(result))
+    assert "| extra origin fetches in total, staged" in page
+    assert f"{staged:,}" in page and f"{once:,}" in page
+    assert "points_per_weight 200 -> 20" in page
+    spike = biggest_spike(migration)
+    assert spike is not None and f"biggest spike is stage {spike + 1}" in page

@@ -55,7 +55,7 @@ from harness.metrics.clients.records import (
     FleetState,
     PairAgreement,
 )
-from harness.metrics.clients.tables import clients_sections
+from harness.metrics.clients.tables import clients_answers, clients_sections
 from harness.metrics.instruments.timing import Timing
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
@@ -68,7 +68,7 @@ from harness.recipes.traits import causes, recipe_traits
 if TYPE_CHECKING:
     from harness.core.fields import Fields
     from harness.core.model import Result
-    from harness.core.tables import Section
+    from harness.core.tables import Answer, Section
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 #: uniform hashes drawn to predict two routers on one key hash that are not both rings
@@ -386,3 +386,6 @@ class ClientsMetric(MetricBase):
 
     def sections(self, result: Result) -> list[Section]:
         return clients_sections(result, self.name)
+
+    def answers(self, result: Result) -> list[Answer]:
+        return clients_answers(result, self.name)

@@ -7,7 +7,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.core import charts
-from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Chart,
+    Section,
+    Table,
+    count,
+    literal,
+    number,
+    pct,
+    text,
+)
 from harness.metrics.clients.records import ClientsAgreement, ClientSpeed, FleetState
 from harness.metrics.instruments.timing import Timing, timing_cell
 
@@ -43,8 +54,9 @@ def _pairs(state: FleetState) -> Table | None:
                           "; ".join(pair.causes))])
     if not rows:
         return None
-    return Table.of(["pair", "measured", "predicted", "predicted - measured (points)",
-                     "predicted from", "causes (first's recipe vs second's)"], rows, notes=[
+    return Table.of([f"{literal(state.label)}: pair", "measured", "predicted",
+                     "predicted - measured (points)", "predicted from",
+                     "causes (first's recipe vs second's)"], rows, notes=[
         f"Every pair that does not agree on every key. Target: predicted within "
         f"{TARGET_POINTS} percentage points of measured."])
 
@@ -128,3 +140,36 @@ def clients_sections(result: Result, name: str) -> list[Section]:
         if found.speeds:
             sections.append(Section("Clients' speed and size", tables=[_speeds(found.speeds)]))
     return sections
+
+
+def clients_answers(result: Result, name: str) -> list[Answer]:
+    """Per fleet, as it is: the clients that agree on every key with the first client, and
+    the pair that agrees least."""
+    lines = []
+    for run in result.runs:
+        found: ClientsAgreement | None = run.figure(name)
+        if found is None:
+            continue
+        for fleet in found.fleets:
+            if not fleet.states or not fleet.states[0].pairs:
+                continue
+            state = fleet.states[0]
+            groups: list[list[str]] = []
+            for client in state.clients:
+                for group in groups:
+                    if all(p.measured == 1.0 for p in state.pairs
+                           if {p.a, p.b} == {client, group[0]}):
+                        group.append(client)
+                        break
+                else:
+                    groups.append([client])
+            largest = max(groups, key=len)
+            worst = min(state.pairs, key=lambda p: p.measured)
+            shown = pct(worst.measured).text
+            lines.append(Answer(
+                f"Will the clients agree? {literal(fleet.label)}",
+                f"{literal(fleet.label)}, {literal(state.label)}: the largest group agreeing "
+                f"on every key is {len(largest)} of {len(state.clients)} clients "
+                f"({', '.join(literal(c) for c in largest)}); the least alike pair, "
+                f"{literal(worst.a)} / {literal(worst.b)}, agrees on {shown}.", (shown,)))
+    return lines

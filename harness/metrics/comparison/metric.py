@@ -65,7 +65,7 @@ from harness.metrics.comparison.records import (
     PeerFigures,
     RecipeFigures,
 )
-from harness.metrics.comparison.tables import comparison_sections
+from harness.metrics.comparison.tables import comparison_answers, comparison_sections
 from harness.metrics.instruments.timing import Timing, measure_throughput
 from harness.metrics.load import load_of
 from harness.metrics.memory import (
@@ -82,7 +82,7 @@ from harness.recipes.peers.base import Peer, PrehashedPeer
 
 if TYPE_CHECKING:
     from harness.core.model import Result
-    from harness.core.tables import Section
+    from harness.core.tables import Answer, Section
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
 
@@ -480,4 +480,7 @@ class ComparisonMetric(MetricBase):
 
     def sections(self, result: Result) -> list[Section]:
         return comparison_sections(result, self.name)
+
+    def answers(self, result: Result) -> list[Answer]:
+        return comparison_answers(result, self.name)
 

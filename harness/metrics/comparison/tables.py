@@ -14,7 +14,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.core import charts
-from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Section,
+    Table,
+    count,
+    kib,
+    literal,
+    number,
+    pct,
+    text,
+)
 from harness.metrics.comparison.records import (
     OPERATIONS,
     Comparison,
@@ -358,3 +369,33 @@ def comparison_sections(result: Result, metric: str) -> list[Section]:
                                 tables=[targets_table(comparison)]))
         sections += [fleet_section(fleet) for fleet in comparison.fleets]
     return sections
+
+
+def comparison_answers(result: Result, metric: str) -> list[Answer]:
+    """Per fleet compared: the smallest recipe (allocator bytes) and the fastest batch."""
+    lines = []
+    for run in result.runs:
+        comparison: Comparison | None = run.figure(metric)
+        if comparison is None:
+            continue
+        for fleet in comparison.fleets:
+            built = [r for r in fleet.algorithms if r.unsupported is None
+                     and r.build_ms is not None]
+            if not built:
+                continue
+            title = f"Algorithms compared ({literal(fleet.label)})"
+            smallest = min(built, key=lambda r: r.memory.structure_bytes
+                           if r.memory is not None else r.nbytes or 0)
+            held = _cost_row(smallest)[2].text
+            timed = [r for r in built if r.batch_ns is not None]
+            fastest = min(timed, key=lambda r: r.batch_ns.median if r.batch_ns else 0.0,
+                          default=None)
+            batch = (f"; the fastest batch, {literal(fastest.label)}, takes "
+                     f"{_cost_row(fastest)[5].text.split(' (')[0]} ns a key"
+                     if fastest is not None else "")
+            figures = (held,) + ((_cost_row(fastest)[5].text.split(" (")[0],)
+                                 if fastest is not None else ())
+            lines.append(Answer(title, f"{literal(fleet.label)}: the smallest, "
+                                f"{literal(smallest.label)}, holds {held} (allocator)"
+                                f"{batch}.", figures))
+    return lines

@@ -49,7 +49,18 @@ from harness.core.hashing import hash_many
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
 from harness.core.stats import per_weight
-from harness.core.tables import Cell, Section, Table, count, kib, literal, number, pct, text
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Section,
+    Table,
+    count,
+    kib,
+    literal,
+    number,
+    pct,
+    text,
+)
 from harness.metrics.base import (
     NOTHING_MORE,
     MetricBase,
@@ -57,6 +68,7 @@ from harness.metrics.base import (
     RunShape,
     ScenarioView,
     Working,
+    answered_runs,
 )
 from harness.metrics.migration.sides import (
     Side,
@@ -76,7 +88,7 @@ from harness.recipes.peers import PEERS
 from harness.recipes.peers.owners import BATCH_KEYS
 
 if TYPE_CHECKING:
-    from harness.core.model import Result
+    from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
 
@@ -122,6 +134,9 @@ class Stage:
     extra_misses: int
     #: misses per request in this stage's busiest window
     peak_window_rate: float
+    #: the same requests' extra misses when the new ring took all of them at once (None in
+    #: results written before it was recorded)
+    all_at_once_extra_misses: int | None = None
 
 
 @dataclass
@@ -478,7 +493,8 @@ class MigrationMetric(MetricBase):
             span = slice(warm + i * per, warm + (i + 1) * per)
             misses, steady = int(staged_miss[span].sum()), int(steady_miss[span].sum())
             records.append(Stage(share, per, misses, steady, misses - steady,
-                                 float(_window_rates(staged_miss[span], window).max())))
+                                 float(_window_rates(staged_miss[span], window).max()),
+                                 int(once_miss[span].sum()) - steady))
         rates = {series: _window_rates(misses[after], window) for series, misses in
                  (("no migration", steady_miss), ("all at once", once_miss),
                   ("staged", staged_miss))}
@@ -585,6 +601,50 @@ class MigrationMetric(MetricBase):
                               f"{number(m.peak_to_mean_after).text}")])
         return rows
 
+    @staticmethod
+    def _title(run: Run, m: Migration) -> str:
+        return f"Migration ({literal(m.from_label or run.label)} to {literal(m.to_label)})"
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: keys moved against the formula; the peak origin rate staged and
+        all at once; the extra origin fetches of each in total."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            m: Migration = run.figure(self.name)
+            title, label = self._title(run, m), literal(m.from_label or run.label)
+            moved = pct(m.moved_fraction).text
+            formula = (f" (the formula: {pct(m.formula_moved_fraction).text})"
+                       if m.formula_moved_fraction is not None else "")
+            lines.append(Answer(title, f"{label} to {literal(m.to_label)}: {moved} of keys "
+                                f"move{formula}.", (moved,) + (
+                                    (pct(m.formula_moved_fraction).text,)
+                                    if m.formula_moved_fraction is not None else ())))
+            if m.bytes_before is not None and m.bytes_after is not None:
+                before, after = kib(m.bytes_before).text, kib(m.bytes_after).text
+                during = kib(m.bytes_during).text
+                lines.append(Answer(title, f"Entries' own bytes{self._forms(m)}: {before} "
+                                    f"before, {after} after, {during} during the rollout "
+                                    "(both resident).", (before, after, during)))
+            staged, once = (number(m.staged_peak_rate, 4).text,
+                            number(m.all_at_once_peak_rate, 4).text)
+            steady = number(m.steady_miss_rate, 4).text
+            lines.append(Answer(title, f"Peak origin rate: {staged} staged, {once} all at "
+                                f"once (steady {steady} misses per request).",
+                                (staged, once, steady)))
+            total, total_once = extra_totals(m)
+            spike = biggest_spike(m)
+            once_text = count(total_once).text if total_once is not None else "unknown"
+            spike_text = (f"; the biggest spike is stage {spike + 1} "
+                          f"({_spike_ratio(m.stages[spike])} steady)"
+                          if spike is not None else "")
+            lines.append(Answer(title, f"Extra origin fetches: {count(total).text} staged, "
+                                f"{once_text} all at once{spike_text}.",
+                                (count(total).text,) + (
+                                    (once_text,) if total_once is not None else ())
+                                + ((_spike_ratio(m.stages[spike]),)
+                                   if spike is not None else ())))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
@@ -593,8 +653,11 @@ class MigrationMetric(MetricBase):
                 continue
             source = m.from_label or run.label
             peers = m.from_label is not None or "peer" in m.to
+            total, total_once = extra_totals(m)
+            spike = biggest_spike(m)
             summary = Table.of(["figure", "value"], [
                 [text("from"), text(source)], [text("to"), text(m.to_label)],
+                [text("what changes"), text(changes(run.algorithm, run.params, m))],
                 [text("keys moved (of the object universe)"), pct(m.moved_fraction)],
                 [text("requests moved (zipf traffic)"), pct(m.moved_requests_fraction)],
                 [text("formula (1 - k'/k)(1 - 1/N)"),
@@ -602,41 +665,56 @@ class MigrationMetric(MetricBase):
                  else text("n/a (a peer is one side)" if peers
                            else "n/a (the recipes are not nested)")],
                 *self._balance_rows(m),
-                [text(f"memory before / after{self._forms(m)}"),
+                [text(f"entries' own bytes before / after{self._forms(m)}"),
                  text(f"{_bytes(m.bytes_before)} / {_bytes(m.bytes_after)}")],
-                [text(f"memory during (both resident{self._forms(m, ', ')})"),
+                [text(f"entries' own bytes during (both resident{self._forms(m, ', ')})"),
                  text(f"at least {kib(m.bytes_during).text}")
                  if m.bytes_before is None or m.bytes_after is None else kib(m.bytes_during)],
                 [text("steady origin rate (misses per request)"), number(m.steady_miss_rate, 4)],
                 [text("peak origin rate, all at once"), number(m.all_at_once_peak_rate, 4)],
                 [text("peak origin rate, staged"), number(m.staged_peak_rate, 4)],
+                [text("extra origin fetches in total, staged"), count(total)],
+                [text("extra origin fetches in total, all at once"),
+                 count(total_once) if total_once is not None else text("unknown")],
+                *([[text("biggest spike (staged)"),
+                    text(f"stage {spike + 1}, {_stage_step(m, spike)}: "
+                         f"{_spike_ratio(m.stages[spike])} steady")]]
+                  if spike is not None else []),
                 *([[text("measured in, s of wall time / of CPU time"),
                     text(f"{m.wall_s:,.1f} / {m.cpu_s:,.1f}")]]
                   if m.wall_s is not None and m.cpu_s is not None else []),
-            ])
+            ], notes=[ENTRY_BYTES_NOTE])
             stages = Table.of(
                 ["stage", "new ring's share", "requests", "origin fetches", "steady state",
-                 "extra fetches", "peak window rate", "peak vs steady"],
+                 "extra fetches, staged", "extra fetches, all at once", "peak window rate",
+                 "peak vs steady"],
                 [[count(i + 1), pct(s.share, 1), count(s.requests), count(s.misses),
-                  count(s.steady_misses), count(s.extra_misses), number(s.peak_window_rate, 4),
-                  text(f"{s.peak_window_rate * s.requests / s.steady_misses:.2f}x"
-                       if s.steady_misses else "n/a")]
+                  count(s.steady_misses), count(s.extra_misses),
+                  count(s.all_at_once_extra_misses)
+                  if s.all_at_once_extra_misses is not None else text("unknown"),
+                  number(s.peak_window_rate, 4), text(_spike_ratio(s))]
                  for i, s in enumerate(m.stages)],
                 notes=[f"{m.servers} servers, each an LRU cache of {m.cache_objects:,} objects; "
                        f"zipf requests over {m.objects:,} objects; windows of "
-                       f"{m.window:,} requests."])
+                       f"{m.window:,} requests. Extra fetches are origin fetches beyond the "
+                       "steady state's over the same requests; all at once, the new ring "
+                       "takes every request from the first stage on."])
+            per_stage = max(1, m.stages[0].requests // m.window) if m.stages else 1
             chart = charts.curves(
                 "Origin load per window: staged rollout against switching at once",
                 [{"window": w, "series": s, "rate": r} for s, w, r in m.timeline],
-                x="window", y="rate", series="series", x_title="window of requests",
-                y_title="origin fetches per request", log=False)
+                x="window", y="rate", series="series",
+                x_title="window of requests (stages marked)",
+                y_title="origin fetches per request", log=False,
+                marks=[(i * per_stage, f"stage {i + 1}: {100 * s.share:g}%")
+                       for i, s in enumerate(m.stages)])
             tables = [summary, stages]
             if m.rings:
                 before = sum(r.bytes_before for r in m.rings)
                 after = sum(r.bytes_after for r in m.rings)
                 tables.append(Table.of(
                     ["ring (requires)", "servers", "keys moved", "requests moved",
-                     "bytes before", "bytes after", "during"],
+                     "entries' own bytes before", "after", "during"],
                     [[text(" + ".join(r.requires) or "(all servers)"), count(r.servers),
                       pct(r.moved_fraction), pct(r.moved_requests_fraction),
                       kib(r.bytes_before), kib(r.bytes_after),
@@ -647,9 +725,56 @@ class MigrationMetric(MetricBase):
                            "rollout above is replayed on the ring of all servers."
                            + (f" Bytes are of each ring as held{self._forms(m)}."
                               if m.form_before is not None else "")]))
-            sections.append(Section(f"Migration ({literal(source)} to {literal(m.to_label)})",
-                                    tables=tables, charts=[chart]))
+            sections.append(Section(self._title(run, m), tables=tables, charts=[chart]))
         return sections
+
+
+#: what the Migration table's byte figures are, against the Memory table's
+ENTRY_BYTES_NOTE = ("Entries' own bytes: entries x entry size of each side's form, without "
+                    "the object's overhead; a Memory table's structure bytes are measured "
+                    "from the allocator and are larger by that overhead.")
+
+
+def extra_totals(m: Migration) -> tuple[int, int | None]:
+    """Extra origin fetches over the whole rollout: staged (the sum of its stages) and all
+    at once (None where not recorded)."""
+    staged = sum(s.extra_misses for s in m.stages)
+    once = [s.all_at_once_extra_misses for s in m.stages]
+    return staged, (None if any(v is None for v in once)
+                    else sum(v for v in once if v is not None))
+
+
+def biggest_spike(m: Migration) -> int | None:
+    """The index of the stage whose busiest window stands highest over the steady state."""
+    spikes = [(s.peak_window_rate * s.requests / s.steady_misses, i)
+              for i, s in enumerate(m.stages) if s.steady_misses]
+    return max(spikes)[1] if spikes else None
+
+
+def _spike_ratio(s: Stage) -> str:
+    return (f"{s.peak_window_rate * s.requests / s.steady_misses:.2f}x"
+            if s.steady_misses else "n/a")
+
+
+def _stage_step(m: Migration, i: int) -> str:
+    before = m.stages[i - 1].share if i else 0.0
+    return f"{100 * before:g}% -> {100 * m.stages[i].share:g}%"
+
+
+def changes(algorithm: str, params: dict[str, Any], m: Migration) -> str:
+    """Everything the migration changes, old -> new: each parameter `to` sets that differs
+    (points, layout, construction, hash, algorithm), and the form holding it."""
+    if m.from_label is not None or "peer" in m.to:
+        return f"the client: {m.from_label or 'our recipe'} -> {m.to_label}"
+    shown = [f"{key} {params.get(key, 'default')} -> {value}" for key, value in m.to.items()
+             if key != "algorithm" and params.get(key) != value]
+    target = m.to.get("algorithm")
+    if isinstance(target, str) and target != algorithm:
+        shown.insert(0, f"algorithm {algorithm} -> {target}")
+    if m.form_before is not None and m.form_after is not None and (
+            m.form_before != m.form_after) and "layout" not in m.to:
+        shown.append(f"form {m.form_before} -> {m.form_after}")
+    return "; ".join(shown) or "nothing (the same recipe)"
 
 
 def _bytes(value: int | None) -> str:

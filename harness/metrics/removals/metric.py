@@ -48,14 +48,14 @@ from harness.metrics.parity import KeyHashes, check_parity
 from harness.metrics.removals.memory import measure_in_subprocess
 from harness.metrics.removals.options import RemovalsOptions, parse_removals
 from harness.metrics.removals.records import Removals, RemovalSeries, RemovalStep
-from harness.metrics.removals.tables import removals_sections
+from harness.metrics.removals.tables import removals_answers, removals_sections
 from harness.metrics.removals.walk import State, removal_order, removal_problem, walk
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.removable import capacity_for
 
 if TYPE_CHECKING:
     from harness.core.model import Result
-    from harness.core.tables import Section
+    from harness.core.tables import Answer, Section
     from harness.metrics.context import RunContext, RunPlan, Scope
     from harness.recipes.algorithms.base import Algorithm
 
@@ -317,3 +317,6 @@ class RemovalsMetric(MetricBase):
 
     def sections(self, result: Result) -> list[Section]:
         return removals_sections(result, self.name)
+
+    def answers(self, result: Result) -> list[Answer]:
+        return removals_answers(result, self.name)

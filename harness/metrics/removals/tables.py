@@ -11,7 +11,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from harness.core import charts
-from harness.core.tables import Cell, Chart, Section, Table, count, kib, literal, pct, text
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Chart,
+    Section,
+    Table,
+    count,
+    kib,
+    literal,
+    pct,
+    text,
+)
 from harness.metrics.instruments.timing import Timing, timing_cell
 from harness.metrics.removals.records import Removals, RemovalSeries, RemovalStep
 
@@ -122,3 +133,27 @@ def removals_sections(result: Result, metric: str) -> list[Section]:
                         f"{literal(first)}."],
             tables=[summary, steps], charts=_charts(removals, where)))
     return sections
+
+
+def removals_answers(result: Result, metric: str) -> list[Answer]:
+    """Per run: the series that moved the fewest keys over all its removals, against the
+    least any algorithm moves."""
+    lines = []
+    for run in result.runs:
+        removals: Removals | None = run.figure(metric)
+        if removals is None:
+            continue
+        measured = [s for s in removals.series if s.unsupported is None and s.steps]
+        if not measured:
+            continue
+        best = min(measured, key=lambda s: s.steps[-1].moved_since_start)
+        moved = _summary_row(best)[3].text
+        ties = [s for s in measured if _summary_row(s)[3].text == moved]
+        by = (f"{literal(best.label)} ({literal(best.order)} order)" if len(ties) == 1 else
+              f"{len(ties)} of the {len(measured)} series, such as {literal(best.label)} "
+              f"({literal(best.order)} order)")
+        lines.append(Answer(
+            f"Removals ({literal(run.label)}, N={removals.servers:,})",
+            f"{literal(run.label)}: the fewest keys moved by the end, {moved}, by {by}.",
+            (moved,)))
+    return lines

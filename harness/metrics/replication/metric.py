@@ -38,8 +38,8 @@ from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.network_topology import Topology, split_zone
 from harness.core.servers import Server
-from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
+from harness.core.tables import Answer, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase, Reference, ScenarioView, Working, answered_runs
 from harness.metrics.replication.changes import (
     copy_load,
     keys_sharing_a_zone,
@@ -449,6 +449,21 @@ class ReplicationMetric(MetricBase):
                     copies_moved_fraction=moved / before.size,
                     keys_changed=int((before != after).any(axis=1).sum()),
                     only_to_it=bool(np.all(after[created] == len(servers))))
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the copies a failed server takes with it, and where from they
+        are re-created."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            f = run.figure(self.name).failure
+            lost, share = count(f.copies_to_recreate).text, pct(f.keys_losing_a_copy_fraction)
+            gib = number(f.bytes_to_recreate / 2**30, 2).text
+            lines.append(Answer(
+                f"Replication ({literal(run.label)})",
+                f"{literal(run.label)}: when {literal(f.server)} fails, {share.text} of keys "
+                f"lose a copy: {lost} copies ({gib} GiB) to re-create from {f.sources} "
+                f"servers.", (share.text, lost, gib)))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = []

@@ -1,0 +1,197 @@
+"""The answers block of every committed result repeats its sections exactly, and no two
+tables of one result show different numbers for one named quantity."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.core.model import Result
+from harness.core.tables import Report, Section, Table, anchors
+from harness.report import html, markdown
+from harness.report.results import load_result
+from harness.report.sections import result_report
+from tests.conftest import SMALL_SCENARIO
+from tests.paths import ROOT
+
+RESULTS = ROOT / "results"
+RENDERED = sorted(p for p in RESULTS.rglob("*.json") if p.with_suffix(".md").exists())
+#: metrics whose result gets at least one answer line when measured
+ANSWERING = ("memory", "balance", "throughput", "movement", "migration", "clients",
+             "replication")
+
+
+def _shown(section: Section) -> list[str]:
+    """Every text the section shows: its cells, headings, notes and paragraphs."""
+    shown = [*section.paragraphs, *section.footer]
+    for table in section.tables:
+        shown += [c.heading for c in table.columns] + table.notes
+        shown += [cell.text for row in table.rows for cell in row]
+    return shown
+
+
+def _measured(result: Result) -> set[str]:
+    names = {name for run in result.runs for name in run.figures}
+    return names | {name for run in result.runs for s in run.subjects for name in s.figures}
+
+
+@pytest.mark.parametrize("path", RENDERED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_every_answer_figure_is_its_sections_figure(path: Path) -> None:
+    """Each figure of an answer line stands in the line and, as written, in a cell (or
+    note) of the section the line links to; each measured answering metric answers."""
+    result = load_result(path)
+    report = result_report(result)
+    by_title = {s.title: s for s in report.sections}
+    for answer in report.answers:
+        assert answer.section in by_title, (answer.section, list(by_title))
+        shown = _shown(by_title[answer.section])
+        for figure in answer.figures:
+            assert figure and figure in answer.text, (figure, answer.text)
+            assert any(figure in text for text in shown), (figure, answer.section)
+    answered = {a.section.split(" (")[0].split("?")[0] for a in report.answers}
+    for metric, heading in (("memory", "Memory"), ("balance", "Balance"),
+                            ("migration", "Migration"), ("replication", "Replication")):
+        if metric in _measured(result):
+            assert heading in answered, (metric, sorted(answered))
+
+
+def _quantities(table: Table) -> dict[tuple[str, str], str]:
+    """(column heading, row's first cell) -> the cell shown there."""
+    first = table.columns[0].heading if table.columns else ""
+    return {(column.heading, f"{first}: {row[0].text}"): row[i].text
+            for row in table.rows for i, column in enumerate(table.columns)
+            if i and i < len(row)}
+
+
+@pytest.mark.parametrize("path", RENDERED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_one_named_quantity_has_one_number(path: Path) -> None:
+    """Two tables of one result naming the same quantity (heading) for the same row show the
+    same figure; a migration's old ring has the Balance table's exact cv_arcs."""
+    report: Report = result_report(load_result(path))
+    seen: dict[tuple[str, str, str], str] = {}
+    for section in report.sections:
+        # a section about one fleet or sweep point names it (in parentheses, or after a
+        # colon or question): rows of sections about different fleets are different things
+        context = re.split(r" \(|: |\? ", section.title, maxsplit=1)[1:]
+        for table in section.tables:
+            for (heading, row), value in _quantities(table).items():
+                key = (" ".join(context), heading, row)
+                assert seen.setdefault(key, value) == value, (key, seen[key], value)
+    balance = {ring.removeprefix("ring: "): value for (_, heading, ring), value in seen.items()
+               if heading == "cv_arcs (exact shares)"}
+    for section in report.sections:
+        if not section.title.startswith("Migration ("):
+            continue
+        rows = {row[0].text: row[1].text for row in section.tables[0].rows}
+        source = rows["from"]
+        before = next((v for k, v in rows.items() if k.startswith("cv_arcs before")), None)
+        if before is not None and source in balance:
+            assert before.split(" / ")[0] == balance[source]
+
+
+def test_memory_tables_name_their_kind_of_bytes() -> None:
+    """Structure bytes come from the allocator, a migration's from entries x entry size: each
+    table says which, and says why the other differs."""
+    page = markdown.report(result_report(load_result(RESULTS / "tutorial.json")))
+    assert "structure bytes (allocator)" in page and "peak while building" in page
+    migration = markdown.report(result_report(load_result(RESULTS /
+                                                          "tutorial-migration.json")))
+    assert "entries' own bytes before / after" in migration
+    assert "larger by that overhead" in migration
+
+
+def test_the_answers_block_opens_the_page_and_links_its_sections() -> None:
+    """In Markdown and HTML the answers come before the first section, each line linking
+    to a heading the page has; a table of contents lists every section."""
+    report = result_report(load_result(RESULTS / "tutorial-migration.json"))
+    page = markdown.report(report)
+    assert page.index("## Answers") < page.index("Contents: ") < page.index("## Balance")
+    targets = set(re.findall(r"\]\(#([^)]+)\)", page))
+    headings = {markdown.page_titles(report)[i]: a for i, a in
+                enumerate(anchors(markdown.page_titles(report)))}
+    assert targets <= set(headings.values())
+    assert "#how-this-was-measured" in page
+    assert page.index("## How this was measured") < page.index("### Resources")
+    document = html.report(report)
+    assert document.index('id="answers"') < document.index('class="chart"')
+    for target in targets:
+        assert f'id="{target}"' in document
+    assert "<details><summary>All 40 servers" in document
+
+
+def test_other_pages_have_no_answers_block() -> None:
+    """compare, history and reproduce pages ask no question: no empty answers block."""
+    page = markdown.report(Report("title", ["intro"], [Section("A", ["text"])]))
+    assert "Answers" not in page and "Contents" not in page
+
+
+def test_run_prints_each_scenarios_answers(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`run` prints the page of one scenario, answers first; of several, each one's
+    answers as it ends."""
+    first, second = tmp_path / "one.toml", tmp_path / "two.toml"
+    small = SMALL_SCENARIO.replace('[measure]', '[measure]\nmetrics = ["balance", "movement"]')
+    first.write_text(small.replace('name = "small"', 'name = "one"'), encoding="utf-8")
+    second.write_text(small.replace('name = "small"', 'name = "two"'), encoding="utf-8")
+    assert main(["run", str(first), str(second), "--out", str(tmp_path), "--no-history",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("## Answers") == 2 and "# one" in printed and "# two" in printed
+    assert "of keys moved against its share" in printed
+    assert main(["run", str(first), "--out", str(tmp_path), "--no-history",
+                 "--no-progress"]) == 0
+    page = capsys.readouterr().out
+    assert page.index("## Answers") < page.index("## Balance")
+
+
+def test_peers_are_drawn_beside_the_layouts() -> None:
+    """A result with peers draws them in its memory and lookup charts, and shows
+    "unknown" rather than 0 where a peer reports no figure."""
+    report = result_report(load_result(RESULTS / "peers-libketama.json"))
+    drawn = {str(row.get("layout")) for section in report.sections
+             for chart in section.charts
+             if chart.title.startswith(("Allocator bytes", "ns per key"))
+             for row in chart.spec["data"]["values"]}
+    assert {"uhashring-ketama (peer)", "uhashring (peer)"} <= drawn
+    page = markdown.report(report)
+    assert "| 0.0x" not in page and "Peers (uhashring-ketama, uhashring)" in page
+
+
+def test_a_dirty_commit_says_so_in_words() -> None:
+    """A result from a tree with uncommitted or untracked files says so beside its commit."""
+    result = load_result(RESULTS / "tutorial.json")
+    result.git_commit = f"{result.git_commit}-dirty"
+    page = markdown.report(result_report(result))
+    assert "-dirty` (with uncommitted or untracked files" in page
+
+
+def test_the_origin_chart_marks_each_stage() -> None:
+    """The origin-load chart of a staged rollout draws a labelled rule at each stage's
+    first window (ten windows a stage)."""
+    report = result_report(load_result(RESULTS / "migration-120.json"))
+    (chart,) = [c for s in report.sections for c in s.charts
+                if c.title.startswith("Origin load")]
+    rules = [layer for layer in chart.spec["layer"]
+             if isinstance(layer.get("mark"), dict) and layer["mark"]["type"] == "rule"]
+    assert [row["window"] for row in rules[0]["data"]["values"]] == [0, 10, 20, 30, 40]
+    assert rules[0]["data"]["values"][-1]["mark"] == "stage 5: 100%"
+
+
+@pytest.mark.parametrize("name", ['"><script>alert(1)</script>', "[x](javascript:alert(1))",
+                                  "<img src=x onerror=alert(1)>", "# heading | `c`"])
+def test_hostile_names_in_the_fleet_and_answers_stay_text(name: str) -> None:
+    """A server or sweep point named like markup shows as its name in the fleet's folded
+    list, the answers and the contents: no element, attribute or link of its own."""
+    result = load_result(RESULTS / "tutorial-migration.json")
+    result.scenario["servers"][0]["name"] = name
+    result.runs[0].label = name
+    report = result_report(result)
+    document = html.report(report)
+    assert "<script>alert" not in document and "<img src=x" not in document
+    assert 'href="javascript' not in document
+    page = markdown.report(report)
+    assert "](javascript:" not in page.replace("\\](javascript:", "")
+    assert "\n# heading" not in page
