@@ -32,6 +32,11 @@ class Lookups(Protocol):
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any: ...
 
 
+#: decimals of a kept round's ns per key: a thousandth of a nanosecond, far below any
+#: round's noise, keeps a result's rounds short to read and write
+SAMPLE_DIGITS = 3
+
+
 @dataclass(frozen=True)
 class Timing:
     """ns per key over rounds: median, and min and max as the spread."""
@@ -39,10 +44,14 @@ class Timing:
     min: float
     max: float
     rounds: int
+    #: ns per key of each round, in order (None in results written before they were
+    #: kept): what `compare` and the run history judge noise from (`harness.core.noise`)
+    samples: tuple[float, ...] | None = None
 
     @classmethod
     def of(cls, samples: list[float]) -> Timing:
-        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
+        return cls(statistics.median(samples), min(samples), max(samples), len(samples),
+                   tuple(round(sample, SAMPLE_DIGITS) for sample in samples))
 
     def as_record(self) -> dict[str, float]:
         return asdict(self)
