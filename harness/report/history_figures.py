@@ -76,13 +76,15 @@ class Kept:
     figures: dict[tuple[str, str, str], tuple[Figure, float]]
     #: a timing's noise band in its run, (low, high) around its value: the bootstrap
     #: interval of its median over the run's rounds, or their min-max where the result kept
-    #: no rounds (`band_of`); none for deterministic figures and runs of under MIN_ROUNDS
+    #: no rounds or too few (`band_of`); none for deterministic figures
     bands: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
 
 
 def band_of(rounds: Rounds | None) -> tuple[float, float] | None:
-    """A timing's noise band in its own run (see `Kept.bands`)."""
-    if rounds is None or rounds.rounds < MIN_ROUNDS:
+    """A timing's noise band in its own run (see `Kept.bands`): the bootstrap interval of
+    its median from MIN_ROUNDS rounds on, else the rounds' min-max (wider); none for one
+    round."""
+    if rounds is None or rounds.rounds < 2:
         return None
     if rounds.samples and len(rounds.samples) >= MIN_ROUNDS:
         try:

@@ -83,7 +83,8 @@ def _section(machine: str, name: str, kept: list[Kept]) -> Section:
         label, subject, _ = key
         indexes = sorted(values)
         timing = figure.timing is not None
-        found = steps([values[i] for i in indexes], TIMING_TOLERANCE if timing else 0.0,
+        found = steps([values[i] for i in indexes],
+                      TIMING_TOLERANCE if timing else figure.tolerance,
                       bands=_bands(kept, key, indexes) if timing else None)
         # A step's index is into the runs that hold the figure; name it by run id.
         held_ids = [ids[i] for i in indexes]
