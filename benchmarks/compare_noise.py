@@ -1,7 +1,7 @@
 """`compare`'s false findings, measured: runs of unchanged code compared in pairs.
 
     .venv/bin/python benchmarks/compare_noise.py [--scenario scenarios/tutorial.toml]
-                                                 [--runs 20] [--out DIR]
+                                                 [--runs 20] [--out DIR] [--results DIR]
 
 Runs the scenario RUNS times, one `python -m harness run` process after another (each its
 own process, as two runs a user compares are, kept out of the run history), then compares
@@ -9,7 +9,8 @@ run 1 with run 2, 3 with 4, ... as `compare` does (`harness.report.compare`). Pr
 pair, how many timings were judged, how many changed within the noise, and any finding
 beyond it (a false finding: the code did not change), with the machine's load average
 over the runs; then the totals. The target (issue 39): no finding in any pair of unchanged
-code on a loaded machine. Results go to --out (default: a temporary folder, removed).
+code on a loaded machine. Results go to --out (default: a temporary folder, removed);
+--results DIR judges the runs an earlier --out kept there again, running nothing.
 """
 
 from __future__ import annotations
@@ -41,14 +42,17 @@ def main() -> int:
     parser.add_argument("--scenario", type=Path, default=ROOT / "scenarios" / "tutorial.toml")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--results", type=Path, help="judge the runs kept here again")
     args = parser.parse_args()
     if args.runs < 2 or args.runs % 2:
         parser.error(f"--runs: expected an even number of 2 or more, got {args.runs}")
     with tempfile.TemporaryDirectory(prefix="compare-noise-") as scratch:
         folder = args.out or Path(scratch)
-        results, loads = [], []
+        results, loads = [], [os.getloadavg()[0]]
         started = time.monotonic()
-        for number in range(1, args.runs + 1):
+        if args.results:
+            results = sorted(args.results.glob("run-*/*.json"))[:args.runs // 2 * 2]
+        for number in range(1, 0 if args.results else args.runs + 1):
             results.append(_run(args.scenario.resolve(), folder / f"run-{number:02d}"))
             loads.append(os.getloadavg()[0])
             print(f"run {number}: load average {loads[-1]:.2f}", flush=True)

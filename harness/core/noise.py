@@ -36,6 +36,9 @@ import numpy as np
 CONFIDENCE = 0.99
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20260501
+#: the most rounds a sample may hold: a scenario's repeats go up to 1,000, and a bootstrap
+#: holds BOOTSTRAP_RESAMPLES times a sample's rounds (16 MB here); more is no run's
+MAX_SAMPLES = 1000
 #: a ratio of two runs' timings inside [1 / BETWEEN_RUNS, BETWEEN_RUNS] is never a finding:
 #: what separate processes of unchanged code differ by (module doc)
 BETWEEN_RUNS = 1.15
@@ -62,6 +65,9 @@ def _quantiles(estimates: np.ndarray, confidence: float) -> tuple[float, float]:
 
 
 def _positive(samples: Sequence[float], side: str) -> np.ndarray:
+    if len(samples) > MAX_SAMPLES:
+        raise ValueError(f"{side}: {len(samples)} rounds, more than a run takes "
+                         f"({MAX_SAMPLES})")
     array = np.asarray(samples, dtype=np.float64)
     if array.ndim != 1 or not len(array) or not (np.isfinite(array).all()
                                                   and (array > 0).all()):

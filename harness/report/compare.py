@@ -74,6 +74,10 @@ class Figure:
     get: Callable[[Any], float | None]
     #: a timing's rounds, whose noise judges its change (None: a deterministic figure)
     timing: Callable[[Any], Rounds | None] | None = None
+    #: what the same rounds timed beside it, one sample a round (`judge_timing`), and its
+    #: name
+    reference: Callable[[Any], Rounds | None] | None = None
+    reference_name: str = ""
     #: a measured figure that is no timing (a resident set read from the kernel) steps in
     #: the history only beyond this fraction of its level; deterministic figures: 0
     tolerance: float = 0.0
@@ -98,8 +102,14 @@ def _rounds(metric: str, field: str) -> Callable[[Subject], Rounds | None]:
     return get
 
 
-def _timing(label: str, metric: str, field: str) -> Figure:
-    return Figure(label, "number", _field(metric, field), _rounds(metric, field))
+def _timing(label: str, metric: str, field: str, reference: str | None = None,
+            reference_name: str = "") -> Figure:
+    return Figure(label, "number", _field(metric, field), _rounds(metric, field),
+                  _rounds(metric, reference) if reference else None, reference_name)
+
+
+#: the in-run reference a foreign peer's timing is judged against too
+OUR_ROUTE = "our route"
 
 
 @dataclass(frozen=True)
@@ -222,7 +232,8 @@ SUBJECT_FIGURES: list[Figure] = [
            lambda subject: subject.agreement if subject.kind == "peer" else None),
     Figure("foreign: agreement with its claimed recipe", "fraction",
            _field("foreign", "agreement")),
-    _timing("foreign: batch ns/key, timed by us", "foreign", "batch_ns"),
+    _timing("foreign: batch ns/key, timed by us", "foreign", "batch_ns", "reference_ns",
+            OUR_ROUTE),
     _timing("foreign: ns/key by its own clock", "foreign", "self_timed_ns"),
     Figure("foreign: batch time vs our route (per round)", "ratio",
            lambda subject: getattr(_vs_reference(subject), "median", None), _vs_reference),
@@ -273,26 +284,67 @@ def _change(a: float, b: float, kind: Kind) -> str:
 
 @dataclass(frozen=True)
 class Judged:
-    """A timing's change against its noise: the interval of B over A, and the verdict
-    (None for both when a side has fewer than MIN_ROUNDS rounds)."""
+    """A timing's change against its noise: the interval of B over A; the same against
+    the reference both runs timed in the same rounds, and of their CPU times, where they
+    have them; and the verdict (None for all when a side has fewer than MIN_ROUNDS
+    rounds)."""
 
     interval: noise.Interval | None
     verdict: noise.Verdict | None
+    against_reference: noise.Interval | None = None
+    cpu: noise.Interval | None = None
+    #: why there is no verdict, in words
+    why: str = ""
 
 
-def judge_timing(a: Rounds, b: Rounds) -> Judged:
+def _per_round(timing: Rounds | None, reference: Rounds | None) -> list[float] | None:
+    """A timing's rounds over its reference's, round by round, where both kept them."""
+    if timing is None or reference is None or not timing.samples or not reference.samples \
+            or len(timing.samples) != len(reference.samples) \
+            or len(timing.samples) < MIN_ROUNDS or not all(reference.samples):
+        return None
+    return [mine / theirs for mine, theirs in zip(timing.samples, reference.samples,
+                                                  strict=True)]
+
+
+def _cpu_ratio(a: Rounds, b: Rounds) -> noise.Interval | None:
+    """B's CPU time over A's, where both kept MIN_ROUNDS rounds of it (all above 0)."""
+    cpu_a: tuple[float, ...] | None = getattr(a, "cpu_samples", None)
+    cpu_b: tuple[float, ...] | None = getattr(b, "cpu_samples", None)
+    if not cpu_a or not cpu_b or min(len(cpu_a), len(cpu_b)) < MIN_ROUNDS:
+        return None
+    try:
+        return noise.ratio_of_medians(cpu_a, cpu_b)
+    except ValueError:  # a round shorter than the CPU clock's tick reads 0: no ratio
+        return None
+
+
+def judge_timing(a: Rounds, b: Rounds, reference_a: Rounds | None = None,
+                 reference_b: Rounds | None = None) -> Judged:
     """B's timing against A's when both have MIN_ROUNDS rounds or more (else unknown): from
-    both sides' rounds where the results kept them, else from their min-max spreads."""
+    both sides' rounds where the results kept them, else from their min-max spreads.
+
+    A load that slowed the whole machine between the two runs shows in their wall times
+    but not in what each round cost the CPU, nor (a foreign peer) in its time over our
+    route's in the same rounds, which it slowed alike. So where the runs kept CPU times or
+    a reference, a finding needs them to have moved beyond the noise the same way too."""
     if a.rounds < MIN_ROUNDS or b.rounds < MIN_ROUNDS:
-        return Judged(None, None)
+        return Judged(None, None, why=f"under {MIN_ROUNDS} rounds")
     try:
         if a.samples and b.samples and min(len(a.samples), len(b.samples)) >= MIN_ROUNDS:
             interval = noise.ratio_of_medians(a.samples, b.samples)
         else:
             interval = noise.spread_ratio(a.median, a.min, a.max, b.median, b.min, b.max)
-    except ValueError:  # a round of zero or less: no ratio to judge
-        return Judged(None, None)
-    return Judged(interval, noise.judge(interval))
+        relative_a, relative_b = _per_round(a, reference_a), _per_round(b, reference_b)
+        against = (noise.ratio_of_medians(relative_a, relative_b)
+                   if relative_a and relative_b else None)
+    except ValueError:  # a round of zero or less, or more rounds than a run takes
+        return Judged(None, None, why="rounds that no run records")
+    cpu = _cpu_ratio(a, b)
+    verdict = noise.judge(interval)
+    if any(other is not None and noise.judge(other) != verdict for other in (against, cpu)):
+        verdict = "within noise"
+    return Judged(interval, verdict, against, cpu)
 
 
 def interval_text(interval: noise.Interval) -> str:
@@ -327,16 +379,24 @@ class Comparison:
         if rounds_a is None or rounds_b is None:
             self.rows.append([*cells, text(""), text(_change(va, vb, figure.kind))])
             return
-        judged = judge_timing(rounds_a, rounds_b)
+        reference = figure.reference
+        judged = judge_timing(rounds_a, rounds_b,
+                              reference(owner_a) if reference else None,
+                              reference(owner_b) if reference else None)
         change = _change(va, vb, figure.kind)
         if judged.interval is None:
             self.noise_unknown += change != "="
-            shown = change if change == "=" else f"{change} (noise unknown: under "\
-                f"{MIN_ROUNDS} rounds)"
+            shown = change if change == "=" else f"{change} (noise unknown: {judged.why})"
             self.rows.append([*cells, text(""), text(shown)])
             return
         self.judged += 1
-        interval = Cell(interval_text(judged.interval), judged.interval.ratio)
+        shown = interval_text(judged.interval)
+        if judged.against_reference is not None:
+            shown += (f"; against {figure.reference_name} in its rounds "
+                      f"{interval_text(judged.against_reference)}")
+        if judged.cpu is not None:
+            shown += f"; CPU time {interval_text(judged.cpu)}"
+        interval = Cell(shown, judged.interval.ratio)
         if judged.verdict == "within noise":
             self.within_noise += change != "="
             self.rows.append([*cells, interval, text("=" if change == "=" else "within noise")])
@@ -480,6 +540,6 @@ def _verdict(rows: Comparison) -> str:
     if rows.within_noise:
         parts.append(f"{rows.within_noise} timing change(s) within the noise.")
     if rows.noise_unknown:
-        parts.append(f"{rows.noise_unknown} timing change(s) of runs with under "
-                     f"{MIN_ROUNDS} rounds, whose noise is unknown.")
+        parts.append(f"{rows.noise_unknown} timing change(s) whose noise is unknown "
+                     "(see their rows).")
     return " ".join(parts)

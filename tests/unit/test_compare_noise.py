@@ -197,3 +197,28 @@ def test_history_keeps_a_foreign_peers_figures(tmp_path: Path) -> None:
                    "foreign: agreement with its claimed recipe", "foreign: bytes it reports",
                    "foreign: PSS growth at BUILD", "peer: points"):
         assert _row(page, "ketama-python", figure, "libketama"), figure
+
+
+def test_hostile_rounds_leave_the_noise_unknown(tmp_path: Path) -> None:
+    """Rounds no run writes (negative, zero, more than a run takes): those timings read
+    "noise unknown", CPU rounds that are no timing are left out; nothing is held for a
+    million rounds, and compare of such a file renders."""
+    from harness.cli import main
+
+    hostile = _with_rounds(TUTORIAL, 1.0, 0.1)
+    timings = [s["figures"]["throughput"]["batch_ns"] for s in hostile["runs"][0]["subjects"]]
+    for timing in timings:
+        timing["median"] *= 1.1
+    timings[0]["samples"] = [-1.0] * 10
+    timings[1]["samples"] = [0.0] * 10
+    timings[2]["cpu_samples"] = [-5.0] * 10
+    timings[3]["samples"] = [1.0] * 1_000_000
+    table = _table(_with_rounds(TUTORIAL, 1.0, 0.1), hostile)
+    for layout in ("cffi-aligned", "cffi-packed", "numpy-packed"):
+        assert re.search(r"\| +\| \+10\.0% \(noise unknown: rounds that no run records\) +\|$",
+                         _row(table, layout, "batch_ns")), layout
+    assert re.search(r"\| 1\.\d\dx \([\d.-]+\) +\| within noise +\|$",
+                     _row(table, "numpy-aligned", "batch_ns"))
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(hostile), encoding="utf-8")
+    assert main(["compare", str(path), str(path)]) == 0
