@@ -20,6 +20,7 @@ import contextlib
 import json
 import math
 import re
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,10 @@ class Kept:
     #: interval of its median over the run's rounds, or their min-max where the result kept
     #: no rounds or too few (`band_of`); none for deterministic figures
     bands: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    #: a timing's CPU ns per key in its run, where it kept MIN_ROUNDS rounds of them:
+    #: (median, low, high), its band as `bands` (`cpu_of`)
+    cpu: dict[tuple[str, str, str], tuple[float, float, float]] = field(
+        default_factory=dict)
 
 
 #: resamples of a band's bootstrap: its ends to about a percent of the median's spread is
@@ -101,10 +106,24 @@ def band_of(rounds: Rounds | None) -> tuple[float, float] | None:
     return rounds.min, rounds.max
 
 
+def cpu_of(rounds: Rounds | None) -> tuple[float, float, float] | None:
+    """A timing's CPU time in its run and its band (see `Kept.cpu`)."""
+    samples: tuple[float, ...] | None = getattr(rounds, "cpu_samples", None)
+    if not samples or len(samples) < MIN_ROUNDS:
+        return None
+    try:
+        low, high = noise.relative_half_width(samples, resamples=BAND_RESAMPLES)
+    except ValueError:
+        return None
+    median = statistics.median(samples)
+    return median, low * median, high * median
+
+
 def kept_of(entry: Entry, result: Result) -> Kept:
     """An entry's figures, from its result."""
     figures: dict[tuple[str, str, str], tuple[Figure, float]] = {}
     bands: dict[tuple[str, str, str], tuple[float, float]] = {}
+    cpu: dict[tuple[str, str, str], tuple[float, float, float]] = {}
     for run in result.runs:
         for figure in RUN_FIGURES:
             value = figure.get(run)
@@ -117,11 +136,15 @@ def kept_of(entry: Entry, result: Result) -> Kept:
                     continue
                 key = (run.label, subject.name, figure.label)
                 figures[key] = (figure, value)
-                band = band_of(figure.timing(subject)) if figure.timing else None
+                rounds = figure.timing(subject) if figure.timing else None
+                band = band_of(rounds)
                 if band is not None:
                     bands[key] = band
+                    cpu_band = cpu_of(rounds)
+                    if cpu_band is not None:
+                        cpu[key] = cpu_band
     return Kept(entry.run_id, result.name, result.git_commit or NOT_A_CHECKOUT, figures,
-                bands)
+                bands, cpu)
 
 
 def sidecar_path(entry_path: Path) -> Path:
@@ -176,7 +199,8 @@ def write_sidecar(entry: Entry, result: Result) -> Path:
                 "scenario": kept.scenario, "commit": kept.commit,
                 "figures": [[label, subject, figure.label,
                              "run" if subject == RING else "subject", value,
-                             *kept.bands.get((label, subject, name), ())]
+                             *kept.bands.get((label, subject, name), ()),
+                             *kept.cpu.get((label, subject, name), ())]
                             for (label, subject, name), (figure, value)
                             in kept.figures.items()]}
     path = sidecar_path(entry.path)
@@ -197,22 +221,26 @@ def _from_sidecar(entry: Entry) -> Kept | None:
             return None
         figures = {}
         bands = {}
+        cpu = {}
         for label, subject, name, scope, value, *band in document["figures"]:
             if not all(isinstance(v, str) for v in (label, subject, name, scope)) or \
                     not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                             and math.isfinite(v) for v in (value, *band)) \
-                    or len(band) not in (0, 2):
+                    or len(band) not in (0, 2, 5):
                 return None
-            figures[(label, subject, name)] = (_FIGURES[(scope, name)], float(value))
+            key = (label, subject, name)
+            figures[key] = (_FIGURES[(scope, name)], float(value))
             if band:
-                bands[(label, subject, name)] = (float(band[0]), float(band[1]))
+                bands[key] = (float(band[0]), float(band[1]))
+            if len(band) == 5:
+                cpu[key] = (float(band[2]), float(band[3]), float(band[4]))
         scenario, commit = document["scenario"], document["commit"]
         if not isinstance(scenario, str) or not isinstance(commit, str):
             return None
     except (OSError, ResultFormatError, ValueError, KeyError, TypeError, RecursionError,
             OverflowError):
         return None
-    return Kept(entry.run_id, scenario, commit, figures, bands)
+    return Kept(entry.run_id, scenario, commit, figures, bands, cpu)
 
 
 def kept_figures(entry: Entry) -> Kept:

@@ -54,6 +54,21 @@ def _bands(kept: list[Kept], key: tuple[str, str, str],
     return [kept[i].bands.get(key) for i in indexes]
 
 
+def _in_cpu_time(found: list[Step], kept: list[Kept], key: tuple[str, str, str],
+                 indexes: list[int]) -> list[Step]:
+    """The timing's steps that its CPU time takes too, where every run kept it: a step of
+    the wall time alone is the machine's load changing, not the code (as `compare`
+    judges)."""
+    cpu = [kept[i].cpu.get(key) for i in indexes]
+    if not found or any(c is None for c in cpu):
+        return found
+    held = [c for c in cpu if c is not None]
+    cpu_steps = steps([c[0] for c in held], TIMING_TOLERANCE,
+                      bands=[(c[1], c[2]) for c in held])
+    return [s for s in found if any(c.at == s.at and (c.after > c.before) == (s.after > s.before)
+                                    for c in cpu_steps)]
+
+
 def _describe(step: Step, ids: list[str], figure: Figure) -> str:
     change = (signed_percent(step.relative) if step.relative is not None
               else f"{render_value(step.before, figure.kind)} to "
@@ -86,6 +101,8 @@ def _section(machine: str, name: str, kept: list[Kept]) -> Section:
         found = steps([values[i] for i in indexes],
                       TIMING_TOLERANCE if timing else figure.tolerance,
                       bands=_bands(kept, key, indexes) if timing else None)
+        if timing:
+            found = _in_cpu_time(found, kept, key, indexes)
         # A step's index is into the runs that hold the figure; name it by run id.
         held_ids = [ids[i] for i in indexes]
         flagged += sum(s.confirmed for s in found)
@@ -104,7 +121,8 @@ def _section(machine: str, name: str, kept: list[Kept]) -> Section:
             "runs after it confirm; timings count only beyond "
             f"{100 * TIMING_TOLERANCE:.0f}% of their level, and only when the runs of the "
             "new level lie wholly outside the noise of the runs before it (each run's "
-            f"{noise.CONFIDENCE:.0%} interval of its median).")
+            f"{noise.CONFIDENCE:.0%} interval of its median), in their CPU time too where "
+            "the runs kept it.")
     found_charts = [charts.curves(
         f"Figures that stepped ({name} on {machine}): change against their first run",
         stepped, x="run", y="change", series="series", x_title="run number",

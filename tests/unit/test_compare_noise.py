@@ -31,9 +31,10 @@ def _result(document: dict[str, Any]) -> Result:
 
 
 def _with_rounds(document: dict[str, Any], scale: float, spread: float,
-                 only: str | None = None) -> dict[str, Any]:
+                 only: str | None = None, cpu: float | None = None) -> dict[str, Any]:
     """The document with every layout timing's rounds replaced: ten rounds around
-    `scale` times its median, +-spread of it (only `only`'s, when named)."""
+    `scale` times its median, +-spread of it (only `only`'s, when named); with `cpu`,
+    CPU rounds too, around `cpu` times the median it had."""
     changed = copy.deepcopy(document)
     offsets = [-1.0, -0.8, -0.5, -0.3, -0.1, 0.1, 0.3, 0.5, 0.8, 1.0]
     for run in changed["runs"]:
@@ -44,6 +45,9 @@ def _with_rounds(document: dict[str, Any], scale: float, spread: float,
                 if timing is None or (only is not None and subject["name"] != only):
                     continue
                 samples = [timing["median"] * scale * (1 + spread * o) for o in offsets]
+                if cpu is not None:
+                    timing["cpu_samples"] = [timing["median"] * cpu * (1 + spread * o)
+                                             for o in offsets]
                 timing.update(median=sorted(samples)[4] / 2 + sorted(samples)[5] / 2,
                               min=min(samples), max=max(samples), rounds=len(samples),
                               samples=samples)
@@ -188,6 +192,25 @@ def test_history_flags_a_slowdown_beyond_the_noise_only(tmp_path: Path) -> None:
     noisy_slowed = _with_rounds(noisy, 1.6, 0.6, only="numpy-packed")
     page = _history(tmp_path / "noisy", [noisy, noisy, noisy_slowed, noisy_slowed])
     assert re.search(r"\| +\|$", _row(page, "numpy-packed", "batch_ns"))
+
+
+def test_a_slower_machine_is_not_a_slower_layout(tmp_path: Path) -> None:
+    """Wall time doubled on every layout but CPU time unchanged (the machine got busy):
+    compare finds nothing and the history flags no step; wall and CPU time doubled on
+    one layout: both find it."""
+    base = _with_rounds(TUTORIAL, 1.0, 0.05, cpu=0.9)
+    busy = _with_rounds(TUTORIAL, 2.0, 0.05, cpu=0.9)
+    table = _table(base, busy)
+    assert "**No timing difference beyond the noise.**" in table
+    row = _row(table, "numpy-packed", "batch_ns")
+    assert re.search(r"\| 2\.00x \([\d.]+-[\d.]+\); CPU time 1\.00x \([\d.]+-[\d.]+\) +"
+                     r"\| within noise +\|$", row), row
+    page = _history(tmp_path / "busy", [base, base, busy, busy])
+    assert re.search(r"\| +\|$", _row(page, "numpy-packed", "batch_ns"))
+    slowed = _with_rounds(base, 2.0, 0.05, only="numpy-packed", cpu=1.8)
+    assert "**Timing differences beyond the noise: 4**" in _table(base, slowed)
+    page = _history(tmp_path / "slowed", [base, base, slowed, slowed])
+    assert re.search(r"\+100\.0% at 0003 +\|$", _row(page, "numpy-packed", "batch_ns"))
 
 
 def test_history_keeps_a_foreign_peers_figures(tmp_path: Path) -> None:
