@@ -402,6 +402,8 @@ class Comparison:
             self.rows.append([*cells, interval, text("=" if change == "=" else "within noise")])
             return
         finding = f"{change} {judged.verdict}"
+        if judged.cpu is not None:  # what the code did, where the load moved the wall time
+            finding += f" (CPU time {signed_percent(judged.cpu.ratio - 1)})"
         self.findings.append(f"{ring}, {subject}, {figure.label}: {finding} "
                              f"({interval_text(judged.interval)})")
         self.rows.append([*cells, interval, text(finding)])

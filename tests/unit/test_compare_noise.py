@@ -208,7 +208,10 @@ def test_a_slower_machine_is_not_a_slower_layout(tmp_path: Path) -> None:
     page = _history(tmp_path / "busy", [base, base, busy, busy])
     assert re.search(r"\| +\|$", _row(page, "numpy-packed", "batch_ns"))
     slowed = _with_rounds(base, 2.0, 0.05, only="numpy-packed", cpu=1.8)
-    assert "**Timing differences beyond the noise: 4**" in _table(base, slowed)
+    table = _table(base, slowed)
+    assert "**Timing differences beyond the noise: 4**" in table
+    assert _row(table, "numpy-packed", "batch_ns").rstrip(" |").endswith(
+        "+100.0% slower (CPU time +100.0%)")
     page = _history(tmp_path / "slowed", [base, base, slowed, slowed])
     assert re.search(r"\+100\.0% at 0003 +\|$", _row(page, "numpy-packed", "batch_ns"))
 
