@@ -18,7 +18,13 @@ from harness.core.model import Result
 from harness.core.steps import steps
 from harness.metrics.registry import record_type
 from harness.report import markdown
-from harness.report.compare import compared, comparison_report, paired_runs, signed_percent
+from harness.report.compare import (
+    compared,
+    comparison_report,
+    judge_timing,
+    paired_runs,
+    signed_percent,
+)
 from harness.report.history_page import history_report
 from tests.paths import ROOT
 
@@ -248,3 +254,24 @@ def test_hostile_rounds_leave_the_noise_unknown(tmp_path: Path) -> None:
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(hostile), encoding="utf-8")
     assert main(["compare", str(path), str(path)]) == 0
+
+
+ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
+ANY_ROUNDS = st.none() | st.lists(ANY_FLOAT, max_size=12).map(tuple) | st.just((1.0,) * 1001)
+
+
+@given(st.tuples(ANY_FLOAT, ANY_FLOAT, ANY_FLOAT, st.integers(-1, 2000), ANY_ROUNDS,
+                 ANY_ROUNDS),
+       st.tuples(ANY_FLOAT, ANY_FLOAT, ANY_FLOAT, st.integers(-1, 2000), ANY_ROUNDS,
+                 ANY_ROUNDS))
+def test_any_timing_is_judged_or_left_unknown(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
+    """Whatever a result file holds for two timings (medians, rounds, samples, CPU
+    samples): a verdict with an interval holding its ratio, or none; never an exception."""
+    from harness.metrics.instruments.timing import Timing
+
+    judged = judge_timing(Timing(*a), Timing(*b))
+    if judged.interval is None:
+        assert judged.verdict is None and judged.why
+    else:
+        assert judged.verdict in ("slower", "faster", "within noise")
+        assert judged.interval.low <= judged.interval.ratio <= judged.interval.high
