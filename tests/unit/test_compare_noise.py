@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +276,30 @@ def test_any_timing_is_judged_or_left_unknown(a: tuple[Any, ...], b: tuple[Any, 
     else:
         assert judged.verdict in ("slower", "faster", "within noise")
         assert judged.interval.low <= judged.interval.ratio <= judged.interval.high
+
+
+def _foreign_rounds(scale: float, reference: list[float]) -> dict[str, Any]:
+    """foreign-python's result with its peer's batch over ten rounds (CPU time too) at
+    `scale` times its median, and our route's rounds as given."""
+    changed = copy.deepcopy(FOREIGN)
+    record = changed["runs"][0]["subjects"][1]["figures"]["foreign"]
+    batch = record["batch_ns"]
+    samples = [batch["median"] * scale * (1 + 0.02 * o) for o in range(-5, 5)]
+    batch.update(median=statistics.median(samples), min=min(samples), max=max(samples),
+                 rounds=10, samples=samples, cpu_samples=[0.9 * s for s in samples])
+    record["reference_ns"].update(median=statistics.median(reference), min=min(reference),
+                                  max=max(reference), rounds=10, samples=reference)
+    return changed
+
+
+def test_a_wild_reference_does_not_hide_what_the_cpu_time_shows() -> None:
+    """A pipe peer twice as slow, by wall and CPU time, while our plain-Python route beside
+    it had wild rounds: a finding. The same peer unchanged: none."""
+    steady = [2000.0 + i for i in range(10)]
+    wild = [2000.0, 9000.0, 150.0, 2100.0, 30000.0, 1900.0, 2000.0, 400.0, 2050.0, 8000.0]
+    table = _table(_foreign_rounds(1.0, steady), _foreign_rounds(2.0, wild))
+    row = _row(table, "ketama-python", "foreign: batch ns/key, timed by us", "libketama")
+    assert "against our route in its rounds" in row and "CPU time 2.00x" in row
+    assert row.rstrip(" |").endswith("+100.0% slower (CPU time +100.0%)"), row
+    table = _table(_foreign_rounds(1.0, steady), _foreign_rounds(1.0, wild))
+    assert "**No timing difference beyond the noise.**" in table
