@@ -281,7 +281,7 @@ def test_any_timing_is_judged_or_left_unknown(a: tuple[Any, ...], b: tuple[Any, 
 def _foreign_rounds(scale: float, reference: list[float]) -> dict[str, Any]:
     """foreign-python's result with its peer's batch over ten rounds (CPU time too) at
     `scale` times its median, and our route's rounds as given."""
-    changed = copy.deepcopy(FOREIGN)
+    changed: dict[str, Any] = copy.deepcopy(FOREIGN)
     record = changed["runs"][0]["subjects"][1]["figures"]["foreign"]
     batch = record["batch_ns"]
     samples = [batch["median"] * scale * (1 + 0.02 * o) for o in range(-5, 5)]
