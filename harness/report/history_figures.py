@@ -20,21 +20,24 @@ import contextlib
 import json
 import math
 import re
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core import noise
 from harness.core.atomic import dumps_strict, write_atomically
 from harness.core.errors import ResultFormatError
 from harness.core.machine import NOT_A_CHECKOUT
 from harness.core.model import Result
 from harness.core.safe_read import read_regular_file
-from harness.report.compare import RUN_FIGURES, SUBJECT_FIGURES, Figure
+from harness.report.compare import MIN_ROUNDS, RUN_FIGURES, SUBJECT_FIGURES, Figure, Rounds
 from harness.report.history import Entry, entries, machines
 from harness.report.results import MAX_RESULT_BYTES, load_result
 
-#: the sidecar format; a sidecar of another version is rebuilt from its entry
-SIDECAR_VERSION = 1
+#: the sidecar format; a sidecar of another version is rebuilt from its entry (2: a
+#: timing's figure carries its run's noise band)
+SIDECAR_VERSION = 2
 #: a sidecar is a few figures; one larger than this is not ours, and is rebuilt
 MAX_SIDECAR_BYTES = 16 << 20
 #: the subject of a sweep point's own figures (entries, cv_keys, ...)
@@ -72,11 +75,55 @@ class Kept:
     scenario: str
     commit: str
     figures: dict[tuple[str, str, str], tuple[Figure, float]]
+    #: a timing's noise band in its run, (low, high) around its value: the bootstrap
+    #: interval of its median over the run's rounds, or their min-max where the result kept
+    #: no rounds or too few (`band_of`); none for deterministic figures
+    bands: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    #: a timing's CPU ns per key in its run, where it kept MIN_ROUNDS rounds of them:
+    #: (median, low, high), its band as `bands` (`cpu_of`)
+    cpu: dict[tuple[str, str, str], tuple[float, float, float]] = field(
+        default_factory=dict)
+
+
+#: resamples of a band's bootstrap: its ends to about a percent of the median's spread is
+#: all a step needs, and an index reading an entry bootstraps each of its timings (about
+#: 0.3 ms each at this count, against 2 ms at compare's 2,000)
+BAND_RESAMPLES = 400
+
+
+def band_of(rounds: Rounds | None) -> tuple[float, float] | None:
+    """A timing's noise band in its own run (see `Kept.bands`): the bootstrap interval of
+    its median from MIN_ROUNDS rounds on, else the rounds' min-max (wider); none for one
+    round."""
+    if rounds is None or rounds.rounds < 2:
+        return None
+    if rounds.samples and len(rounds.samples) >= MIN_ROUNDS:
+        try:
+            low, high = noise.relative_half_width(rounds.samples, resamples=BAND_RESAMPLES)
+        except ValueError:
+            return None
+        return low * rounds.median, high * rounds.median
+    return rounds.min, rounds.max
+
+
+def cpu_of(rounds: Rounds | None) -> tuple[float, float, float] | None:
+    """A timing's CPU time in its run and its band (see `Kept.cpu`)."""
+    samples: tuple[float, ...] | None = getattr(rounds, "cpu_samples", None)
+    if not samples or len(samples) < MIN_ROUNDS:
+        return None
+    try:
+        low, high = noise.relative_half_width(samples, resamples=BAND_RESAMPLES)
+    except ValueError:
+        return None
+    median = statistics.median(samples)
+    return median, low * median, high * median
 
 
 def kept_of(entry: Entry, result: Result) -> Kept:
     """An entry's figures, from its result."""
     figures: dict[tuple[str, str, str], tuple[Figure, float]] = {}
+    bands: dict[tuple[str, str, str], tuple[float, float]] = {}
+    cpu: dict[tuple[str, str, str], tuple[float, float, float]] = {}
     for run in result.runs:
         for figure in RUN_FIGURES:
             value = figure.get(run)
@@ -85,9 +132,19 @@ def kept_of(entry: Entry, result: Result) -> Kept:
         for subject in run.subjects:
             for figure in SUBJECT_FIGURES:
                 value = figure.get(subject)
-                if value is not None:
-                    figures[(run.label, subject.name, figure.label)] = (figure, value)
-    return Kept(entry.run_id, result.name, result.git_commit or NOT_A_CHECKOUT, figures)
+                if value is None:
+                    continue
+                key = (run.label, subject.name, figure.label)
+                figures[key] = (figure, value)
+                rounds = figure.timing(subject) if figure.timing else None
+                band = band_of(rounds)
+                if band is not None:
+                    bands[key] = band
+                    cpu_band = cpu_of(rounds)
+                    if cpu_band is not None:
+                        cpu[key] = cpu_band
+    return Kept(entry.run_id, result.name, result.git_commit or NOT_A_CHECKOUT, figures,
+                bands, cpu)
 
 
 def sidecar_path(entry_path: Path) -> Path:
@@ -141,8 +198,11 @@ def write_sidecar(entry: Entry, result: Result) -> Path:
     document = {"sidecar": SIDECAR_VERSION, "entry_bytes": _size(entry.path),
                 "scenario": kept.scenario, "commit": kept.commit,
                 "figures": [[label, subject, figure.label,
-                             "run" if subject == RING else "subject", value]
-                            for (label, subject, _), (figure, value) in kept.figures.items()]}
+                             "run" if subject == RING else "subject", value,
+                             *kept.bands.get((label, subject, name), ()),
+                             *kept.cpu.get((label, subject, name), ())]
+                            for (label, subject, name), (figure, value)
+                            in kept.figures.items()]}
     path = sidecar_path(entry.path)
     write_atomically(path, dumps_strict(document, f"the figures of {entry.path}"))
     return path
@@ -160,18 +220,27 @@ def _from_sidecar(entry: Entry) -> Kept | None:
                 or document.get("entry_bytes") != _size(entry.path):
             return None
         figures = {}
-        for label, subject, name, scope, value in document["figures"]:
+        bands = {}
+        cpu = {}
+        for label, subject, name, scope, value, *band in document["figures"]:
             if not all(isinstance(v, str) for v in (label, subject, name, scope)) or \
-                    not isinstance(value, (int, float)) or not math.isfinite(value):
+                    not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                            and math.isfinite(v) for v in (value, *band)) \
+                    or len(band) not in (0, 2, 5):
                 return None
-            figures[(label, subject, name)] = (_FIGURES[(scope, name)], float(value))
+            key = (label, subject, name)
+            figures[key] = (_FIGURES[(scope, name)], float(value))
+            if band:
+                bands[key] = (float(band[0]), float(band[1]))
+            if len(band) == 5:
+                cpu[key] = (float(band[2]), float(band[3]), float(band[4]))
         scenario, commit = document["scenario"], document["commit"]
         if not isinstance(scenario, str) or not isinstance(commit, str):
             return None
     except (OSError, ResultFormatError, ValueError, KeyError, TypeError, RecursionError,
             OverflowError):
         return None
-    return Kept(entry.run_id, scenario, commit, figures)
+    return Kept(entry.run_id, scenario, commit, figures, bands, cpu)
 
 
 def kept_figures(entry: Entry) -> Kept:

@@ -45,10 +45,10 @@ def test_runs_are_kept_numbered_and_compared_by_name(
     assert main(["compare", "previous", "latest", "--history", str(history)]) == 0
     out = capsys.readouterr().out
     assert f"A: `previous = {kept[1].path}`" in out and "| entries " in out
-    assert re.search(r"\| entries +\| 44 +\| 44 +\| = ", out)
+    assert re.search(r"\| entries +\| 44 +\| 44 +\| +\| = ", out)
     assert find(f"{machine_name()}/0002", history) == find("2", history) == kept[1].path
     assert main(["compare", "1", "latest#k=4", "--history", str(history)]) == 0
-    assert re.search(r"\| entries +\| 40 +\| 44 +\| \+10\.0% ", capsys.readouterr().out)
+    assert re.search(r"\| entries +\| 40 +\| 44 +\| +\| \+10\.0% ", capsys.readouterr().out)
     index = markdown.report(history_report(history))
     row = next(line for line in index.splitlines() if line.startswith("| k=40 ")
                and "| entries " in line)

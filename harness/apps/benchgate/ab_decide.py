@@ -24,21 +24,22 @@ Per benchmark:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from harness.apps.benchgate.plan import MEMORY_BOUND_POINTS, PLANS
+from harness.core import noise
+from harness.core.noise import paired_ratio
+
+#: a ratio and its interval (the gate's reports and tests name it from here)
+Interval = noise.Interval
 
 #: a lower interval end above this is a regression (lookups and the random-access floor)
 THRESHOLD = 1.05
 #: builds allocate and free megabytes per round: the allocator's and the kernel's page
 #: state move their times more than a lookup's between two processes
 BUILD_THRESHOLD = 1.10
-CONFIDENCE = 0.99
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 20260501
+CONFIDENCE = noise.CONFIDENCE
+BOOTSTRAP_RESAMPLES = noise.BOOTSTRAP_RESAMPLES
 
 
 #: anything timed on a ring too big for the L2 cache (its id ends with that ring's label):
@@ -60,23 +61,10 @@ def threshold_for(benchmark: str) -> float:
     return BUILD_THRESHOLD if benchmark.startswith("build/") else THRESHOLD
 
 
-@dataclass(frozen=True)
-class Interval:
-    ratio: float
-    low: float
-    high: float
-
-
 def paired_interval(pairs: list[tuple[float, float]]) -> Interval:
-    """The median ratio of (base, candidate) pairs, with its bootstrap interval."""
-    logs = np.log(np.array([now for _, now in pairs]) / np.array([then for then, _ in pairs]))
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    picks = rng.integers(0, len(logs), size=(BOOTSTRAP_RESAMPLES, len(logs)))
-    medians = np.median(logs[picks], axis=1)
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(medians, [tail, 1 - tail])
-    return Interval(math.exp(float(np.median(logs))), math.exp(float(low)),
-                    math.exp(float(high)))
+    """The median ratio of (base, candidate) pairs, with its bootstrap interval (the one
+    bootstrap of timings, `harness.core.noise`, which `compare` and the history use too)."""
+    return paired_ratio(pairs, CONFIDENCE, BOOTSTRAP_RESAMPLES)
 
 
 def detectable_effect(benchmark: str, interval: Interval) -> float:

@@ -156,7 +156,9 @@ class ForeignMetric(MetricBase):
                 door=peer.spec.kind, identity=peer.identity,
                 routes_like=agreement.recipe if agreement else None, exact=peer.spec.exact,
                 agreement=agreement.agreement if agreement else None, keys=len(keys),
-                batch_ns=Timing.of(samples[name]), reference_ns=reference,
+                # with its CPU ns (ours and its process's) where every round has them
+                batch_ns=Timing.of(samples[name], cpu[name] if len(cpu[name]) == len(
+                    samples[name]) else None), reference_ns=reference,
                 reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input)
             if isinstance(peer, ProcessPeer):
                 record.pss_before_build = peer.pss_before_build

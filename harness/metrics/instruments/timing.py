@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -32,6 +32,11 @@ class Lookups(Protocol):
     def lookup_many(self, key_hashes: npt.NDArray[np.unsignedinteger]) -> Any: ...
 
 
+#: decimals of a kept round's ns per key: a thousandth of a nanosecond, far below any
+#: round's noise, keeps a result's rounds short to read and write
+SAMPLE_DIGITS = 3
+
+
 @dataclass(frozen=True)
 class Timing:
     """ns per key over rounds: median, and min and max as the spread."""
@@ -39,19 +44,34 @@ class Timing:
     min: float
     max: float
     rounds: int
+    #: ns per key of each round, in order (None in results written before they were
+    #: kept): what `compare` and the run history judge noise from (`harness.core.noise`)
+    samples: tuple[float, ...] | None = None
+    #: CPU ns per key of each round, this thread's (None where not measured): what a round
+    #: costs whatever the scheduler did meanwhile. On a loaded machine a long call is taken
+    #: off the CPU for other processes' time slices and its wall time grows, its CPU time
+    #: hardly; `compare` reads a change that the CPU time does not show as the machine's
+    cpu_samples: tuple[float, ...] | None = None
 
     @classmethod
-    def of(cls, samples: list[float]) -> Timing:
-        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
+    def of(cls, samples: list[float], cpu_samples: list[float] | None = None) -> Timing:
+        return cls(statistics.median(samples), min(samples), max(samples), len(samples),
+                   _kept(samples), _kept(cpu_samples) if cpu_samples else None)
+
+
+def _kept(samples: list[float]) -> tuple[float, ...]:
+    return tuple(round(sample, SAMPLE_DIGITS) for sample in samples)
 
     def as_record(self) -> dict[str, float]:
         return asdict(self)
 
 
-def _per_key_ns(run: Callable[[], object], keys: int) -> float:
-    start = time.perf_counter_ns()
+def _per_key_ns(run: Callable[[], object], keys: int) -> tuple[float, float]:
+    """Wall and CPU (this thread's) ns per key of one call."""
+    cpu, start = time.thread_time_ns(), time.perf_counter_ns()
     run()
-    return (time.perf_counter_ns() - start) / keys
+    wall, cpu = time.perf_counter_ns() - start, time.thread_time_ns() - cpu
+    return wall / keys, cpu / keys
 
 
 def _batch_call(
@@ -70,15 +90,18 @@ def _scalar_loop(lookup: Callable[[Any], int], inputs: list[Any]) -> Callable[[]
 
 @dataclass
 class Rounds:
-    """ns per key of every timed call, round by round (the warm-up round left out)."""
+    """ns per key of every timed call, round by round (the warm-up round left out): wall
+    time, and this thread's CPU time."""
     scalar: dict[str, list[float]]
     batch: dict[str, list[float]]
+    scalar_cpu: dict[str, list[float]] = field(default_factory=dict)
+    batch_cpu: dict[str, list[float]] = field(default_factory=dict)
 
     def timings(self) -> dict[str, dict[str, Timing]]:
-        timings = {name: {"scalar_ns": Timing.of(samples)}
+        timings = {name: {"scalar_ns": Timing.of(samples, self.scalar_cpu.get(name))}
                    for name, samples in self.scalar.items()}
         for name, samples in self.batch.items():
-            timings[name]["batch_ns"] = Timing.of(samples)
+            timings[name]["batch_ns"] = Timing.of(samples, self.batch_cpu.get(name))
         return timings
 
     def batch_ratio(self, name: str, reference: str) -> Timing:
@@ -108,10 +131,12 @@ def timed_rounds(
     timed_loops.update(loops or {})
     batch: dict[str, list[float]] = {name: [] for name in layouts}
     scalar: dict[str, list[float]] = {name: [] for name in [*layouts, *timed_loops]}
+    batch_cpu: dict[str, list[float]] = {name: [] for name in batch}
+    scalar_cpu: dict[str, list[float]] = {name: [] for name in scalar}
     own = {name: hashes_by_name.get(name, key_hashes) for name in layouts}
     scalar_hashes = {name: hashes[:scalar_keys].tolist() for name, hashes in own.items()}
     for round_number in range(repeats + 1):
-        this_round: dict[str, tuple[float, ...]] = {}
+        this_round: dict[str, tuple[tuple[float, float], ...]] = {}
         for name, layout in layouts.items():
             this_round[name] = (
                 _per_key_ns(_scalar_loop(layout.lookup, scalar_hashes[name]),
@@ -122,11 +147,13 @@ def timed_rounds(
             this_round[name] = (_per_key_ns(_scalar_loop(call, list(inputs)), len(inputs)),)
         if round_number:  # round 0 warms caches and branch predictors
             for name, (scalar_ns, *batch_ns) in this_round.items():
-                scalar[name].append(scalar_ns)
+                scalar[name].append(scalar_ns[0])
+                scalar_cpu[name].append(scalar_ns[1])
                 if batch_ns:
-                    batch[name].append(batch_ns[0])
+                    batch[name].append(batch_ns[0][0])
+                    batch_cpu[name].append(batch_ns[0][1])
         progress()
-    return Rounds(scalar, batch)
+    return Rounds(scalar, batch, scalar_cpu, batch_cpu)
 
 
 def measure_throughput(
