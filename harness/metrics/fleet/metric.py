@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core.errors import ScenarioError
+from harness.core.executor import run_tasks
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes, usable_cores
 from harness.core.native.lru import lru_workspace_bytes
@@ -38,7 +39,9 @@ from harness.metrics.fleet.records import (
     CentreFigures,
     Fleet,
     RollbackFigures,
+    RolloutPlan,
     WaveFigures,
+    WavePlan,
 )
 from harness.metrics.fleet.schedule import Timeline, timeline
 from harness.metrics.fleet.task import DcTask, run_task
@@ -177,12 +180,15 @@ class FleetMetric(MetricBase):
             [measure]
             metrics = ["balance"]
             [fleet]
-            list = [{ name = "ams", servers = 4, weights = { values = [1, 2], shares = [1, 1] },
-                      capabilities = { pci = 0.5 } }]
             eligibility = [[], ["pci"]]
             universe = 1000
             requests_per_window = 100
             warmup_requests = 0
+            [[fleet.list]]
+            name = "ams"
+            servers = 4
+            weights = { values = [1, 2], shares = [1, 1] }
+            capabilities = { pci = 0.5 }
             [rollout]
             to = { points_per_weight = 16 }
             waves = [{ name = "ams", data_centres = ["ams"] }]
@@ -252,8 +258,6 @@ class FleetMetric(MetricBase):
                 store.put(keys[task], answer)
             context.stage(f"{context.label}: fleet, {sum(a is not None for a in answers)} "
                           f"of {len(answers)} tasks done")
-
-        from harness.core.executor import run_tasks
 
         run_tasks(choice, run_task, [found.tasks[i] for i in missing], done)
         context.advance(1)
@@ -394,7 +398,7 @@ class RolloutMetric(MetricBase):
     on_by_default: ClassVar[bool] = False
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
-    record_type: ClassVar[Any] = None
+    record_type: ClassVar[Any] = RolloutPlan
     reference: ClassVar[Reference] = Reference(
         tables={
             "rollout": "The change `[fleet]` rolls out: the new recipe, its stages inside "
@@ -418,8 +422,21 @@ class RolloutMetric(MetricBase):
     def steps(self, plan_: RunPlan) -> int:
         return 0
 
-    def measure(self, context: RunContext) -> None:
-        return None
+    def measure(self, context: RunContext) -> RolloutPlan | None:
+        """The waves as resolved against the fleet (cheap: no task runs here)."""
+        fleet = context.options.get("fleet")
+        rollout = context.options.get("rollout")
+        if not isinstance(fleet, FleetOptions) or not isinstance(rollout, RolloutOptions):
+            return None
+        line = timeline(fleet, rollout, "[rollout]")
+        started = [line.rollback_window is None or start < line.rollback_window
+                   for start in line.starts]
+        return RolloutPlan(
+            stages=list(rollout.stages), windows_per_stage=rollout.windows_per_stage,
+            windows=line.windows, rollback_window=line.rollback_window,
+            waves=[WavePlan(w.name, [fleet.data_centres[j].name for j in w.members],
+                            start if go else None)
+                   for w, start, go in zip(line.waves, line.starts, started, strict=True)])
 
     def sections(self, result: Result) -> list[Section]:
         return []

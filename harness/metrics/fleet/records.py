@@ -87,3 +87,22 @@ class Fleet:
     worst_wave: str
     tasks: int
     rollback: RollbackFigures | None = None
+
+
+@dataclass
+class WavePlan:
+    name: str
+    data_centres: list[str]
+    #: the window it starts in (None: it never starts, the rollback came first)
+    start_window: int | None
+
+
+@dataclass
+class RolloutPlan:
+    """The rollout as resolved against the fleet: each wave's data centres and start."""
+
+    stages: list[float]
+    windows_per_stage: int
+    windows: int
+    waves: list[WavePlan]
+    rollback_window: int | None = None

@@ -28,7 +28,11 @@ def answers(f: Fleet) -> list[str]:
     lines = [
         f"Fleet memory: {size(f.bytes_before).text} before, {size(f.bytes_peak).text} at the "
         f"peak (window {f.peak_window}, both rings resident), {size(f.bytes_after).text} "
-        f"after: retiring the old rings frees {size(f.bytes_peak - f.bytes_after).text}.",
+        f"after: " + (f"rolling back frees the new rings, "
+                      f"{size(f.bytes_peak - f.bytes_after).text}; the old ones stay."
+                      if f.rollback is not None else
+                      f"retiring the old rings frees {size(f.bytes_before - f.bytes_after).text}"
+                      "."),
         f"Origin fetches in the busiest window: {staged_peak:,} staged against {once_peak:,} "
         f"all at once. Worst data centre: {literal(f.worst_centre)}; worst wave: "
         f"{literal(f.worst_wave)}.",
