@@ -147,14 +147,20 @@ def _executor_arguments(command: argparse.ArgumentParser) -> None:
                               "machine's cores)")
     command.add_argument("--task-dir", type=Path, default=None,
                          help="where finished tasks are kept, so an interrupted run resumes "
-                              "(default: the user cache folder's ring-harness/tasks)")
+                              "(default: $RING_HARNESS_TASKS, else the user cache folder's "
+                              "ring-harness/tasks)")
 
 
 def _task_place(args: argparse.Namespace) -> TaskPlace:
     choice = ExecutorChoice(args.executor, args.scheduler, args.workers)
     choice.check()
-    return TaskPlace(choice, args.task_dir if args.task_dir is not None
-                     else default_task_dir())
+    root = args.task_dir if args.task_dir is not None else default_task_dir()
+    # Checked before any work: a fleet's tasks are written there as each finishes.
+    blocking = next((p for p in (root, *root.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise OutputError(f"--task-dir must be a folder, or a path to make one (got {root}: "
+                          f"{blocking} is not a folder)")
+    return TaskPlace(choice, root)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,11 @@ def c_build_id() -> str:
 
 
 def default_task_dir() -> Path:
-    """The user cache folder's `tasks` (platformdirs)."""
+    """$RING_HARNESS_TASKS, else the user cache folder's `ring-harness/tasks`
+    (platformdirs)."""
+    given = os.environ.get("RING_HARNESS_TASKS")
+    if given:
+        return Path(given)
     return platformdirs.user_cache_path("ring-harness", appauthor=False) / "tasks"
 
 

@@ -63,7 +63,7 @@ TASK_BYTES_PER_REQUEST = 40
 TASK_BYTES_PER_POINT = 60
 #: seconds per request replayed three ways (zipf draw, routing, LRU), and per ring point
 TASK_NS_PER_REQUEST = 300
-TASK_NS_PER_POINT = 1_500
+TASK_NS_PER_POINT = 400
 #: within this share of the steady rate, the old ring's caches count as warm
 WARM_WITHIN = 0.05
 
