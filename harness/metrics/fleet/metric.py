@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.executor import run_tasks
 from harness.core.fields import Fields
@@ -26,7 +27,7 @@ from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at
 from harness.core.tables import Section
 from harness.core.task_store import TaskStore, c_build_id
-from harness.metrics.base import MetricBase, Reference, ScenarioView
+from harness.metrics.base import MetricBase, Reference, RunShape, ScenarioView, Working
 from harness.metrics.fleet import tables
 from harness.metrics.fleet.options import (
     FleetOptions,
@@ -59,11 +60,16 @@ MEMORY_SOURCE = ("layout costs: each ring's entries (from the recipe's point cou
 TASK_BYTES_PER_OBJECT = 250
 #: per request: the stream (4), a route (2), misses (1), shares and temporaries (16)
 TASK_BYTES_PER_REQUEST = 40
-#: per ring point of the ring of all servers, built twice: generation and the ring
-TASK_BYTES_PER_POINT = 60
+#: per point of the rings of all servers, old and new, while generated and held: a task of
+#: 2,048 servers (48M points at 160 and 16 per unit of weight) peaked at 669 MiB RSS, 15
+#: bytes a point with everything else, on 2026-12-05
+TASK_BYTES_PER_POINT = 24
 #: seconds per request replayed three ways (zipf draw, routing, LRU), and per ring point
-TASK_NS_PER_REQUEST = 300
+#: and per object of the universe (named, hashed and routed by both rings); fleet-rollout's
+#: seven tasks (3.3M requests and 500,000 objects each) took 23.5 s on two busy workers
+TASK_NS_PER_REQUEST = 500
 TASK_NS_PER_POINT = 400
+TASK_NS_PER_OBJECT = 3_000
 #: within this share of the steady rate, the old ring's caches count as warm
 WARM_WITHIN = 0.05
 
@@ -136,18 +142,26 @@ def plan(fleet: FleetOptions, rollout: RolloutOptions, algorithm: str,
     return FleetPlan(fleet, rollout, line, tuple(found.values()), tuple(task_of), new_name)
 
 
+def _points(task: DcTask) -> float:
+    """Points of the rings of all servers, old and new."""
+    weight = sum(w for _n, w, _c in task.servers)
+    return weight * sum(max(int(params.get("points_per_weight", 1) or 1), 1)
+                        for params in (task.old, task.new))
+
+
 def task_bytes(task: DcTask) -> float:
-    points = sum(w for _n, w, _c in task.servers) * max(
-        int(task.old.get("points_per_weight", 1) or 1), 1)
+    """The most a task holds: the universe's names and owners, the request stream and its
+    routes, both rings of all servers, the LRU caches."""
     return (TASK_BYTES_PER_OBJECT * task.universe + TASK_BYTES_PER_REQUEST * task.requests
-            + TASK_BYTES_PER_POINT * 2 * points
+            + TASK_BYTES_PER_POINT * _points(task)
             + lru_workspace_bytes(len(task.servers), task.cache_objects))
 
 
 def task_seconds(task: DcTask) -> float:
-    points = sum(w for _n, w, _c in task.servers) * max(
-        int(task.old.get("points_per_weight", 1) or 1), 1)
-    return 1e-9 * (3 * TASK_NS_PER_REQUEST * task.requests + TASK_NS_PER_POINT * 2 * points)
+    """Its requests replayed three ways and both rings built (the 2,048-server task of
+    fleet-cloudflare: 10.6 s measured at load average 10, 37 s estimated)."""
+    return 1e-9 * (3 * TASK_NS_PER_REQUEST * task.requests + TASK_NS_PER_OBJECT * task.universe
+                   + TASK_NS_PER_POINT * 2 * _points(task))
 
 
 class FleetMetric(MetricBase):
@@ -232,6 +246,25 @@ class FleetMetric(MetricBase):
         return seconds, (f"{shapes} data centre shapes, each replaying requests_per_window "
                          "x windows three ways")
 
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """With the rollout known, the fleet's own tasks priced one by one: the largest
+        task on each local worker at once, and every distinct task's seconds shared by the
+        workers (at least the longest task's)."""
+        own = super().cost(shape, servers, working)
+        fleet, rollout = shape.options.get("fleet"), shape.options.get("rollout")
+        if (not isinstance(fleet, FleetOptions) or not isinstance(rollout, RolloutOptions)
+                or shape.algorithm != "ring"):
+            return own
+        found = plan(fleet, rollout, shape.algorithm, dict(shape.params))
+        workers = min(usable_cores(), len(found.tasks))
+        seconds = [task_seconds(t) for t in found.tasks]
+        return Cost(peak=workers * max(task_bytes(t) for t in found.tasks),
+                    seconds=max(sum(seconds) / workers, max(seconds)),
+                    why=f"[fleet] ({self.cost_fields})",
+                    why_seconds=f"[fleet]: {len(found.tasks)} distinct data centres, each "
+                                "building its rings and replaying its requests three ways")
+
     def measure(self, context: RunContext) -> Fleet | None:
         fleet = context.options.get("fleet")
         rollout = context.options.get("rollout")
@@ -271,7 +304,8 @@ class FleetMetric(MetricBase):
 
 def _largest_task_bytes(options: FleetOptions) -> float:
     windows = 64  # the estimate's stand-in before the rollout is resolved
-    return max(task_bytes(DcTask("ring", {"points_per_weight": 160}, "ring", {},
+    return max(task_bytes(DcTask("ring", {"points_per_weight": 160}, "ring",
+                                 {"points_per_weight": 160},
                                  draw_servers(s, options.seed, i), (), options.universe,
                                  1.0, options.cache_objects, options.requests_per_window,
                                  options.warmup_requests, (0.0,) * windows,
@@ -281,7 +315,8 @@ def _largest_task_bytes(options: FleetOptions) -> float:
 
 def _largest_task_seconds(options: FleetOptions) -> float:
     windows = 64
-    return max(task_seconds(DcTask("ring", {"points_per_weight": 160}, "ring", {},
+    return max(task_seconds(DcTask("ring", {"points_per_weight": 160}, "ring",
+                                   {"points_per_weight": 160},
                                    draw_servers(s, options.seed, i), (), options.universe,
                                    1.0, options.cache_objects, options.requests_per_window,
                                    options.warmup_requests, (0.0,) * windows,
