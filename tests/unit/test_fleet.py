@@ -16,7 +16,7 @@ from harness.core.cache_model import lru_misses_reference
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.task_store import TaskStore, c_build_id
-from harness.metrics.fleet.metric import draw_servers, fold, plan
+from harness.metrics.fleet.metric import distinct_tasks, draw_servers, fold, plan
 from harness.metrics.fleet.options import parse_fleet, parse_rollout
 from harness.metrics.fleet.schedule import timeline
 from harness.metrics.fleet.task import DcTask, run_task
@@ -221,8 +221,9 @@ def test_fleet_memory_is_entries_times_bytes_per_entry_per_process() -> None:
     assert figures.bytes_before == expected_before
     assert figures.bytes_peak > figures.bytes_before > figures.bytes_after
     assert figures.rollback is None
-    # data centres of one size and one wave share one task
+    # data centres of one size and one wave share one task; the progress bar counts them
     assert len(found.tasks) <= 2 * len(found.timeline.waves)
+    assert distinct_tasks(fleet, rollout) == len(found.tasks)
 
 
 def test_task_store_keeps_answers_whole_and_ignores_a_broken_file(tmp_path: Path) -> None:
@@ -306,3 +307,20 @@ def test_missing_dask_names_the_install_command(monkeypatch: pytest.MonkeyPatch)
         ExecutorChoice("dask").check()
 
 
+
+
+def test_names_a_user_gives_are_escaped_in_every_output(tmp_path: Path) -> None:
+    """A data centre and a wave named with Markdown and HTML in them are shown as text."""
+    hostile = "<b>x</b>|`y`"
+    text = SCENARIO.replace('data_centres = 4\n', f'name = "{hostile}-{{i}}"\n'
+                            'data_centres = 4\n').replace('"canary"', f'"{hostile}"')
+    scenario = tmp_path / "fleet.toml"
+    scenario.write_text(text)
+    assert main(["run", str(scenario), "--no-history", "--out", str(tmp_path / "o"),
+                 "--workers", "1"]) == 0
+    page = (tmp_path / "o" / "fleet-test.html").read_text()
+    markdown = (tmp_path / "o" / "fleet-test.md").read_text()
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    # in a table cell, escaped once: the pipe does not split the row, the tags are text
+    row = next(line for line in markdown.splitlines() if "`-0 |" in line)
+    assert row.startswith("| \\<b>x\\</b>\\|\\`y\\`-0 | \\<b>x\\</b>\\|\\`y\\` | 3 ")

@@ -149,6 +149,14 @@ def _points(task: DcTask) -> float:
                         for params in (task.old, task.new))
 
 
+def distinct_tasks(fleet: FleetOptions, rollout: RolloutOptions) -> int:
+    """How many tasks `plan` makes: data centres of one shape and one schedule are one."""
+    line = timeline(fleet, rollout, "[rollout]")
+    return len({(centre.shape, line.shares(j, rollout.stages, rollout.windows_per_stage),
+                 line.shares(j, rollout.stages, rollout.windows_per_stage, staged=False))
+                for j, centre in enumerate(fleet.data_centres)})
+
+
 def task_bytes(task: DcTask) -> float:
     """The most a task holds: the universe's names and owners, the request stream and its
     routes, both rings of all servers, the LRU caches."""
@@ -230,7 +238,12 @@ class FleetMetric(MetricBase):
             refuse_oversized(found, top.file, usable_cores())
 
     def steps(self, plan_: RunPlan) -> int:
-        return 1
+        """One step per distinct data centre (a shape in a wave): the progress bar counts
+        tasks and gives their ETA."""
+        fleet, rollout = plan_.options.get("fleet"), plan_.options.get("rollout")
+        if not isinstance(fleet, FleetOptions) or not isinstance(rollout, RolloutOptions):
+            return 0
+        return distinct_tasks(fleet, rollout)
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:
         """The largest distinct data centre's task, once per local worker, and what the
@@ -284,16 +297,18 @@ class FleetMetric(MetricBase):
                       f"({len(found.tasks) - len(missing)} kept from an earlier run), on "
                       f"{choice.describe()}")
 
+        context.advance(len(found.tasks) - len(missing))
+
         def done(index: int, answer: dict[str, Any]) -> None:
             task = missing[index]
             answers[task] = answer
             if store is not None:
                 store.put(keys[task], answer)
+            context.advance(1)
             context.stage(f"{context.label}: fleet, {sum(a is not None for a in answers)} "
                           f"of {len(answers)} tasks done")
 
         run_tasks(choice, run_task, [found.tasks[i] for i in missing], done)
-        context.advance(1)
         complete = [a for a in answers if a is not None]
         assert len(complete) == len(answers)
         return fold(found, complete, fleet)

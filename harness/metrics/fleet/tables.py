@@ -79,7 +79,7 @@ def _section(label: str, f: Fleet) -> Section:
         ["data centre", "wave", "servers", "rings", "process before", "process after",
          "keys moved", "formula", "requests moved", "fetches steady", "staged",
          "all at once", "peak window staged / at once", "rollback extra"],
-        [[text(literal(c.name)), text(literal(c.wave) if c.wave else "(not reached)"),
+        [[text(c.name), text(c.wave if c.wave else "(not reached)"),
           count(c.servers), count(c.rings), size(c.process_bytes_before),
           size(c.process_bytes_after), pct(c.moved_fraction),
           pct(c.formula_moved_fraction) if c.formula_moved_fraction is not None
@@ -93,15 +93,14 @@ def _section(label: str, f: Fleet) -> Section:
     waves = Table.of(
         ["wave", "data centres", "starts at window", "extra fetches staged",
          "extra fetches all at once"],
-        [[text(literal(w.name)), count(w.data_centres),
+        [[text(w.name), count(w.data_centres),
           count(w.start_window) if w.started else text("never (rolled back before)"),
           count(w.extra_staged), count(w.extra_at_once)] for w in f.waves])
     tables_ = [memory, waves, centres]
     if f.rollback is not None:
         r = f.rollback
         tables_.insert(2, Table.of(["rollback", "value"], [
-            [text("at"), text(f"after stage {r.stage} of wave {literal(r.wave)}, "
-                              f"window {r.window}")],
+            [text("at"), text(f"after stage {r.stage} of wave {r.wave}, window {r.window}")],
             [text("data centres rolled back"), count(r.data_centres)],
             [text("origin fetches above steady, from then on"), count(r.extra_fetches)],
             [text("misses per request, first window after / steady"),
