@@ -77,11 +77,15 @@ def _section(label: str, f: Fleet) -> Section:
               "rollback available."])
     centres = Table.of(
         ["data centre", "wave", "servers", "rings", "process before", "process after",
+         "data centre before / after",
          "keys moved", "formula", "requests moved", "fetches steady", "staged",
          "all at once", "peak window staged / at once", "rollback extra"],
         [[text(c.name), text(c.wave if c.wave else "(not reached)"),
           count(c.servers), count(c.rings), size(c.process_bytes_before),
-          size(c.process_bytes_after), pct(c.moved_fraction),
+          size(c.process_bytes_after),
+          text(f"{size(c.servers * c.process_bytes_before).text} / "
+               f"{size(c.servers * c.process_bytes_after).text}"),
+          pct(c.moved_fraction),
           pct(c.formula_moved_fraction) if c.formula_moved_fraction is not None
           else text("n/a"), pct(c.moved_requests_fraction), count(c.fetches_steady),
           count(c.fetches_staged), count(c.fetches_at_once),
@@ -113,10 +117,22 @@ def _section(label: str, f: Fleet) -> Section:
         [{"window": t, "series": s, "fetches": v} for s, t, v in f.timeline],
         x="window", y="fetches", series="series", x_title="window of requests",
         y_title="origin fetches", log=False)
+    by_wave: dict[str, list[int]] = {}
+    for c in f.centres:
+        series = by_wave.setdefault(c.wave or "(not reached)", [0] * len(c.staged_windows))
+        for t, v in enumerate(c.staged_windows):
+            series[t] += v
+    per_wave = charts.curves(
+        "Origin fetches per window, by wave (staged, the rollback included)",
+        [{"window": t, "series": w, "fetches": v} for w, values in by_wave.items()
+         for t, v in enumerate(values)],
+        x="window", y="fetches", series="series", x_title="window of requests",
+        y_title="origin fetches of the wave's data centres", log=False)
     memory_chart = charts.curves(
         "Fleet memory per window",
         [{"window": t, "series": "fleet", "GiB": v / 2**30} for t, v in f.memory_timeline],
         x="window", y="GiB", series="series", x_title="window of requests",
         y_title="GiB held by router processes", log=False)
     return Section(f"Fleet rollout ({literal(label)} to {literal(f.to_label)})",
-                   paragraphs=answers(f), tables=tables_, charts=[fetches, memory_chart])
+                   paragraphs=answers(f), tables=tables_,
+                   charts=[fetches, per_wave, memory_chart])
