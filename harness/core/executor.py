@@ -14,6 +14,7 @@ elsewhere.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -93,7 +94,11 @@ def run_tasks(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Seq
         _run_dask(choice, function, tasks, done, say)
         return
     workers = min(choice.worker_count(), len(tasks))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Spawned, not forked: a worker is a fresh interpreter (no copy of the parent's arrays
+    # or threads), as a Dask worker is, and a process of its own to anything measuring the
+    # run's process tree (a forked child reads as a copy of its parent until it execs).
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
         for future in as_completed(futures):
             done(futures[future], future.result())

@@ -70,6 +70,9 @@ TASK_BYTES_PER_POINT = 24
 TASK_NS_PER_REQUEST = 500
 TASK_NS_PER_POINT = 400
 TASK_NS_PER_OBJECT = 3_000
+#: a worker process before any task: the interpreter with numpy, the C core and the harness
+#: imported (about 55 MiB resident here), with margin
+WORKER_BYTES = 100 * 2**20
 #: within this share of the steady rate, the old ring's caches count as warm
 WARM_WITHIN = 0.05
 
@@ -272,7 +275,7 @@ class FleetMetric(MetricBase):
         found = plan(fleet, rollout, shape.algorithm, dict(shape.params))
         workers = min(usable_cores(), len(found.tasks))
         seconds = [task_seconds(t) for t in found.tasks]
-        return Cost(peak=workers * max(task_bytes(t) for t in found.tasks),
+        return Cost(peak=workers * (WORKER_BYTES + max(task_bytes(t) for t in found.tasks)),
                     seconds=max(sum(seconds) / workers, max(seconds)),
                     why=f"[fleet] ({self.cost_fields})",
                     why_seconds=f"[fleet]: {len(found.tasks)} distinct data centres, each "
