@@ -324,3 +324,33 @@ def test_names_a_user_gives_are_escaped_in_every_output(tmp_path: Path) -> None:
     # in a table cell, escaped once: the pipe does not split the row, the tags are text
     row = next(line for line in markdown.splitlines() if "`-0 |" in line)
     assert row.startswith("| \\<b>x\\</b>\\|\\`y\\`-0 | \\<b>x\\</b>\\|\\`y\\` | 3 ")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (('points_per_weight = 40', 'construction = "nginx"'),
+     "[fleet] needs a ring of the points construction"),
+    (("warmup_requests = 1_000\n", "warmup_requests = 100_000_000\n"),
+     "must fit the time budget of --max-minutes"),
+    (("requests_per_window = 400", "requests_per_window = 10_000_000"),
+     "must fit the time budget of --max-minutes"),
+    (('waves = [{ name = "canary", count = 1 }, { name = "rest", share = 1.0 }]',
+      'waves = [{ name = "canary", count = 1 }, { name = "rest", count = 9 }]'),
+     "rollout.rollback.wave must be"),
+])
+def test_a_hostile_fleet_is_refused_before_any_work(
+        change: tuple[str, str], message: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = change
+    assert old in SCENARIO
+    text = SCENARIO.replace(old, new)
+    if "count = 9" in new:  # the rollback names a wave: keep it, rename the wave away
+        text = text.replace('name = "rest", count = 9', 'name = "others", count = 9')
+    scenario = tmp_path / "fleet.toml"
+    scenario.write_text(text)
+    out = tmp_path / "o"
+    # a budget of one minute: the tasks' estimate refuses the long ones before any work
+    assert main(["run", str(scenario), "--no-history", "--out", str(out),
+                 "--max-minutes", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not out.exists()
