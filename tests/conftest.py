@@ -29,7 +29,8 @@ import pytest
 #: the session's own folders, removed when it ends (a variable set outside is left alone)
 _OWN_FOLDERS: list[str] = []
 for _variable, _prefix in (("RING_HARNESS_HISTORY", "ring-harness-test-history-"),
-                           ("RING_HARNESS_TUNING_CACHE", "ring-harness-test-tuning-")):
+                           ("RING_HARNESS_TUNING_CACHE", "ring-harness-test-tuning-"),
+                           ("RING_HARNESS_TASKS", "ring-harness-test-tasks-")):
     if not os.environ.get(_variable):
         os.environ[_variable] = tempfile.mkdtemp(prefix=_prefix)
         _OWN_FOLDERS.append(os.environ[_variable])

@@ -55,10 +55,12 @@ from harness.core.errors import (
     ScenarioError,
     UnknownNameError,
 )
+from harness.core.executor import EXECUTORS, ExecutorChoice
 from harness.core.hashing import HASHES
 from harness.core.invocation import HARNESS
 from harness.core.native.foreign import ABI_VERSION, HEADER
 from harness.core.outputs import Outcome, beside, check_outputs
+from harness.core.task_store import default_task_dir
 from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from harness.recipes.plugins import plugin_failure
 from harness.report import html, markdown
@@ -84,7 +86,7 @@ from harness.report.sections import result_report
 from harness.run.builtin import DEFAULT_NAME, builtin_folder, builtin_scenarios, find_scenario
 from harness.run.estimate import DEFAULT_MAX_MINUTES, check_memory, check_time
 from harness.run.machine_check import check_machine
-from harness.run.runner import run_scenario
+from harness.run.runner import TaskPlace, run_scenario
 from harness.run.scenario import load_scenario
 
 DEFAULT_SCENARIO = builtin_folder() / f"{DEFAULT_NAME}.toml"
@@ -124,6 +126,43 @@ def _history(args: argparse.Namespace) -> tuple[Path, str]:
     return default_history_dir()
 
 
+def _workers(text: str) -> int:
+    """--workers: a whole number from 1 to 1024."""
+    if not text.isdigit() or not 1 <= int(text) <= 1024:
+        raise argparse.ArgumentTypeError(f"a whole number of workers from 1 to 1024 "
+                                         f"(got {text!r})")
+    return int(text)
+
+
+def _executor_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--executor", choices=EXECUTORS, default="local",
+                         help="where a fleet's data centres run as tasks: a local process "
+                              "pool (default) or a Dask cluster (pip install "
+                              "'ring-harness[cluster]')")
+    command.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                         help="a running Dask scheduler (default with --executor dask: a "
+                              "LocalCluster on this machine)")
+    command.add_argument("--workers", type=_workers,
+                         help="workers of the local pool or LocalCluster (default: the "
+                              "machine's cores)")
+    command.add_argument("--task-dir", type=Path, default=None,
+                         help="where finished tasks are kept, so an interrupted run resumes "
+                              "(default: $RING_HARNESS_TASKS, else the user cache folder's "
+                              "ring-harness/tasks)")
+
+
+def _task_place(args: argparse.Namespace) -> TaskPlace:
+    choice = ExecutorChoice(args.executor, args.scheduler, args.workers)
+    choice.check()
+    root = args.task_dir if args.task_dir is not None else default_task_dir()
+    # Checked before any work: a fleet's tasks are written there as each finishes.
+    blocking = next((p for p in (root, *root.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise OutputError(f"--task-dir must be a folder, or a path to make one (got {root}: "
+                          f"{blocking} is not a folder)")
+    return TaskPlace(choice, root)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=HARNESS.name(),
@@ -147,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
                      help="refuse, before any work, a scenario whose estimated work takes "
                           f"longer (default {DEFAULT_MAX_MINUTES:g})")
+    _executor_arguments(run)
     show = commands.add_parser("show", help="re-render a result as Markdown")
     show.add_argument("result", type=Path)
     show.add_argument("--write", action="store_true",
@@ -258,6 +298,10 @@ def _run(args: argparse.Namespace) -> int:
     paths = [_scenario(s) for s in args.scenarios] or [DEFAULT_SCENARIO]
     # Validate every file, every output, and the memory estimate before any work starts.
     scenarios = [load_scenario(p) for p in paths]
+    tasks = _task_place(args)
+    for scenario in scenarios:
+        tasks.executor.refuse_machine_bound(scenario.path or scenario.name,
+                                            scenario.measure.metrics)
     outputs = [p for s in scenarios for p in result_paths(s.name, args.out).values()
                ] if args.out is not None else []
     history, why = _history(args)
@@ -277,7 +321,7 @@ def _run(args: argparse.Namespace) -> int:
     check_time(scenarios, args.max_minutes, command)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
-        result = run_scenario(scenario, show_progress=args.progress)
+        result = run_scenario(scenario, show_progress=args.progress, tasks=tasks)
         written: list[Path] = []
         if args.out is not None:
             written += write_result(result, args.out).values()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.executor import LOCAL, ExecutorChoice
 from harness.core.servers import Operation, Server
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.peers.base import Peer
@@ -92,6 +94,11 @@ class RunContext:
     #: progress: name what is happening now, and count steps done
     stage: Callable[[str], None] = lambda _text: None
     advance: Callable[[int], None] = lambda _steps: None
+    #: where a metric's independent tasks run (a fleet's data centres): the command line's
+    executor: ExecutorChoice = LOCAL
+    #: where finished tasks are kept (None: not kept), and the scenario's hash they go under
+    task_root: Path | None = None
+    scenario_sha256: str = ""
 
 
 def _unavailable(what: str) -> Any:

@@ -24,6 +24,7 @@ from harness.metrics.collisions import CollisionsMetric
 from harness.metrics.comparison.metric import ComparisonMetric
 from harness.metrics.counts import CountsMetric
 from harness.metrics.equivalence import EquivalenceMetric
+from harness.metrics.fleet.metric import FleetMetric, RolloutMetric
 from harness.metrics.foreign.metric import ForeignMetric
 from harness.metrics.hostile_keys import HostileKeysMetric
 from harness.metrics.hot_keys import HotKeysMetric
@@ -57,6 +58,8 @@ BUILT_IN: list[Metric] = [
     ForeignMetric(),
     ClientsMetric(),
     CountsMetric(),
+    RolloutMetric(),
+    FleetMetric(),
 ]
 #: what a plugin's metric must have (its class is instantiated once, as ours are)
 CONTRACT = Contract("Metric (harness/metrics/base.py)", protocol_members(Metric),

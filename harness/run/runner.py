@@ -16,12 +16,15 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.executor import LOCAL, ExecutorChoice
 from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
 from harness.core.model import (
@@ -89,9 +92,18 @@ def steps_per_run(scenario: Scenario) -> int:
     return 1 + sum(metric.steps(plan) for metric in selected(scenario.measure.metrics))
 
 
+@dataclass(frozen=True)
+class TaskPlace:
+    """Where a metric's independent tasks (a fleet's data centres) run, and where the
+    finished ones are kept so that an interrupted run resumes (None: not kept)."""
+
+    executor: ExecutorChoice = LOCAL
+    root: Path | None = None
+
+
 def run_recipe(
     scenario: Scenario, recipe: Recipe, names: list[str], hashes: KeyHashes,
-    progress: Progress, scratch: str,
+    progress: Progress, scratch: str, tasks: TaskPlace | None = None,
 ) -> Run:
     """Everything measured for one recipe of the sweep."""
     with contextlib.ExitStack() as stack:
@@ -101,12 +113,13 @@ def run_recipe(
             foreign[spec.name] = open_foreign_peer(spec, scenario.ring_servers())
             # Ended on every way out: a failed check, a failed metric, Ctrl-C.
             stack.callback(foreign[spec.name].close)
-        return _run_recipe(scenario, recipe, names, hashes, progress, scratch, foreign)
+        return _run_recipe(scenario, recipe, names, hashes, progress, scratch, foreign,
+                           tasks or TaskPlace())
 
 
 def _run_recipe(
     scenario: Scenario, recipe: Recipe, names: list[str], hashes: KeyHashes,
-    progress: Progress, scratch: str, foreign: dict[str, ForeignPeer],
+    progress: Progress, scratch: str, foreign: dict[str, ForeignPeer], tasks: TaskPlace,
 ) -> Run:
     started = time.perf_counter()
     servers = scenario.ring_servers()
@@ -157,6 +170,8 @@ def _run_recipe(
             capabilities=scenario.ring_capabilities(), zones=scenario.ring_zones(),
             options=scenario.measure.options,
             stage=progress.stage, advance=progress.advance,
+            executor=tasks.executor, task_root=tasks.root,
+            scenario_sha256=scenario.sha256,
         )
         for metric in selected(scenario.measure.metrics):
             record = metric.measure(context)
@@ -193,8 +208,10 @@ def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | No
 def run_scenario(
     scenario: Scenario, show_progress: bool | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    tasks: TaskPlace | None = None,
 ) -> Result:
-    """Run every recipe of the scenario's sweep; return the result."""
+    """Run every recipe of the scenario's sweep; return the result. `tasks`: where a
+    metric's independent tasks run and are kept (default: a local pool, not kept)."""
     started, start = clock(), time.perf_counter()
     estimated = estimate(scenario)
     recipes = scenario.recipes()
@@ -205,7 +222,7 @@ def run_scenario(
         hashes = KeyHashes([name.encode() for name in names])
         # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
         with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
-            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch)
+            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch, tasks)
                     for recipe in recipes]
 
 

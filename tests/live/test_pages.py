@@ -159,3 +159,15 @@ def test_history_index_page(tmp_path: Path, driver: Any) -> None:
     assert [h[:4] for h in headings[3:5]] == ["0001", "0002"]
     assert len(table.find_elements("css selector", "tbody tr")) > 10
     assert console_errors(driver) == []
+
+
+@pytest.mark.parametrize("page", ["fleet-rollout.html", "fleet-cloudflare.html"])
+def test_the_fleet_pages_answer_first_and_draw_their_charts(page: str, driver: Any) -> None:
+    """The committed fleet pages load with no console error, open the fleet's section with
+    its answers (memory before, peak and after; the worst data centre and wave), and draw
+    every chart (fetches per window, per wave, and the fleet's memory)."""
+    drawn = _open(driver, ROOT / "results" / page)
+    assert drawn == len(driver.find_elements("css selector", "div.chart")) >= 3
+    body = driver.find_element("css selector", "body").text
+    assert "Fleet memory:" in body and "Worst data centre:" in body
+    assert console_errors(driver) == []

@@ -126,7 +126,7 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "routes_like": claim, "exact": False})
         keys["count"] = min(keys["count"], 20_000)
     table = draw(st.sampled_from([None, None, "migration", "process", "clients", "removals",
-                                  "range_scans"]))
+                                  "range_scans", "fleet"]))
     if table == "migration" and construction == "points":
         document["migration"] = {
             "to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
@@ -169,6 +169,18 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
                 st.sampled_from([1_000, 2_000_000]))}],
             "widths": [1, min(keys["count"], 1_000)], "scans": 200}
         document["servers"]["weight"] = 1
+    elif table == "fleet" and construction == "points":
+        # a fleet's data centres as tasks on the local pool: each worker holds its task
+        document["fleet"] = {
+            "data_centres": draw(st.sampled_from([3, 8])),
+            "sizes": {"values": [draw(st.sampled_from([5, 300])), 20], "shares": [1, 1]},
+            "weights": {"values": [1, 4], "shares": [1, 1]},
+            "capabilities": {"pci": 0.5}, "cache_objects": 500,
+            "universe": draw(st.sampled_from([50_000, 500_000])),
+            "requests_per_window": 50_000, "warmup_requests": 100_000}
+        document["rollout"] = {"to": {"points_per_weight": 16}, "stages": [0.5, 1.0],
+                               "waves": [{"name": "canary", "count": 1},
+                                         {"name": "all", "share": 1.0}]}
     elif table == "process":
         del document["servers"]["weight"]  # generated servers take weights from a mix
         document["servers"]["capabilities"] = {"pci": 0.5, "eu": 0.5, "tls": 0.5}

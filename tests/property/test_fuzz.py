@@ -68,6 +68,18 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
     "replication": {"objects": [50, 300], "copies": [1, 2], "zone_aware": [False, True],
                     "datacenters": [{"s-0": 1}, {"s-0": 1, "s-1": 1}, {"nowhere": 2}],
                     "fail": ["s-2", "s-0"]},
+    # a fleet of a few small data centres, rolled out (each table alone is refused)
+    "fleet": {"data_centres": [2, 3], "sizes": [{"values": [2, 3], "shares": [1, 1]}],
+              "weights": [{"values": [1, 2], "shares": [1, 1]}],
+              "capabilities": [{"pci": 0.5}], "eligibility": ["combinations", [[], ["pci"]]],
+              "universe": [200], "cache_objects": [5], "requests_per_window": [50],
+              "warmup_requests": [0, 100]},
+    "rollout": {"to": [{"points_per_weight": 2}, {"peer": "uhashring"}],
+                "stages": [[0.5, 1.0]], "waves": [[{"name": "all", "share": 1.0}],
+                                                  [{"name": "c", "count": 1},
+                                                   {"name": "x|\n<y>", "share": 1.0}]],
+                "rollback": [{"wave": "all", "stage": 1}, {"wave": "c", "stage": 2}],
+                "windows_per_stage": [1, 2]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
@@ -75,7 +87,11 @@ ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_reques
                                       "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
                                                     "warmup_requests"),
-                                      "replication": ("objects",), "algorithm": ("name",)}
+                                      "replication": ("objects",), "algorithm": ("name",),
+                                      "fleet": ("data_centres", "sizes", "universe",
+                                                "cache_objects", "requests_per_window",
+                                                "warmup_requests"),
+                                      "rollout": ("to", "waves")}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's

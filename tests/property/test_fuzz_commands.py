@@ -68,6 +68,11 @@ HISTORY_NAMES = ["latest", "previous", "7", "m/0001", "latest#k=16"]
 HISTORY_PLACES = ["hist", "file", "fifo", "file/below", "dangling", "n" * 300]
 #: --max-minutes as drawn: absent, or any of the float-like values
 MINUTES: list[list[str]] = [[], *(["--max-minutes", value] for value in FLOATS)]
+#: where a fleet's tasks run, as drawn: absent, valid, or hostile
+EXECUTORS: list[list[str]] = [[], [], ["--executor", "local", "--workers", "1"],
+                              ["--workers", "0"], ["--workers", "x"], ["--executor", "nope"],
+                              ["--scheduler", "tcp://127.0.0.1:1"],
+                              ["--executor", "local", "--task-dir", "file"]]
 
 
 class Hang(Exception):
@@ -252,9 +257,9 @@ def scenario_texts(draw: st.DrawFn) -> str:
        out=st.sampled_from(["out", *PLACES]), progress=st.sampled_from([[], ["--no-progress"]]),
        twice=st.booleans(), minutes=st.sampled_from(MINUTES),
        history=st.sampled_from([None, "--no-history", *HISTORY_PLACES]),
-       with_out=st.booleans())
+       with_out=st.booleans(), executor=st.sampled_from(EXECUTORS))
 def test_run(texts: list[str], out: str, progress: list[str], twice: bool, minutes: list[str],
-             history: str | None, with_out: bool,
+             history: str | None, with_out: bool, executor: list[str],
              tmp_path_factory: pytest.TempPathFactory,
              capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path_factory.mktemp("run")
@@ -268,8 +273,8 @@ def test_run(texts: list[str], out: str, progress: list[str], twice: bool, minut
     kept = ([] if history is None else [history] if history == "--no-history"
             else ["--history", place(folder, history)])
     outs = ["--out", target] if with_out else []
-    code, _ = outcome(main, ["run", *inputs, *outs, *progress, *minutes, *kept], folder,
-                      capsys)
+    code, _ = outcome(main, ["run", *inputs, *outs, *progress, *minutes, *kept, *executor],
+                      folder, capsys)
     if code == 0 and history not in (None, "--no-history"):
         assert (Path(place(folder, history)) / "index.html").is_file()
     if code == 0 and with_out:

@@ -129,6 +129,7 @@ COUNTS = "Instructions and simulated cache misses per key (k=100000, 9,990,010 e
 ALGORITHMS = "Algorithms compared (N=10, equal weights)"
 TARGETS = "Algorithms compared: speed targets"
 CLIENTS = "Clients' speed and size"
+FLEET = "Fleet rollout (k=160 to points_per_weight = 16)"
 FLOOR = r"timed in the same rounds: ([\d.,]+) \("
 WRITTEN_ON = r"Written by .* at (\d{4}-\d\d-\d\d)T"
 CPU = r"; ((?:AMD|Intel).*?), 2 cores"
@@ -246,6 +247,16 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
     ("guide/reports.md", Cell("tutorial-migration.md", MIGRATION_120,
                               "entries' own bytes before / after (cffi-packed)", "value",
                               whole=False)),
+    *[("guide/fleet-rollout.md", Sentence("fleet-rollout.md", FLEET, pattern))
+      for pattern in (r"Fleet memory: ([\d.,]+ MiB) before", r"MiB before, ([\d.,]+ MiB) at",
+                      r"busiest window: ([\d,]+) staged", r"staged against ([\d,]+) all",
+                      r"\): ([\d,]+) origin fetches above", r"first window ([\d.]+) misses",
+                      r"against ([\d.]+) steady")],
+    *[("guide/fleet-rollout.md", Sentence("fleet-cloudflare.md", FLEET, pattern))
+      for pattern in (r"Fleet memory: ([\d.,]+ TiB) before", r"TiB at the peak .*?, "
+                      r"([\d.,]+ TiB) after", r"old rings frees ([\d.,]+ TiB)")],
+    ("guide/fleet-rollout.md", Cell("fleet-cloudflare.md", FLEET, "largest process",
+                                    "before", whole=True)),
 ]
 
 PROXIES = "proxies.md"

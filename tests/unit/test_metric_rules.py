@@ -52,7 +52,7 @@ def test_tables_and_defaults_come_from_the_metrics() -> None:
     counts and foreign)."""
     assert table_metrics() == ("process", "migration", "comparison", "equivalence",
                                "removals", "hostile_keys", "replication", "hot_keys",
-                               "clients")
+                               "clients", "range_scans", "rollout", "fleet")
     assert {m.name for m in metrics() if m.table} == set(table_metrics())
     assert default_metrics() == ("collisions", "balance", "load", "movement", "memory",
                                "throughput")

@@ -161,6 +161,14 @@ BAD_SCENARIOS = {
     "memory estimate": ("[servers]\ncount = 60000\n[generator]\npoints_per_weight = 1000000",
                         ["must keep the run within this machine's available memory",
                          "estimated peak"]),
+    "a fleet without its rollout": (
+        '[servers]\ncount = 3\n[fleet]\ndata_centres = 2\nsizes = { values = [3], '
+        'shares = [1] }', ["[fleet] needs [rollout]"]),
+    "a rollback at an unknown wave": (
+        '[servers]\ncount = 3\n[fleet]\ndata_centres = 2\nsizes = { values = [3], '
+        'shares = [1] }\n[rollout]\nto = { points_per_weight = 16 }\nwaves = [{ name = '
+        '"all", share = 1.0 }]\nrollback = { wave = "al", stage = 1 }',
+        ["rollout.rollback.wave must be the name of a wave: 'all'", "'al'"]),
 }
 
 
