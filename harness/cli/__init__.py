@@ -290,9 +290,9 @@ def _gate(args: argparse.Namespace) -> int:
             stream.write(gate_report.markdown(report))
         for line in gate_report.github_annotations(report):
             print(one_line(line))
+    # Exit 1: one line per failed figure on stderr (the report on stdout says the rest).
     for check in report.regressions:
         print(f"regression: {one_line(check.line())}", file=sys.stderr)
-    print(one_line(report.verdict_text()), file=sys.stderr)
     return 0 if report.passed else EXIT_FAILED
 
 
