@@ -57,13 +57,17 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                   "from": [{"peer": "uhashring"}, {"peer": "pymemcache"}],
                   "stages": [[0.5, 1.0]], "universe": [50, 500], "cache_objects": [5],
                   "requests_per_stage": [100], "warmup_requests": [0, 200]},
+    # the thresholds of `ring-harness gate`: read by every run, changing nothing it measures
+    "gate": {"ns_per_key": [1.05, 1.5], "structure_bytes": [1.0, 2], "bytes_per_entry": [1.05],
+             "peak_build_bytes": [1.25], "cv": [1.1], "moved": [1.1, 100]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
                                       "removals": tuple(OPTIONAL["removals"]),
                                       "clients": ("recipes", "fleets"),
                                       "migration": ("universe", "requests_per_stage",
-                                                    "warmup_requests")}
+                                                    "warmup_requests"),
+                                      "gate": ()}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's
