@@ -127,6 +127,11 @@ def test_a_timing_against_a_baseline_of_another_cpu_is_not_judged() -> None:
     # ranges that overlap: a median 1.2x slower is not a finding
     overlapping = Observed("s", "ns_per_key", 1.2, 1.0, 1.4)
     assert judge_ranges(old, overlapping, "s", DEFAULTS, True, "").verdict == PASS
+    # apart, but by less than the threshold: the fastest new round over the slowest old one
+    assert judge_ranges(old, Observed("s", "ns_per_key", 1.2, 1.15, 1.25), "s", DEFAULTS,
+                        True, "").verdict == PASS
+    layout = Observed("s", "ns_per_key", 3, 2.9, 3.1, referenced=False)
+    assert judge_ranges(old, layout, "s", DEFAULTS, True, "").verdict == NOT_JUDGED
 
 
 # --- the history's change points ----------------------------------------------------------

@@ -7,7 +7,7 @@ what these return, and the gate reports it as unknown, never as 0.
 
 - ns_per_key: a peer's `figures.foreign.batch_ns` over its `reference_ns` (our
   reference, timed in the same rounds); a layout's `figures.throughput.batch_ns` over
-  `random_access_ns` (the random-access floor, same rounds);
+  `random_access_ns` (the random-access floor, same rounds), shown but not judged;
 - structure_bytes, bytes_per_entry, peak_build_bytes: `figures.memory` of a layout or a
   peer (a peer without it: the bytes it reports, and those over its entries);
 - agreement: a peer's `agreement` (with the recipe it claims, or the scenario's ring);
@@ -31,6 +31,10 @@ class Observed:
     value: float
     low: float | None = None
     high: float | None = None
+    #: a timing over a reference that routes the same keys in the same rounds (a peer's);
+    #: False for a layout's, over the random-access floor, which is too small and too
+    #: noisy a divisor to judge a change by across runs (shown, not judged)
+    referenced: bool = True
 
     @property
     def key(self) -> tuple[str, str]:
@@ -97,7 +101,7 @@ def _subject(label: str, record: Mapping[str, Any]) -> Iterator[Observed]:
         if isinstance(throughput, Mapping):
             ratio = _timing_ratio(throughput.get("batch_ns"), throughput.get("random_access_ns"))
             if ratio is not None:
-                yield Observed(name, "ns_per_key", *ratio)
+                yield Observed(name, "ns_per_key", *ratio, referenced=False)
 
 
 def result_figures(document: Mapping[str, Any]) -> dict[tuple[str, str], Observed]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.apps.gate.figures import Observed, result_figures
-from harness.apps.gate.verdicts import NOT_JUDGED, PASS, REGRESSION, Check
+from harness.apps.gate.verdicts import NOT_JUDGED, PASS, REGRESSION, UNREFERENCED, Check
 from harness.report.history import entries, machine_name
 from harness.run.gate_table import GateThresholds
 
@@ -72,6 +72,9 @@ def mann_whitney_greater(before: Sequence[float], after: Sequence[float]) -> flo
 def judge_timing(series: Sequence[Observed], new: Observed, subject: str,
                  thresholds: GateThresholds) -> Check:
     limit = thresholds.ns_per_key
+    if not new.referenced:
+        return Check(subject, "ns_per_key", None, new.value, None, None, None, limit,
+                     NOT_JUDGED, note=UNREFERENCED)
     values = [o.value for o in series]
     if len(values) < MIN_RUNS:
         return Check(subject, "ns_per_key", None, new.value, None, None, None, limit,
