@@ -52,14 +52,18 @@ def gate(folder: Path, arguments: list[str]) -> dict[str, object]:
                           check=False)
     seconds = time.monotonic() - started
     detectable = None
+    failed: list[str] = []
     if report.exists():
         document = json.loads(report.read_text())
         found = [f["detectable"] for f in document["figures"] if f["detectable"] is not None]
         detectable = max(found) if found else None
+        failed = [f"{f['subject']} {f['figure']}" for f in document["figures"]
+                  if f["verdict"] == "regression"]
         report.unlink()
     if done.returncode not in (0, 1):
         print(done.stderr[-2000:], file=sys.stderr)
-    return {"exit": done.returncode, "seconds": round(seconds, 1), "detectable": detectable}
+    return {"exit": done.returncode, "seconds": round(seconds, 1), "detectable": detectable,
+            "failed": failed}
 
 
 def main() -> int:

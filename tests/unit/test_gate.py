@@ -150,12 +150,16 @@ def _series(values: list[float]) -> list[Observed]:
 
 def test_a_step_that_persists_is_a_regression_and_one_noisy_run_is_not() -> None:
     steady = [1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.03, 0.97]
-    step = judge_timing(_series([*steady, 1.5, 1.52]), Observed("s", "ns_per_key", 1.49),
+    # runs apart are judged at the bench gate's 1.5x at least, not the A/B threshold
+    step = judge_timing(_series([*steady, 2.0, 2.04]), Observed("s", "ns_per_key", 1.98),
                         "s", DEFAULTS)
     assert step.verdict == REGRESSION and "last 3 runs" in step.note
     within = judge_timing(_series(steady), Observed("s", "ns_per_key", 1.02, 0.98, 1.05),
                           "s", DEFAULTS)
     assert within.verdict == PASS
+    smaller_step = judge_timing(_series([*steady, 1.3, 1.32]), Observed("s", "ns_per_key", 1.3),
+                                "s", DEFAULTS)
+    assert smaller_step.verdict == PASS
     lone = judge_timing(_series(steady), Observed("s", "ns_per_key", 2.0, 1.9, 2.1), "s",
                         DEFAULTS)
     assert lone.verdict == REGRESSION and "above" in lone.note

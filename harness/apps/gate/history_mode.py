@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.apps.benchgate.decide import SLOWDOWN_THRESHOLD
 from harness.apps.gate.figures import Observed, result_figures
 from harness.apps.gate.verdicts import NOT_JUDGED, PASS, REGRESSION, UNREFERENCED, Check
 from harness.report.history import entries, machine_name
@@ -71,7 +72,7 @@ def mann_whitney_greater(before: Sequence[float], after: Sequence[float]) -> flo
 
 def judge_timing(series: Sequence[Observed], new: Observed, subject: str,
                  thresholds: GateThresholds) -> Check:
-    limit = thresholds.ns_per_key
+    limit = max(thresholds.ns_per_key, SLOWDOWN_THRESHOLD)  # runs apart, as a baseline's
     if not new.referenced:
         return Check(subject, "ns_per_key", None, new.value, None, None, None, limit,
                      NOT_JUDGED, note=UNREFERENCED)

@@ -7,8 +7,10 @@ A figure regresses when new / old exceeds its threshold (`GateThresholds`), exce
   lower end is above the threshold, as the A/B gate of the harness's own suite decides,
   harness.apps.benchgate.ab_decide), or against a baseline only on the same CPU and only
   when the ranges of the two runs' rounds lie apart by more than the threshold (the new
-  run's fastest round over the old run's slowest): runs minutes apart on a shared machine
-  differ by far more than the pairs of one job, so only a large change is judged there;
+  run's fastest round over the old run's slowest), a threshold of at least the bench
+  gate's 1.5x for runs apart (`SLOWDOWN_THRESHOLD`): runs minutes apart on a shared
+  machine differ by far more than the pairs of one job (the example's C ring read
+  0.23-0.71x our reference in runs of the same code), so only a large change is judged;
   a layout's timing (over the random-access floor) is shown, not judged;
 - a figure one side lacks, or whose old value is 0, is `unknown` (named, never 0).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.apps.benchgate.decide import SLOWDOWN_THRESHOLD
 from harness.apps.gate.figures import Observed
 from harness.run.gate_table import GateThresholds
 
@@ -90,7 +93,9 @@ def judge_ranges(old: Observed | None, new: Observed | None, subject: str,
     """A timing against an earlier run (baseline, history): judged only on the same
     machine (`comparable`), and a regression only when the ratio of medians passes the
     threshold and the new run's fastest round is slower than the old run's slowest."""
-    limit = thresholds.ns_per_key
+    # Runs minutes apart on a shared machine: the bench gate's own floor for such a
+    # comparison (harness.apps.benchgate.decide), never the A/B threshold of one job.
+    limit = max(thresholds.ns_per_key, SLOWDOWN_THRESHOLD)
     if old is None or new is None:
         return judge_exact(old, new, "ns_per_key", subject, thresholds)
     ratio = new.value / old.value if old.value > 0 else None
