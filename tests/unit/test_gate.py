@@ -19,7 +19,14 @@ import pytest
 
 from harness.apps.gate.figures import Observed, result_figures
 from harness.apps.gate.history_mode import judge_timing, mann_whitney_greater
-from harness.apps.gate.report import SCHEMA, GateReport, github_annotations, junit, markdown
+from harness.apps.gate.report import (
+    SCHEMA,
+    GateReport,
+    github_annotations,
+    html_page,
+    junit,
+    markdown,
+)
 from harness.apps.gate.report import to_json as report_json
 from harness.apps.gate.verdicts import (
     NOT_JUDGED,
@@ -261,6 +268,30 @@ def test_a_bloat_and_a_lost_agreement_each_fail_in_one_line(
     assert any("structure_bytes 2.000x" in line and "threshold 1.05x" in line
                for line in lines)
     assert "REGRESSION: 3 of" in out
+
+
+def test_under_github_actions_the_summary_is_appended_and_regressions_annotated(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    changed = _tampered(tmp_path, bytes_factor=2.0)
+    code, out, _ = _gate([str(SCENARIO), "--baseline", str(RESULT), "--result", str(changed)],
+                         capsys)
+    assert code == 1
+    written = summary.read_text()
+    assert written.startswith("earlier step\n# Gate: foreign-python (baseline)")
+    assert "REGRESSION: 2 of" in written
+    annotations = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 2 and all(PEER in line for line in annotations)
+
+
+def test_the_html_report_escapes_every_name() -> None:
+    page = html_page(_report())
+    assert "<script>" not in page and "&lt;script&gt;" in page and "s&lt;1&gt;" in page
+    assert page.count('<tr class="regression">') == 1
 
 
 def test_timings_of_another_cpu_are_not_judged_and_the_report_says_so(

@@ -128,3 +128,17 @@ def test_baseline_catches_a_bloat_and_a_changed_route_and_passes_unchanged_code(
     code, err, document = _gate(example, baseline, capsys)
     assert code == 1 and _failed(document) == {("run", "agreement")}
     assert "key-7" in err
+
+
+def test_ab_work_past_the_time_budget_is_refused_before_it_starts(
+        example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both runs of the scenario and the sampling are priced (harness.apps.gate.ab's
+    sampling_cost beside the runs' own cost) before any peer starts."""
+    _use(example, "plain")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(example)
+        code = main(["gate", "small.toml", "--base-library", "builds/plain.so",
+                     "--max-minutes", "0.05"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "time budget of --max-minutes 0.05" in err
