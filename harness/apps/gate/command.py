@@ -95,6 +95,14 @@ def _document(scenario: Scenario) -> dict[str, Any]:
     return run_scenario(scenario).to_json()
 
 
+def figures_only(scenario: Scenario) -> Scenario:
+    """The scenario as A/B mode runs it on each side, for the figures that need no timing:
+    without the throughput metric and with one timed round (the pairs time the peers)."""
+    metrics = tuple(m for m in scenario.measure.metrics if m != "throughput")
+    return replace(scenario, measure=replace(scenario.measure, repeats=1,
+                                             metrics=metrics or scenario.measure.metrics))
+
+
 def _checked_result(path: Path) -> dict[str, Any]:
     """A result file read and brought to the current format (ResultFormatError if not)."""
     return load_result(path).to_json()
@@ -122,6 +130,8 @@ def _ab(request: GateRequest, changed: Scenario, thresholds: GateThresholds,
         build_base(scratch / "base", request.build)
         base = base_in_tree(changed, scratch / "base", root)
         against = f"revision {request.base_rev} built by {request.build!r}"
+    base, timed = figures_only(base), changed
+    changed = figures_only(changed)
     check_machine([base, changed])
     check_memory([changed])
     check_time([changed], request.max_minutes,
@@ -136,7 +146,7 @@ def _ab(request: GateRequest, changed: Scenario, thresholds: GateThresholds,
         # the first key; the gate reports that, and the A/B comparison below still runs.
         checks.append(Check("changed run", "agreement", 1.0, None, None, None, None, None,
                             REGRESSION, note=f"the run stopped: {exc}"))
-    for name, peer in compare_peers(base, changed, thresholds.ns_per_key, request.plan).items():
+    for name, peer in compare_peers(base, timed, thresholds.ns_per_key, request.plan).items():
         t = peer.timing
         checks.append(Check(name, "ns_per_key", t.base_ns, t.changed_ns, t.interval.ratio,
                             t.interval.low, t.interval.high, thresholds.ns_per_key,
@@ -154,7 +164,7 @@ def _ab(request: GateRequest, changed: Scenario, thresholds: GateThresholds,
     timings = ("judged: base and changed timed interleaved in this job; minimum detectable "
                f"effect {max(detectable):.3f}x" if detectable else "none timed")
     cpu = machine_info().get("cpu")
-    return GateReport(changed.name, "ab", checks, against, timings,
+    return GateReport(timed.name, "ab", checks, against, timings,
                       str(cpu) if cpu else None, str(cpu) if cpu else None, notes=notes)
 
 
