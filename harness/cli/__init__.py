@@ -271,7 +271,8 @@ def _gate(args: argparse.Namespace) -> int:
     written = [path for path in outputs if path is not None]
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get(
         "GITHUB_ACTIONS") == "true" else None
-    check_outputs(written, [_scenario(args.scenario)])
+    inputs = [p for p in (args.baseline, args.result, args.base_library) if p is not None]
+    check_outputs(written, [_scenario(args.scenario), *inputs])
     plan = GATE_PLAN if args.max_seconds is None else dataclasses.replace(
         GATE_PLAN, max_seconds=args.max_seconds)
     request = GateRequest(
