@@ -100,7 +100,7 @@ def build_base(tree: Path, build: str) -> None:
                            f"{BUILD_TIMEOUT_S} s") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines()
-                or [""])[-1]
+                or ["(it printed nothing)"])[-1]
         raise HarnessError(f"the base's build ({build!r}) exited {done.returncode}: {last}")
 
 
