@@ -142,3 +142,29 @@ def test_ab_work_past_the_time_budget_is_refused_before_it_starts(
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "time budget of --max-minutes 0.05" in err
+
+
+@pytest.mark.slow  # a base exported, built and run beside the change: 30 s or more
+def test_base_rev_exports_builds_and_gates_a_revision(
+        example: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--base-rev HEAD --build ./build.sh in a repository of the example: the committed
+    ring is exported, built there, and its library taken from the export; a bloat in the
+    work tree is caught."""
+    repository = example.parent / "repository"
+    shutil.copytree(example, repository, ignore=shutil.ignore_patterns("build", "builds"))
+    (repository / ".gitignore").write_text("build/\n")
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    monkeypatch.setenv("RING_HARNESS", f"{sys.executable} -m harness")
+    subprocess.run(["./build.sh", "-DRING_BLOAT"], cwd=repository, check=True)
+    monkeypatch.chdir(repository)
+    code = main(["gate", "small.toml", "--base-rev", "HEAD", "--build", "./build.sh",
+                 "--max-seconds", "10"])
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    # twice the points' bytes; the rest of what the library allocates stays
+    assert "regression: k=100/ring-c structure_bytes 1.7" in captured.err
+    assert "against revision HEAD built by './build.sh'" in captured.out
