@@ -247,6 +247,10 @@ def _gate_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
                       help="baseline mode: a committed result file of the scenario")
     gate.add_argument("--against-history", action="store_true",
                       help="history mode: this machine's run history (--history)")
+    gate.add_argument("--judge-timings", action="store_true",
+                      help="baseline and history modes: judge timings too, on the same CPU "
+                           "(off by default: runs apart differ by more than any threshold "
+                           "on a shared machine; A/B mode times in one job)")
     _history_argument(gate)
     gate.add_argument("--result", type=Path, metavar="RESULT",
                       help="judge this result instead of running the scenario (baseline "
@@ -279,7 +283,7 @@ def _gate(args: argparse.Namespace) -> int:
         _scenario(args.scenario), args.threshold, args.base_library, args.base_command,
         args.base_rev, args.build, args.repository, args.peer, args.baseline,
         args.against_history, args.history if args.history is not None else None,
-        args.result, args.max_minutes, plan)
+        args.result, args.max_minutes, plan, args.judge_timings)
     history = _history(args)[0] if args.against_history else Path()
     report = run_gate(request, history)
     if written:

@@ -235,7 +235,8 @@ def test_a_result_judged_against_itself_passes_and_writes_every_report(
                             "--json", str(outputs[0]), "--markdown", str(outputs[1]),
                             "--html", str(outputs[2]), "--junit", str(outputs[3])], capsys)
     assert (code, err) == (0, "")
-    assert "PASS: none of" in out and "same CPU" in out
+    assert "PASS: none of" in out and "same CPU here" in out
+    assert "timings of runs apart are judged only with --judge-timings" in out
     jsonschema.validate(json.loads(outputs[0].read_text()), json.loads(SCHEMA.read_text()))
     assert outputs[1].read_text().startswith("# Gate: foreign-python (baseline)")
     assert "<table>" in outputs[2].read_text()
@@ -297,8 +298,8 @@ def test_the_html_report_escapes_every_name() -> None:
 def test_timings_of_another_cpu_are_not_judged_and_the_report_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     changed = _tampered(tmp_path, cpu="Other CPU 9000")
-    code, out, _ = _gate([str(SCENARIO), "--baseline", str(RESULT), "--result", str(changed)],
-                         capsys)
+    code, out, _ = _gate([str(SCENARIO), "--baseline", str(RESULT), "--result", str(changed),
+                          "--judge-timings"], capsys)
     assert code == 0
     assert "not judged: the baseline ran on AMD EPYC, this run on Other CPU 9000" in out
 
@@ -316,8 +317,26 @@ def test_history_mode_reads_this_machines_entries(
     assert code == 1 and "4 earlier runs in the history" in out
     assert "structure_bytes 2.000x" in err
     code, out, _ = _gate([str(SCENARIO), "--against-history", "--history",
-                          str(tmp_path / "h"), "--result", str(RESULT)], capsys)
+                          str(tmp_path / "h"), "--result", str(RESULT), "--judge-timings"],
+                         capsys)
     assert code == 0 and "the new run against 4 earlier runs" in out
+    code, out, _ = _gate([str(SCENARIO), "--against-history", "--history",
+                          str(tmp_path / "h"), "--result", str(RESULT)], capsys)
+    assert code == 0 and "Timings: not judged: timings of runs apart" in out
+
+
+def test_judged_timings_against_a_baseline_catch_a_large_slowdown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = _document()
+    batch = _peer(document)["figures"]["foreign"]["batch_ns"]
+    for key in ("median", "min", "max"):
+        batch[key] *= 3
+    changed = tmp_path / "slow.json"
+    changed.write_text(json.dumps(document))
+    argv = [str(SCENARIO), "--baseline", str(RESULT), "--result", str(changed)]
+    assert _gate(argv, capsys)[0] == 0  # not judged unless asked
+    code, _, err = _gate([*argv, "--judge-timings"], capsys)
+    assert code == 1 and err.startswith(f"regression: {PEER} ns_per_key 3.000x")
 
 
 @pytest.mark.parametrize(("argv", "words"), [

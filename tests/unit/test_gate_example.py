@@ -127,6 +127,7 @@ def test_baseline_catches_a_bloat_and_a_changed_route_and_passes_unchanged_code(
     _use(example, "route")
     code, err, document = _gate(example, baseline, capsys)
     assert code == 1 and _failed(document) == {("run", "agreement")}
+    assert document["timings"].startswith("not judged")
     assert "key-7" in err
 
 
