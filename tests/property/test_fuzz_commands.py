@@ -553,13 +553,15 @@ GATE_OUTPUTS = ("--json", "--junit", "--html", "--markdown")
                            max_size=2),
        outputs=st.lists(st.tuples(st.sampled_from(GATE_OUTPUTS),
                                   pick(["report.out"], PLACES)), max_size=2),
-       command=st.sampled_from(TEXTS), seconds=st.none() | st.sampled_from(FLOATS))
+       command=st.sampled_from(TEXTS), seconds=st.none() | st.sampled_from(FLOATS),
+       judge=st.booleans())
 @example(real_scenario=True, text="", mode="baseline", given="$good", path=[], value=None,
-         thresholds=[], outputs=[("--json", "report.out")], command="", seconds=None)
+         thresholds=[], outputs=[("--json", "report.out")], command="", seconds=None,
+         judge=True)
 def test_ring_harness_gate(real_scenario: bool, text: str, mode: str, given: str,
                            path: list[int], value: Any, thresholds: list[tuple[str, str]],
                            outputs: list[tuple[str, str]], command: str, seconds: str | None,
-                           tmp_path_factory: pytest.TempPathFactory,
+                           judge: bool, tmp_path_factory: pytest.TempPathFactory,
                            capsys: pytest.CaptureFixture[str]) -> None:
     """`ring-harness gate` with hostile scenarios, modes, results (mutated real ones, hostile
     places), thresholds, outputs and base commands. Baseline and history modes always judge
@@ -596,6 +598,7 @@ def test_ring_harness_gate(real_scenario: bool, text: str, mode: str, given: str
     for flag, where in outputs:
         argv += [flag, place(folder, where, good)]
     argv += ["--max-seconds", seconds] if seconds is not None else []
+    argv += ["--judge-timings"] if judge else []
     code, err = outcome(lambda args: main(args), argv, folder, capsys)
     if code == 1:
         assert all(line.startswith(("regression: ", "failed: "))
