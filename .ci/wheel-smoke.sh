@@ -124,12 +124,28 @@ status=0
 [ "$status" = 2 ] && [ "$(wc -l <gate-err.txt)" = 1 ] && grep -q "ring-harness\[test\]" gate-err.txt \
     || fail "ring-bench-gate on a results file without scipy: exit $status, $(cat gate-err.txt)"
 
+say "ring-harness gate (baseline mode, a result against itself; then a bad threshold)"
+"$bin/ring-harness" gate default --baseline out/default.json --result out/default.json \
+    --json gate-report.json --junit gate-report.xml --markdown gate-report.md \
+    --html gate-report.html >gate-stdout.txt
+complete gate-report.json gate-report.xml gate-report.md gate-report.html gate-stdout.txt
+grep -q 'PASS: none of' gate-stdout.txt || fail "ring-harness gate: $(cat gate-stdout.txt)"
+"$bin/python" -c 'import json, sys; from harness.apps.gate.report import SCHEMA
+assert json.load(open(SCHEMA))["title"] == "ring-harness gate report"
+assert json.load(open(sys.argv[1]))["verdict"] == "pass"' gate-report.json \
+    || fail "the wheel lacks the gate report's schema, or the report is no pass"
+status=0
+"$bin/ring-harness" gate default --baseline out/default.json --threshold cv=0 \
+    2>gate-err.txt || status=$?
+[ "$status" = 2 ] && [ "$(wc -l <gate-err.txt)" = 1 ] \
+    || fail "ring-harness gate --threshold cv=0: exit $status, $(cat gate-err.txt)"
+
 say "ring-harness doctor"
 "$bin/ring-harness" doctor >doctor.txt
 complete doctor.txt
 grep -q '^Optional tools: ' doctor.txt && grep -q 'history ' doctor.txt \
     || fail "ring-harness doctor: $(cat doctor.txt)"
 
-[ -z "$(ls -A "$work" | grep -v -x -e out -e rep -e missing -e '.*\.\(txt\|md\|html\|toml\|json\)')" ] \
+[ -z "$(ls -A "$work" | grep -v -x -e out -e rep -e missing -e '.*\.\(txt\|md\|html\|toml\|json\|xml\)')" ] \
     || fail "unexpected files in the working folder: $(ls -A "$work")"
 say "passed in $((SECONDS - started)) s"

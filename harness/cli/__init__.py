@@ -1,4 +1,4 @@
-"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi|scenarios`.
+"""Command line: `python -m harness run|show|compare|reproduce|explore|plan|abi|scenarios|gate`.
 
 Exit codes: 0 done; 1 a check failed during the run (e.g. parity) or an
 internal error; 2 bad input (scenario, result file, output path, name), one
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import shlex
@@ -22,6 +23,9 @@ from types import FrameType
 
 from harness.apps.doctor import report as doctor_report
 from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
+from harness.apps.gate import report as gate_report
+from harness.apps.gate.ab import GATE_PLAN
+from harness.apps.gate.command import GateRequest, run_gate
 from harness.apps.plan import (
     Rings,
     check_hash,
@@ -248,11 +252,93 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "scenarios", help="list the built-in scenarios, which run, plan and explore take by "
         "name, with their descriptions")
+    _gate_parser(commands)
     commands.add_parser(
         "doctor", help="what this machine has for the harness: the C core, the CPU results "
         "name, the history and tuning folders, each optional tool (or how to install it), "
         "and what would be refused or skipped here")
     return parser
+
+
+def _gate_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    gate = commands.add_parser(
+        "gate", help="judge a change of a ring implementation (a foreign peer, or the "
+        "layouts) by its figures: A/B against a base build, against a baseline result, or "
+        "against the run history; exit 1 on a regression")
+    gate.add_argument("scenario", help="the scenario file (or a built-in name); its [gate] "
+                                       "table holds the thresholds")
+    base = gate.add_argument_group("A/B: the base build, timed interleaved in this job")
+    base.add_argument("--base-library", type=Path, metavar="PATH",
+                      help="the base build of the scenario's library peer")
+    base.add_argument("--base-command", metavar="CMD",
+                      help="the base build's command of the scenario's command peer")
+    base.add_argument("--base-rev", metavar="REV",
+                      help="a revision of the git repository (with --build): exported and "
+                           "built in a scratch folder")
+    base.add_argument("--build", metavar="CMD", help="the shell command that builds --base-rev")
+    base.add_argument("--repository", type=Path, default=Path("."),
+                      help="the git repository of --base-rev (default: here)")
+    base.add_argument("--peer", metavar="NAME",
+                      help="the foreign peer --base-library or --base-command replaces "
+                           "(default: the only one)")
+    base.add_argument("--max-seconds", type=float, default=None,
+                      help="seconds of interleaved sampling (default 20)")
+    gate.add_argument("--baseline", type=Path, metavar="RESULT",
+                      help="baseline mode: a committed result file of the scenario")
+    gate.add_argument("--against-history", action="store_true",
+                      help="history mode: this machine's run history (--history)")
+    gate.add_argument("--judge-timings", action="store_true",
+                      help="baseline and history modes: judge timings too, on the same CPU "
+                           "(off by default: runs apart differ by more than any threshold "
+                           "on a shared machine; A/B mode times in one job)")
+    _history_argument(gate)
+    gate.add_argument("--result", type=Path, metavar="RESULT",
+                      help="judge this result instead of running the scenario (baseline "
+                           "and history modes)")
+    gate.add_argument("--threshold", action="append", default=[], metavar="FIGURE=RATIO",
+                      help="replace one of the [gate] table's thresholds (repeatable)")
+    gate.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report")
+    gate.add_argument("--markdown", type=Path, metavar="FILE", help="write the Markdown report")
+    gate.add_argument("--html", type=Path, metavar="FILE", help="write the HTML report")
+    gate.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    gate.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+                      help="refuse, before any work, a gate whose estimated work takes "
+                           f"longer (default {DEFAULT_MAX_MINUTES:g})")
+
+
+def _gate(args: argparse.Namespace) -> int:
+    if args.max_seconds is not None and not 0 < args.max_seconds <= 3600:
+        raise ScenarioError(f"--max-seconds: expected a number of seconds from 0 to 3600 "
+                            f"(got {args.max_seconds:g})")
+    outputs = {args.json: gate_report.json_text, args.markdown: gate_report.markdown,
+               args.html: gate_report.html_page, args.junit: gate_report.junit}
+    written = [path for path in outputs if path is not None]
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get(
+        "GITHUB_ACTIONS") == "true" else None
+    inputs = [p for p in (args.baseline, args.result, args.base_library) if p is not None]
+    check_outputs(written, [_scenario(args.scenario), *inputs])
+    plan = GATE_PLAN if args.max_seconds is None else dataclasses.replace(
+        GATE_PLAN, max_seconds=args.max_seconds)
+    request = GateRequest(
+        _scenario(args.scenario), args.threshold, args.base_library, args.base_command,
+        args.base_rev, args.build, args.repository, args.peer, args.baseline,
+        args.against_history, args.history if args.history is not None else None,
+        args.result, args.max_minutes, plan, args.judge_timings)
+    history = _history(args)[0] if args.against_history else Path()
+    report = run_gate(request, history)
+    if written:
+        write_together({path: outputs[path](report) for path in written})
+        args.outcome.wrote(written)
+    print(terminal_text(gate_report.markdown(report)), end="")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as stream:
+            stream.write(gate_report.markdown(report))
+        for line in gate_report.github_annotations(report):
+            print(one_line(line))
+    # Exit 1: one line per failed figure on stderr (the report on stdout says the rest).
+    for check in report.regressions:
+        print(f"regression: {one_line(check.line())}", file=sys.stderr)
+    return 0 if report.passed else EXIT_FAILED
 
 
 def _scenario(argument: str) -> Path:
@@ -471,7 +557,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
             "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios,
-            "doctor": _doctor}
+            "doctor": _doctor, "gate": _gate}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,6 +46,8 @@ OWN_TABLES: dict[str, str] = {
                        "ABI, or a command behind the process protocol "
                        "([foreign peers](../guide/foreign-peers.md)).",
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
+    "gate": "The thresholds `ring-harness gate` judges a change by: the largest ratio, new "
+            "over old, each figure may reach ([gate your ring](../guide/gate-your-ring.md)).",
 }
 
 #: tables whose keys are free names, described since no key is declared
@@ -131,6 +133,17 @@ OWN_SPECIMENS: tuple[str, ...] = (
     points_per_weight = [1, 2]
     hash = "siphash24-32"
     hash_key = "000102030405060708090a0b0c0d0e0f"
+    """,
+    """
+    [servers]
+    count = 3
+    [gate]
+    ns_per_key = 1.2
+    structure_bytes = 1.0
+    bytes_per_entry = 1.0
+    peak_build_bytes = 1.5
+    cv = 1.05
+    moved = 1.05
     """,
     """
     [servers]

@@ -47,6 +47,7 @@ from harness.recipes.layouts import LAYOUTS
 from harness.recipes.peers import PEERS
 from harness.recipes.peers.foreign import ForeignPeerSpec, parse_foreign_peer
 from harness.run.builtin import recorded_path
+from harness.run.gate_table import GateThresholds, parse_gate
 
 #: the version of the scenario file format (a result's format is `harness.core.model`'s)
 SCENARIO_FORMAT_VERSION = 1
@@ -148,6 +149,8 @@ class Scenario:
     operations: tuple[Operation, ...] = field(default=())
     #: None: the ring, as `[generator]` describes it
     algorithm: AlgorithmSpec | None = None
+    #: `[gate]`: the thresholds `ring-harness gate` judges it by (None: the defaults)
+    gate: GateThresholds | None = None
 
     def ring_servers(self) -> list[Server]:
         """The servers on the ring: those with every required capability."""
@@ -216,6 +219,8 @@ class Scenario:
         record.update({name: options[name] for name in options})
         if self.algorithm is None:
             record.pop("algorithm")
+        # The gate's thresholds judge runs; they change nothing a run measures.
+        record.pop("gate")
         hidden = (f"{HIDDEN_KEY}: given in the scenario" if self.generator.key_given
                   else f"{HIDDEN_KEY}: drawn for this run")
         redacted: dict[str, Any] = without_keys(record, hidden)
@@ -257,6 +262,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
     measure = _measure(top.take_table("measure"), bits, keys.distribution,
                        None if algorithm is None else algorithm.name)
     operations = tuple(_operation(t) for t in top.take_table_list("operations"))
+    gate = parse_gate(top.take_table("gate"))
     for metric_name in table_metrics():
         metric = get_metric(metric_name)
         if top.has(metric.table):
@@ -265,7 +271,7 @@ def parse_scenario(document: dict[str, object], file: str, sha256: str = "") -> 
                 measure = replace(measure, metrics=(*measure.metrics, metric_name))
     top.finish()
     scenario = Scenario(name, description, recorded_path(file), sha256, servers, generator,
-                        keys, measure, operations, algorithm)
+                        keys, measure, operations, algorithm, gate)
     _check_consistency(scenario, top)
     return scenario
 

@@ -163,7 +163,7 @@ def test_sides_alternate_and_steady_benchmarks_stop_early() -> None:
     log: list[str] = []
     base, candidate = RecordingWorker("A", log, 1e-4), RecordingWorker("B", log, 2e-4)
     plan = SamplingPlan(min_pairs=4, max_pairs=10, check_every=2, max_seconds=1e9)
-    samples = sample(base, candidate, {"steady": (1, 1), "noisy": (1, 4)}, plan,  # type: ignore[arg-type]
+    samples = sample(base, candidate, {"steady": (1, 1), "noisy": (1, 4)}, plan,
                      lambda b, _pairs: 1.0 if b == "steady" else 5.0)
     assert log[:8] == ["A:steady", "B:steady", "A:noisy", "B:noisy",
                        "B:steady", "A:steady", "B:noisy", "A:noisy"]
@@ -175,7 +175,7 @@ def test_sides_alternate_and_steady_benchmarks_stop_early() -> None:
 def test_the_time_budget_stops_sampling_after_min_pairs() -> None:
     log: list[str] = []
     plan = SamplingPlan(min_pairs=5, max_pairs=50, max_seconds=0)
-    samples = sample(RecordingWorker("A", log, 1e-4), RecordingWorker("B", log, 1e-4),  # type: ignore[arg-type]
+    samples = sample(RecordingWorker("A", log, 1e-4), RecordingWorker("B", log, 1e-4),
                      {"x": (1, 1)}, plan, lambda _b, _p: 9.0)
     assert len(samples.pairs["x"]) == 5
 

@@ -80,6 +80,9 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                                                    {"name": "x|\n<y>", "share": 1.0}]],
                 "rollback": [{"wave": "all", "stage": 1}, {"wave": "c", "stage": 2}],
                 "windows_per_stage": [1, 2]},
+    # the thresholds of `ring-harness gate`: read by every run, changing nothing it measures
+    "gate": {"ns_per_key": [1.05, 1.5], "structure_bytes": [1.0, 2], "bytes_per_entry": [1.05],
+             "peak_build_bytes": [1.25], "cv": [1.1], "moved": [1.1, 100]},
 }
 #: the keys of each optional table that are always given (their first value by default)
 ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_requests"),
@@ -91,7 +94,8 @@ ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_reques
                                       "fleet": ("data_centres", "sizes", "universe",
                                                 "cache_objects", "requests_per_window",
                                                 "warmup_requests"),
-                                      "rollout": ("to", "waves")}
+                                      "rollout": ("to", "waves"),
+                                      "gate": ()}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
                       ["nope"], [0], 65536, 10**9]
 #: fields a mutation may set: every key the validating code declares for the grammar's

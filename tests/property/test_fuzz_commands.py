@@ -1,9 +1,10 @@
 """Fuzzers over every command and flag of the CLI (run, show, compare, reproduce --no-run,
-plan, explore) and of the gate, called in-process. Each draws hostile flag values (negative,
-zero, huge, fractional, NaN and inf numbers, empty and very long strings), hostile paths (a
-directory, a FIFO, a dangling symlink, a non-UTF-8 name, a name too long, a path below a
-file, the input itself as the output), hostile templates and deeply nested documents, and
-scenario or result files mutated like tests/property/test_fuzz.py does.
+plan, explore, gate) and of the bench gate, called in-process. Each draws hostile flag
+values (negative, zero, huge, fractional, NaN and inf numbers, empty and very long
+strings), hostile paths (a directory, a FIFO, a dangling symlink, a non-UTF-8 name, a
+name too long, a path below a file, the input itself as the output), hostile templates
+and deeply nested documents, and scenario or result files mutated like
+tests/property/test_fuzz.py does.
 
 Every outcome is exit 0 with complete outputs, exit 2 with one line (`error: ...`; the
 gate's `ring-bench-gate: ...`) and nothing written, or exit 1 with one line (the gate's exit
@@ -538,6 +539,78 @@ def test_gate_against(revision: str, suite: str, mode: str | None, report: str |
         capsys.readouterr()
     code, err = outcome(gate_cli.main, argv, folder, capsys, prefix="ring-bench-gate: ")
     assert code == 2, err
+
+
+# --- ring-harness gate ----------------------------------------------------------------------
+
+GATE_SCENARIO = ROOT / "scenarios" / "foreign-python.toml"
+GATE_RESULT = ROOT / "results" / "foreign-python.json"
+GATE_MODES = ["baseline", "baseline", "history", "library", "command", "rev", "none", "two"]
+GATE_FIGURES = ["ns_per_key", "structure_bytes", "cv", "moved", "agreement", "", "x" * 300]
+GATE_OUTPUTS = ("--json", "--junit", "--html", "--markdown")
+
+
+@SETTINGS
+@given(real_scenario=st.booleans(), text=scenario_texts(), mode=st.sampled_from(GATE_MODES),
+       given=pick(["$good", "$mutated"], [*PLACES, *DEVICE_INPUTS]),
+       path=st.lists(st.integers(0, 50), max_size=6), value=JSON_VALUES,
+       thresholds=st.lists(st.tuples(st.sampled_from(GATE_FIGURES), st.sampled_from(FLOATS)),
+                           max_size=2),
+       outputs=st.lists(st.tuples(st.sampled_from(GATE_OUTPUTS),
+                                  pick(["report.out"], PLACES)), max_size=2),
+       command=st.sampled_from(TEXTS), seconds=st.none() | st.sampled_from(FLOATS),
+       judge=st.booleans())
+@example(real_scenario=True, text="", mode="baseline", given="$good", path=[], value=None,
+         thresholds=[], outputs=[("--json", "report.out")], command="", seconds=None,
+         judge=True)
+def test_ring_harness_gate(real_scenario: bool, text: str, mode: str, given: str,
+                           path: list[int], value: Any, thresholds: list[tuple[str, str]],
+                           outputs: list[tuple[str, str]], command: str, seconds: str | None,
+                           judge: bool, tmp_path_factory: pytest.TempPathFactory,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`ring-harness gate` with hostile scenarios, modes, results (mutated real ones, hostile
+    places), thresholds, outputs and base commands. Baseline and history modes always judge
+    a result given with --result, and no A/B draw gets as far as starting a peer, so no
+    example runs a scenario: exit 0 or 1 with the outputs written (exit 1: one line per
+    failed figure), or exit 2 in one line with nothing written."""
+    folder = tmp_path_factory.mktemp("ring-gate")
+    sandbox(folder)
+    scenario = folder / "s.toml"
+    if real_scenario:
+        shutil.copy(GATE_SCENARIO, scenario)
+    else:
+        scenario.write_text(text, encoding="utf-8")
+    good = folder / "good.json"
+    shutil.copy(GATE_RESULT, good)
+    mutated = folder / "mutated.json"
+    mutated.write_text(json.dumps(_mutate(json.loads(good.read_text()), path, value),
+                                  default=str))
+    chosen = {"$good": str(good), "$mutated": str(mutated)}.get(given) or place(
+        folder, given, good)
+    argv = ["gate", str(scenario)]
+    if mode in ("baseline", "two"):
+        argv += ["--baseline", chosen, "--result", str(good)]
+    if mode in ("history", "two"):
+        argv += ["--against-history", "--history", str(folder / "hist"), "--result", chosen]
+    if mode == "library":
+        argv += ["--base-library", chosen]
+    if mode == "command":
+        argv += ["--base-command", command]  # never a program on PATH
+    if mode == "rev":
+        argv += ["--base-rev", "HEAD", "--build", "true", "--repository", str(folder)]
+    for figure, ratio in thresholds:
+        argv += ["--threshold", f"{figure}={ratio}"]
+    for flag, where in outputs:
+        argv += [flag, place(folder, where, good)]
+    argv += ["--max-seconds", seconds] if seconds is not None else []
+    argv += ["--judge-timings"] if judge else []
+    code, err = outcome(lambda args: main(args), argv, folder, capsys)
+    if code == 1:
+        assert all(line.startswith(("regression: ", "failed: "))
+                   for line in err.strip().splitlines()), err
+    if code in (0, 1):
+        for _, where in outputs:
+            assert (folder / place(folder, where, good)).is_file()
 
 
 # --- two writers into one --out -------------------------------------------------------------

@@ -15,6 +15,10 @@ from tests.conftest import SMALL_SCENARIO
 
 BAD_SCENARIOS = {
     "toml syntax": ("[servers\ncount = 3", ["not valid TOML"]),
+    "gate threshold below 1": ("[servers]\ncount = 3\n[gate]\ncv = 0.9",
+                               ["gate.cv must be a number from 1 to 100", "got 0.9"]),
+    "gate unknown figure": ("[servers]\ncount = 3\n[gate]\nlatency = 2",
+                            ["unknown key 'gate.latency'"]),
     "unknown top-level key": ('nmae = "x"\n[servers]\ncount = 3',
                               ["unknown key 'nmae'", "valid keys here"]),
     "unknown nested key": ("[servers]\ncount = 3\n[generator]\npoint_per_weight = 3",

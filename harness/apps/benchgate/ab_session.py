@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from harness.apps.benchgate.results import UnusableDataError
 
@@ -153,7 +153,14 @@ class Worker:
         self.process.wait()
 
 
-def sample(base: Worker, candidate: Worker, scales: dict[str, tuple[int, int]],
+class Sampler(Protocol):
+    """What `sample` asks of each side: one sample of a benchmark, in seconds (a `Worker`;
+    the gate of any implementation, harness.apps.gate, holds two foreign peers instead)."""
+
+    def sample(self, benchmark: str, rounds: int) -> float: ...
+
+
+def sample(base: Sampler, candidate: Sampler, scales: dict[str, tuple[int, int]],
            plan: SamplingPlan, detectable: Callable[[str, list[tuple[float, float]]], float],
            ) -> Samples:
     """Pairs of samples of every benchmark in `scales` (id -> the two sides' round scales),
