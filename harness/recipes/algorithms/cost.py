@@ -24,6 +24,7 @@ from harness.recipes.constructions.generator import (
     PYTHON_GENERATION_BYTES_PER_POINT,
     parse_template,
 )
+from harness.recipes.constructions.points import uses_traits
 from harness.recipes.layouts.costs import layout_cost
 
 
@@ -34,12 +35,13 @@ def entries_of(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Serv
 
 
 def generation_cost(params: dict[str, Any], entries: int) -> Cost:
-    """Generating a ring's points: names C does not format, or a keyed hash (the C generator
-    takes no key), are formatted by Python."""
+    """Generating a ring's points: names C does not format, a keyed hash (the C generator
+    takes no key), or a client's traits, are formatted by Python."""
     template = params.get("point_name")
     per_point = (PYTHON_GENERATION_BYTES_PER_POINT
                  if template is not None and (parse_template(template) is None
-                                              or is_keyed(params.get("hash", "")))
+                                              or is_keyed(params.get("hash", ""))
+                                              or uses_traits(params))
                  else GENERATION_BYTES_PER_POINT)
     return Cost(peak=float(per_point * entries))
 

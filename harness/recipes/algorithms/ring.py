@@ -110,6 +110,12 @@ class RingAlgorithm(Routing):
                         param.name, f"left out: construction {construction_name!r} fixes its "
                         "own points and hash", fields.table[param.name])
         values = settle_hash_key(parse_params(construction_class.params, fields), fields)
+        # A construction's rule across its parameters (client traits that do not combine),
+        # and what of them a result records (traits at their defaults left out).
+        problem = getattr(construction_class, "params_problem", lambda v: None)(values)
+        if problem is not None:
+            raise fields.error(*problem)
+        values = getattr(construction_class, "recorded_params", lambda v: v)(values)
         return {"construction": construction_name, **values}
 
     @classmethod
