@@ -245,3 +245,19 @@ def digest_words(hash_name: str, names: Sequence[bytes], words: int
     raw = b"".join([spec.digest(name)[:4 * words] for name in names])
     dtype = np.dtype("<u4" if spec.order == "little" else ">u4")
     return np.frombuffer(raw, dtype=dtype).astype(np.uint32).reshape(len(names), words)
+
+
+#: hashes that take a seed (rendezvous scores them with one): name -> hash of (data, seed)
+SEEDED_HASHES: dict[str, Callable[[bytes, int], int]] = {
+    "murmur3-32": lambda data, seed: murmur3_32(data, seed & MASK32),
+    "xxh32": lambda data, seed: xxhash.xxh32_intdigest(data, seed & MASK32),
+    "xxh64": lambda data, seed: xxhash.xxh64_intdigest(data, seed & MASK64),
+}
+
+
+def seeded(name: str, seed: int) -> Callable[[bytes], int]:
+    """The hash called `name` under `seed` (0: the hash itself, for any hash)."""
+    if seed == 0:
+        return TRAIT_HASHES[name].one
+    function = SEEDED_HASHES[name]
+    return lambda data: function(data, seed)

@@ -93,10 +93,10 @@ def test_points_at_defaults_is_the_ring_it_was() -> None:
 def test_hashring_double_precision_counts(servers: int) -> None:
     """npm hashring floors w / total * 40 * n in doubles: 39 digests at these fleet sizes
     (the issue's counts, and the live check in tests/live/)."""
-    traits = ClientTraits.from_params(OTHER_CLIENTS["npm hashring"][1])
+    traits = ClientTraits.from_params(OTHER_CLIENTS["npm hashring"][2])
     fleet = [Server(f"s{i}") for i in range(servers)]
     assert traits.name_counts(fleet) == [39] * servers
-    exact = ClientTraits.from_params({**OTHER_CLIENTS["npm hashring"][1],
+    exact = ClientTraits.from_params({**OTHER_CLIENTS["npm hashring"][2],
                                       "weight_rounding": "share-exact"})
     assert exact.name_counts(fleet) == [40] * servers
 

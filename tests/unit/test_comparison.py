@@ -161,7 +161,7 @@ def test_every_registered_algorithm_is_compared_by_default(tiny: Result) -> None
 
 
 #: hash mod N and fixed slots shared in ranges: not consistent hashing, compared as baselines
-FIXED_TABLES = ("kafka-murmur2", "redis-slots")
+FIXED_TABLES = ("kafka-murmur2", "redis-slots", "modulo")
 
 
 def test_equal_fleet_figures(tiny: Result) -> None:

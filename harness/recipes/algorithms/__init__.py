@@ -29,10 +29,12 @@ from harness.recipes.algorithms.jumpback import JumpBackAlgorithm
 from harness.recipes.algorithms.kafka_partitioner import KafkaMurmur2Algorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.memento import MementoAlgorithm
+from harness.recipes.algorithms.modulo import ModuloAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
+from harness.recipes.algorithms.rendezvous_score import RendezvousScoreAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.plugins import Contract, Registry, protocol_members
@@ -42,6 +44,8 @@ BUILT_IN: tuple[type[Algorithm], ...] = (
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
     PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
     KafkaMurmur2Algorithm, RedisSlotsAlgorithm)
+# Client families: hash mod N with any key hash, rendezvous with any score (issue #40)
+BUILT_IN += (ModuloAlgorithm, RendezvousScoreAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",

@@ -16,8 +16,9 @@ The traits, in the order a client applies them:
 - **names per server** (`weight_rounding`, `points_per_weight`): P x weight rounded half to
   even (Python's `round`), half up (`Math.round`, `(int)(x + 0.5)`, `lround`), down or up,
   at least one; or a share of P x N names for N servers, floored (libketama): exactly
-  (integer arithmetic), in double precision (`floor(w / total * P * N)`, npm hashring), or
-  in single precision as libmemcached computes it.
+  (integer arithmetic), in double precision (`floor(w / total * P * N)`, npm hashring;
+  `floor(P * N * w / total)`, PyPI hashring/hash_ring), or in single precision as
+  libmemcached computes it.
 - **point names** (`point_name`, `first_point`): name j of a server for j = first_point,
   ...; or (`chain = "previous"`) one name (`chain_name`) whose hash is continued with the
   previous point's hash, little-endian (nginx's CRC-32 chain).
@@ -53,7 +54,7 @@ from harness.core.trait_hashes import (
 )
 
 WEIGHT_ROUNDINGS = ("half-even", "half-up", "floor", "ceil", "share-exact", "share-double",
-                    "share-single")
+                    "share-double-scaled", "share-single")
 TIES = ("at-or-after", "after", "at-or-before")
 WINNERS = ("first", "last")
 KEY_ENCODINGS = ("utf-8", "low-8-bits")
@@ -87,8 +88,9 @@ def trait_params() -> tuple[Param, ...]:
               "the name with ':11211' left out", choices=SERVER_FORMS),
         Param("weight_rounding", "choice", "half-even",
               "names per server: points_per_weight x weight rounded (at least 1), or "
-              "floor(weight / total x points_per_weight x servers) exactly, in double or in "
-              "single precision", choices=WEIGHT_ROUNDINGS),
+              "floor(weight / total x points_per_weight x servers) exactly, in double "
+              "precision (share-double-scaled: points_per_weight x servers x weight / total) "
+              "or in single precision", choices=WEIGHT_ROUNDINGS),
         Param("tie", "choice", "at-or-after", "which point a key's hash goes to",
               choices=TIES),
         Param("collision_winner", "choice", "first",
@@ -213,9 +215,11 @@ class ClientTraits:
         if mode == "share-exact":
             total = sum(Fraction(s.weight) for s in servers)
             return [int(Fraction(s.weight) * per * n // total) for s in servers]
+        total_f = sum(float(s.weight) for s in servers)
         if mode == "share-double":
-            total_f = sum(float(s.weight) for s in servers)
             return [math.floor(float(s.weight) / total_f * per * n) for s in servers]
+        if mode == "share-double-scaled":
+            return [math.floor(per * n * float(s.weight) / total_f) for s in servers]
         return _single_precision_counts(servers, per, self.points_per_digest)
 
     def point_counts(self, servers: Sequence[Server]) -> list[int]:

@@ -34,13 +34,25 @@ SHIPPED_AS_TRAITS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                "points_per_weight": 160}),
 }
 
-#: clients with no construction of their own: (what they are, their traits)
-OTHER_CLIENTS: dict[str, tuple[str, dict[str, Any]]] = {
+#: clients with no construction of their own: (what they are, algorithm, its parameters);
+#: each checked against the client's own routing (tests/fixtures/real_clients/)
+OTHER_CLIENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "npm hashring": (
         "npm hashring 3.2.0, default options: libketama's continuum with each server's "
-        "digests floored in double precision",
-        {**_KETAMA, "weight_rounding": "share-double"}),
-    "npm hashring hash_ring": (
-        "npm hashring 3.2.0 with compatibility 'hash_ring' (three points a digest)",
-        {**_KETAMA, "points_per_digest": 3, "weight_rounding": "share-double"}),
+        "digests floored in double precision", "ring",
+        {"construction": "points", **_KETAMA, "weight_rounding": "share-double"}),
+    "pypi hashring": (
+        "hashring 1.5.1 and hash_ring (PyPI): three points a digest, floor(40 x N x w / "
+        "total) in double precision, the next point strictly after the key's hash, the last "
+        "listed server keeping an equal point", "ring",
+        {"construction": "points", **_KETAMA, "points_per_digest": 3,
+         "weight_rounding": "share-double-scaled", "tie": "after",
+         "collision_winner": "last"}),
+    "python-memcached": (
+        "python-memcached 1.62: (CRC-32 >> 16) & 0x7fff mod the buckets, a server in as "
+        "many buckets as its weight", "modulo",
+        {"key_hash": "crc32", "shift": 16, "mask_bits": 15, "weights": "repeat"}),
+    "clandestined": (
+        "clandestined 1.1.0: rendezvous, MurmurHash3 of '<server>-<key>', seed 0, a tie to "
+        "the greater name", "rendezvous-score", {}),
 }
