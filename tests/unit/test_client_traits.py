@@ -153,3 +153,29 @@ def test_bad_traits_one_line(case: str, tmp_path: Path,
     assert message in err and str(scenario) in err and "(got " in err
     assert len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("params", [
+    {"hash": "md5-32le", "points_per_digest": 4, "points_per_weight": 125},
+    {"hash": "fnv1a-32", "points_per_weight": 500},
+    {"hash": "crc32", "chain": "previous", "points_per_weight": 500},
+    {"hash": "xxh64", "points_per_weight": 500, "tie": "at-or-before"},
+])
+def test_traits_ring_within_its_priced_bytes(params: dict[str, object]) -> None:
+    """A traits ring's generation, as `algorithms/cost.generation_cost` prices it: its
+    peak, traced, stays within that at 40 servers x 500 points."""
+    import tracemalloc
+
+    from harness.recipes.algorithms.cost import generation_cost
+    construction = get_construction("points", **params)
+    servers = [Server(f"10.0.{i}.1:11211") for i in range(40)]
+    points = sum(construction.point_counts(servers))
+    tracemalloc.start()
+    try:
+        construction.build_ring(servers)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    priced = generation_cost({"construction": "points", "point_name": "{server}:{j}",
+                              **params}, points).peak
+    assert peak <= priced

@@ -26,13 +26,13 @@ def identify(routing: Path, servers: Path, max_minutes: float,
     """The report, and whether some recipe reproduces every observation."""
     observations = read_observations(routing, servers)
     space = declare(observations)
-    say(render_space(observations, space))
     if space.cost.seconds > 60 * max_minutes:
         raise ScenarioError(
             f"{routing}: the search must fit the time budget of --max-minutes {max_minutes:g} "
             f"(got an estimated {space.cost.seconds / 60:,.1f} minutes: "
             f"{space.cost.why_seconds}); expected fewer servers or keys, or a larger "
             "--max-minutes")
+    say(render_space(observations, space))
     search = run_search(observations, lambda text: say(f"  searching: {text}"))
     checked = confirmed(observations, search)
     return render(observations, space, search, checked), bool(checked and

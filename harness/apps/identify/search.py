@@ -296,6 +296,8 @@ class Ranking:
     @property
     def floor(self) -> float:
         """The agreement a candidate must reach on the sample to route every key."""
+        if self.found and self.found[0].agreement == 1.0:
+            return 1.0  # only another exact match is worth routing every key
         if len(self.found) < KEPT:
             return 0.0
         return self.found[-1].agreement - 0.05

@@ -41,6 +41,8 @@ class ModuloAlgorithm(OneForm):
     """A key's (shifted, masked) hash mod the number of buckets."""
 
     name: ClassVar[str] = "modulo"
+    #: a client's recipe, routed in plain Python: [comparison] measures it only when named
+    compared_by_default: ClassVar[bool] = False
     declared: ClassVar[tuple[Param, ...]] = (
         Param("key_hash", "choice", "crc32", "hash of keys", choices=TRAIT_HASH_NAMES),
         Param("shift", "int", 0, "bits the hash is shifted right", minimum=0, maximum=63),

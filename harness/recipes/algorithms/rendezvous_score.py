@@ -50,6 +50,8 @@ class RendezvousScoreAlgorithm(OneForm):
     """Rendezvous over the servers with a declared score (no weights)."""
 
     name: ClassVar[str] = "rendezvous-score"
+    #: a client's recipe, routed in plain Python: [comparison] measures it only when named
+    compared_by_default: ClassVar[bool] = False
     declared: ClassVar[tuple[Param, ...]] = (
         Param("score", "choice", "hash-of-name", "how a server scores a key", choices=SCORES),
         Param("hash", "choice", "murmur3-32", "the score's hash", choices=TRAIT_HASH_NAMES),

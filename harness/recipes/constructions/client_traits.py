@@ -64,7 +64,12 @@ DEFAULT_PORT = ":11211"
 MAX_POINTS_PER_DIGEST = 16  # a 64-byte BLAKE2b digest
 MAX_RING_SIZE = 2**64
 #: point names hashed in one batch: enough to amortise numpy's per-column passes
-BATCH_NAMES = 1 << 16
+BATCH_NAMES = 1 << 13
+#: a traits ring's generation, traced (tests/unit/test_client_traits.py): 20-39 B a point
+#: at 200,000 points (positions, owners, the packed sort), and up to 2.2 MiB for one batch
+#: of names and its numpy passes; priced with a margin
+GENERATION_BYTES_PER_POINT = 48
+GENERATION_FIXED_BYTES = 4 << 20
 
 
 def trait_params() -> tuple[Param, ...]:
