@@ -8,8 +8,8 @@ field (`comparison.servers`, `comparison.algorithms[2].name`, ...).
 Recipes default to every registered algorithm (`harness.recipes.algorithms.ALGORITHMS`,
 plugins included) with its default parameters, but for those that set
 `compared_by_default = False` (the client families routed in plain Python); an
-algorithm whose structure has layouts (the ring) is measured in `DEFAULT_LAYOUTS`: `cffi-packed`, the
-fastest scalar and batch lookup of the 32-bit layouts in this project's
+algorithm whose structure has layouts (the ring) is measured in `DEFAULT_LAYOUTS`:
+`cffi-packed`, the fastest scalar and batch lookup of the 32-bit layouts in this project's
 results, and `bucketed`, the smallest per entry (4 bytes, plus a fixed
 256 KiB of bucket offsets that small rings pay in full).
 """
