@@ -4,12 +4,15 @@ Each is defined by a plain-Python function (`one`) and has a batch form (`many`)
 tests hold to it. What each computes, byte order included:
 
 - `fnv1-32`, `fnv1a-32`, `fnv1-64`, `fnv1a-64`: plain FNV-1 and FNV-1a (Fowler, Noll and
-  Vo's parameters), no finalizer; the batch forms run in numpy, a byte column at a time.
+  Vo's parameters), no finalizer.
 - `oaat-32`: Bob Jenkins' one-at-a-time hash ("A Hash Function for Hash Table Lookup").
-- `murmur3-32`: MurmurHash3_x86_32, seed 0 (Austin Appleby's SMHasher); in numpy, four
-  bytes a step, for batches.
-- `xxh32`, `xxh64`: xxHash32 and xxHash64, seed 0 (the `xxhash` library, the reference's
-  bindings to the C library of the format's author).
+- `murmur3-32`: MurmurHash3_x86_32, seed 0 (Austin Appleby's SMHasher).
+- `xxh32`, `xxh64`: xxHash32 and xxHash64, seed 0 (`one` calls the `xxhash` library, the
+  bindings of the format author's C library).
+
+The batch forms of these eight run in C, our own code (cext/trait_hashes.c, xxHash written
+from its specification); MD5 and CRC-32 batches are the ring's C; SHA-1 goes through
+hashlib name by name; `crc32-hi15` batches are zlib's CRC-32 in C, shifted.
 - `md5-32le`: the first 4 bytes of MD5 read little-endian (libketama's key hash);
   `sha1-32`, `sha1-32le`: the first 4 bytes of SHA-1, big- or little-endian. The ring's
   `md5-32` (big-endian) and `blake2b-32` read their digest likewise.
@@ -26,14 +29,15 @@ import hashlib
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
 from harness.core.hashing import HASHES, HashFunction, fmix32
+from harness.core.native import crc32_many as c_crc32
 from harness.core.native import md5_many as c_md5
+from harness.core.native import trait_hashes as c_trait_hashes
 
 MASK32 = 0xFFFFFFFF
 MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -78,78 +82,12 @@ def murmur3_32(data: bytes, seed: int = 0) -> int:
     return fmix32(h)
 
 
-def _rows_by_length(
-    names: Sequence[bytes], dtype: type[np.unsignedinteger],
-    rows_hash: Callable[[npt.NDArray[np.uint8]], npt.NDArray[np.unsignedinteger]],
-) -> npt.NDArray[np.unsignedinteger]:
-    """A byte-at-a-time hash over a batch: names of one length hashed together as the rows
-    of a byte matrix, one numpy step per column."""
-    out = np.empty(len(names), dtype=dtype)
-    lengths = np.fromiter((len(name) for name in names), dtype=np.int64, count=len(names))
-    for length in np.unique(lengths):
-        where = np.flatnonzero(lengths == length)
-        joined = b"".join([names[int(i)] for i in where])
-        rows = np.frombuffer(joined, dtype=np.uint8).reshape(len(where), int(length))
-        out[where] = rows_hash(rows)
-    return out
-
-
-def _fnv_rows(bits: int, xor_first: bool) -> Callable[[npt.NDArray[np.uint8]],
-                                                       npt.NDArray[np.unsignedinteger]]:
-    dtype = np.dtype(np.uint32 if bits == 32 else np.uint64)
-    basis, prime = FNV[bits]
-
-    def rows_hash(rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.unsignedinteger]:
-        h: npt.NDArray[Any] = np.full(rows.shape[0], basis, dtype=dtype)
-        factor: npt.NDArray[Any] = np.array(prime, dtype=dtype)
-        with np.errstate(over="ignore"):
-            for column in range(rows.shape[1]):
-                byte: npt.NDArray[Any] = rows[:, column].astype(dtype)
-                h = (h ^ byte) * factor if xor_first else (h * factor) ^ byte
-        return h
-    return rows_hash
-
-
-def _oaat_rows(rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.unsignedinteger]:
-    h = np.zeros(rows.shape[0], dtype=np.uint32)
-    with np.errstate(over="ignore"):
-        for column in range(rows.shape[1]):
-            h += rows[:, column].astype(np.uint32)
-            h += h << np.uint32(10)
-            h ^= h >> np.uint32(6)
-        h += h << np.uint32(3)
-        h ^= h >> np.uint32(11)
-        h += h << np.uint32(15)
-    return h
-
-
-def _murmur3_rows(rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.unsignedinteger]:
-    """MurmurHash3_x86_32 (seed 0) of each row: four bytes a step, then the tail."""
-    count, length = rows.shape
-    whole = length // 4 * 4
-    c1, c2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
-    h = np.zeros(count, dtype=np.uint32)
-    blocks = np.ascontiguousarray(rows[:, :whole]).view("<u4").astype(np.uint32)
-
-    def rotl(x: npt.NDArray[np.uint32], r: int) -> npt.NDArray[np.uint32]:
-        return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
-
-    with np.errstate(over="ignore"):
-        for b in range(whole // 4):
-            h ^= rotl(blocks[:, b] * c1, 15) * c2
-            h = rotl(h, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-        if length > whole:
-            k = np.zeros(count, dtype=np.uint32)
-            for i in range(length - whole):
-                k |= rows[:, whole + i].astype(np.uint32) << np.uint32(8 * i)
-            h ^= rotl(k * c1, 15) * c2
-        h ^= np.uint32(length & MASK32)
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
-    return h
+def _c_many(name: str, dtype: type[np.unsignedinteger]
+            ) -> Callable[[Sequence[bytes]], npt.NDArray[np.unsignedinteger]]:
+    """The batch form in C (cext/trait_hashes.c)."""
+    def many(names: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
+        return c_trait_hashes.trait_hash_many(names, name).astype(dtype)
+    return many
 
 
 def _each(function: Callable[[bytes], int], dtype: type[np.unsignedinteger]
@@ -190,26 +128,21 @@ def _crc32_hi15(data: bytes) -> int:
 
 
 _NEW: tuple[HashFunction, ...] = (
-    HashFunction("fnv1-32", 32, lambda d: fnv(d, 32, False),
-                 lambda n: _rows_by_length(n, np.uint32, _fnv_rows(32, False))),
-    HashFunction("fnv1a-32", 32, lambda d: fnv(d, 32, True),
-                 lambda n: _rows_by_length(n, np.uint32, _fnv_rows(32, True))),
-    HashFunction("fnv1-64", 64, lambda d: fnv(d, 64, False),
-                 lambda n: _rows_by_length(n, np.uint64, _fnv_rows(64, False))),
-    HashFunction("fnv1a-64", 64, lambda d: fnv(d, 64, True),
-                 lambda n: _rows_by_length(n, np.uint64, _fnv_rows(64, True))),
-    HashFunction("oaat-32", 32, one_at_a_time,
-                 lambda n: _rows_by_length(n, np.uint32, _oaat_rows)),
-    HashFunction("murmur3-32", 32, murmur3_32,
-                 lambda n: _rows_by_length(n, np.uint32, _murmur3_rows)),
-    HashFunction("xxh32", 32, _xxh32, _each(_xxh32, np.uint32)),
-    HashFunction("xxh64", 64, _xxh64, _each(_xxh64, np.uint64)),
+    HashFunction("fnv1-32", 32, lambda d: fnv(d, 32, False), _c_many("fnv1-32", np.uint32)),
+    HashFunction("fnv1a-32", 32, lambda d: fnv(d, 32, True), _c_many("fnv1a-32", np.uint32)),
+    HashFunction("fnv1-64", 64, lambda d: fnv(d, 64, False), _c_many("fnv1-64", np.uint64)),
+    HashFunction("fnv1a-64", 64, lambda d: fnv(d, 64, True), _c_many("fnv1a-64", np.uint64)),
+    HashFunction("oaat-32", 32, one_at_a_time, _c_many("oaat-32", np.uint32)),
+    HashFunction("murmur3-32", 32, murmur3_32, _c_many("murmur3-32", np.uint32)),
+    HashFunction("xxh32", 32, _xxh32, _c_many("xxh32", np.uint32)),
+    HashFunction("xxh64", 64, _xxh64, _c_many("xxh64", np.uint64)),
     HashFunction("md5-32le", 32, _prefix(_md5, "little"),
                  lambda n: c_md5.md5_prefix32_many(n, "little")),
     HashFunction("sha1-32", 32, _prefix(_sha1, "big"), _each(_prefix(_sha1, "big"), np.uint32)),
     HashFunction("sha1-32le", 32, _prefix(_sha1, "little"),
                  _each(_prefix(_sha1, "little"), np.uint32)),
-    HashFunction("crc32-hi15", 32, _crc32_hi15, _each(_crc32_hi15, np.uint32)),
+    HashFunction("crc32-hi15", 32, _crc32_hi15,
+                 lambda n: ((c_crc32.crc32_many(n) >> 16) & 0x7FFF).astype(np.uint32)),
 )
 
 #: every unkeyed hash a client's ring or key may use: the ring's own, then the clients'
