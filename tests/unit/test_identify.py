@@ -141,3 +141,28 @@ def test_csv_server_list_and_non_utf8(tmp_path: Path, capsys: pytest.CaptureFixt
     listing.write_text("s0\n")
     assert main(["identify", str(routing), str(listing)]) == 2
     assert "must be UTF-8 text (got a byte 0xff" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fixture", "label"), [("pypi-hashring", "5 weighted"),
+                                                 ("npm-hashring", "7 equal")])
+def test_real_clients_found_from_scratch(fixture: str, label: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the known clients taken out of the search, the trait space alone finds a recipe
+    that reproduces the client's own routing (PyPI hashring: 3 points a digest, `>`, the
+    last listed on equal points; npm hashring at 39 digests a server)."""
+    from harness.apps.identify import search
+    from harness.apps.identify.observations import Observations
+
+    monkeypatch.setattr(search, "OTHER_CLIENTS", {})
+    record = json.loads((FIXTURES / "real_clients" / f"{fixture}.json").read_text())
+    fleet = next(f for f in record["fleets"] if f["label"] == label)
+    servers = tuple(Server(s["name"], s["weight"]) for s in fleet["servers"])
+    observations = Observations(tuple(k.encode() for k in record["keys"]),
+                                tuple(fleet["owners"]), servers, "observed", "servers")
+    found = search.run_search(observations)
+    best = found.ranked[0]
+    assert best.agreement == 1.0 and best.candidate.origin == "traits"
+    rebuilt = get_algorithm(best.candidate.algorithm).build(list(servers),
+                                                            **best.candidate.params)
+    assert rebuilt.route(list(observations.keys)).tolist() == fleet["owners"]
