@@ -166,3 +166,20 @@ def test_real_clients_found_from_scratch(fixture: str, label: str,
     rebuilt = get_algorithm(best.candidate.algorithm).build(list(servers),
                                                             **best.candidate.params)
     assert rebuilt.route(list(observations.keys)).tolist() == fleet["owners"]
+
+
+def test_a_key_hash_other_than_the_points(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Points by CRC-32, keys by one-at-a-time: the key hash is told by the structure of the
+    observations and tried with rings hashed otherwise."""
+    servers = [Server("n0"), Server("n1"), Server("n2")]
+    params = {"construction": "points", "hash": "crc32", "point_name": "{server}-{j}",
+              "points_per_weight": 20, "key_hash": "oaat-32"}
+    keys = [f"u{i}" for i in range(600)]
+    owners = get_algorithm("ring").build(servers, **params).route(
+        [k.encode() for k in keys]).tolist()
+    routing, listing = write_inputs(tmp_path, servers, keys, owners)
+    assert main(["identify", str(routing), str(listing)]) == 0
+    out = capsys.readouterr().out
+    assert "reproduce all 600 observations" in out
+    assert 'key_hash = "oaat-32"' in out.split("\n\n")[1]
