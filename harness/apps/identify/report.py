@@ -29,7 +29,8 @@ def render_space(observations: Observations, space: Space) -> str:
             f"known clients, {space.modulo:,} hash-mod-N, {space.rendezvous:,} rendezvous, "
             f"{space.rings:,} rings ({space.ring_schemes:,} naming schemes x "
             f"{space.ring_counts:,} count rules x 3 tie rules x up to 2 key hashes); at most "
-            f"{cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated ({cost.why_seconds})")
+            f"{cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
+            f"({cost.why_seconds})")
 
 
 def confirmed(observations: Observations, search: Search) -> list[tuple[Found, float]]:
