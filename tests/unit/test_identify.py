@@ -183,3 +183,31 @@ def test_a_key_hash_other_than_the_points(tmp_path: Path,
     out = capsys.readouterr().out
     assert "reproduce all 600 observations" in out
     assert 'key_hash = "oaat-32"' in out.split("\n\n")[1]
+
+
+@pytest.mark.slow
+def test_declared_bytes_bound_the_search() -> None:
+    """The declared peak (`search.declare`) bounds the search's traced peak, on a client of
+    the trait space found in its ring search and on a shipped one."""
+    import tracemalloc
+
+    from harness.apps.identify import search
+    from harness.apps.identify.observations import Observations
+
+    servers = (Server("alpha", 1), Server("beta", 2.5), Server("gamma", 1))
+    for params in ({"construction": "points", "hash": "sha1-32le", "points_per_digest": 3,
+                    "point_name": "{server}-{j}", "points_per_weight": 16},
+                   {"construction": "libketama"}):
+        keys = tuple(f"session-{i}".encode() for i in range(300))
+        owners = tuple(get_algorithm("ring").build(list(servers), **params).route(
+            list(keys)).tolist())
+        observations = Observations(keys, owners, servers, "observed", "servers")
+        declared = search.declare(observations).cost.peak
+        tracemalloc.start()
+        try:
+            found = search.run_search(observations)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert found.ranked[0].agreement == 1.0
+        assert peak <= declared

@@ -274,10 +274,15 @@ def declare(observations: Observations) -> Space:
         + len(rendezvous) * len(servers) * (SAMPLE_KEYS + keys / 10) * SECONDS_PER_SCORE
         + names * SECONDS_PER_NAME
         + rings * (SECONDS_PER_RING + points_per_ring * SECONDS_PER_RING_POINT))
-    # One naming scheme's points held at a time (8 bytes each, 4 points a digest at most),
-    # a ring's sort beside them, and each key hash of the keys (8 bytes) with the key list.
-    held = float(len(TRAIT_HASHES) * 2 * keys * 8 + keys * 80)
-    peak = held + 4 * 8 * 3 * float(most_names * len(servers))
+    # Held: each key hash of every key (8 bytes), the kept candidates' owners and the
+    # sample (8 bytes each), the keys. At work: one naming scheme's points (4 a digest at
+    # most, 8 bytes each), its names (about 100 bytes each while formatted) and one ring's
+    # sort (positions, owners, order and their sorted copies: about 50 bytes a point);
+    # and a fixed MiB for the shipped recipes' structures (maglev's table the largest).
+    hash_count = len(TRAIT_HASHES) * len(encodings(observations))
+    held = float(keys * 8 * (hash_count + KEPT + 2) + keys * 80)
+    scheme_names = most_names * len(servers)
+    peak = held + float(scheme_names * (4 * 8 + 100) + scheme_names * 4 * 50) + 2**20
     why = f"{keys:,} observed keys on {len(servers):,} servers"
     cost = Cost(held=held, peak=peak, seconds=seconds, why=why, why_seconds=(
         f"{len(schemes):,} ring naming schemes x {counts:,} count rules on {why}"))
