@@ -139,6 +139,24 @@ status=0
     2>gate-err.txt || status=$?
 [ "$status" = 2 ] && [ "$(wc -l <gate-err.txt)" = 1 ] \
     || fail "ring-harness gate --threshold cv=0: exit $status, $(cat gate-err.txt)"
+say "ring-harness identify (a libketama client's routing, from its server list)"
+printf '[[servers]]\nname = "a:1"\n[[servers]]\nname = "b:2"\nweight = 2\n' >idservers.toml
+"$bin/python" - <<'PY' >idrouting.csv
+from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+servers = [Server("a:1"), Server("b:2", 2)]
+keys = [f"key-{i}" for i in range(500)]
+owners = get_algorithm("ring").build(servers, construction="libketama").route(
+    [k.encode() for k in keys])
+print("key,server")
+for key, owner in zip(keys, owners):
+    print(f"{key},{servers[owner].name}")
+PY
+"$bin/ring-harness" identify idrouting.csv idservers.toml --out identify.txt >identify-out.txt \
+    2>identify-err.txt
+complete identify.txt identify-out.txt
+grep -q '^1.000000  libketama (shipped)' identify.txt \
+    || fail "ring-harness identify did not name libketama: $(head -3 identify.txt)"
 
 say "ring-harness doctor"
 "$bin/ring-harness" doctor >doctor.txt
@@ -146,6 +164,6 @@ complete doctor.txt
 grep -q '^Optional tools: ' doctor.txt && grep -q 'history ' doctor.txt \
     || fail "ring-harness doctor: $(cat doctor.txt)"
 
-[ -z "$(ls -A "$work" | grep -v -x -e out -e rep -e missing -e '.*\.\(txt\|md\|html\|toml\|json\|xml\)')" ] \
+[ -z "$(ls -A "$work" | grep -v -x -e out -e rep -e missing -e '.*\.\(txt\|md\|html\|toml\|json\|xml\|csv\)')" ] \
     || fail "unexpected files in the working folder: $(ls -A "$work")"
 say "passed in $((SECONDS - started)) s"

@@ -57,6 +57,8 @@ UNITS = [
     Unit("md5_many"),
     Unit("crc32_many", libraries=("z",)),
     Unit("advised_alloc"),
+    # the hashes client traits add (FNV, one-at-a-time, MurmurHash3, xxHash from its spec)
+    Unit("trait_hashes"),
 ]
 
 

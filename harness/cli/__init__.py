@@ -26,6 +26,7 @@ from harness.apps.explore import explorer_page, scenario_ring, simulator_ring
 from harness.apps.gate import report as gate_report
 from harness.apps.gate.ab import GATE_PLAN
 from harness.apps.gate.command import GateRequest, run_gate
+from harness.apps.identify import identify
 from harness.apps.plan import (
     Rings,
     check_hash,
@@ -253,6 +254,18 @@ def _parser() -> argparse.ArgumentParser:
         "scenarios", help="list the built-in scenarios, which run, plan and explore take by "
         "name, with their descriptions")
     _gate_parser(commands)
+    identify = commands.add_parser(
+        "identify", help="which recipe routes like observed traffic: a CSV of key,server "
+        "and the server list, searched over the shipped clients and the client traits")
+    identify.add_argument("routing", type=Path,
+                          help="observed routing: a CSV of key,server rows")
+    identify.add_argument("servers", type=Path,
+                          help="the servers in client order: a TOML file of [[servers]] "
+                               "name and weight, or a CSV of name[,weight]")
+    identify.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+                          help="refuse, before any work, a search estimated to take longer "
+                               f"(default {DEFAULT_MAX_MINUTES:g})")
+    identify.add_argument("--out", type=Path, help="also write the report to this file")
     commands.add_parser(
         "doctor", help="what this machine has for the harness: the C core, the CPU results "
         "name, the history and tuning folders, each optional tool (or how to install it), "
@@ -359,6 +372,20 @@ def _scenarios(_args: argparse.Namespace) -> int:
 def _doctor(_args: argparse.Namespace) -> int:
     for line in doctor_report(HARNESS.name()):
         print(one_line(line) if line else "")
+    return 0
+
+
+def _identify(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        check_outputs([args.out], [args.routing, args.servers])
+
+    def say(text: str) -> None:
+        print(terminal_text(text), file=sys.stderr, flush=True)
+
+    report, _ = identify(args.routing, args.servers, args.max_minutes, say)
+    if args.out is not None:
+        write_atomically(args.out, report)
+    print(terminal_text(report), end="")
     return 0
 
 
@@ -557,7 +584,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": _run, "show": _show, "compare": _compare, "reproduce": _reproduce,
             "explore": _explore, "plan": _plan, "abi": _abi, "scenarios": _scenarios,
-            "doctor": _doctor, "gate": _gate}
+            "doctor": _doctor, "gate": _gate, "identify": _identify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

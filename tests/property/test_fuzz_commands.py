@@ -657,3 +657,59 @@ def test_the_deadline_catches_a_loop_by_cpu_and_a_block_by_the_wall(
     monkeypatch.setattr(fuzz, "WALL_TIMEOUT_S", 1)
     with pytest.raises(Hang, match="no answer in 1 s"), deadline():
         time.sleep(5)
+
+
+# --- identify -----------------------------------------------------------------------------
+
+#: a client's own routing (libketama, three servers): found among the shipped recipes at
+#: once, so that an example whose inputs stay valid ends in a second or so
+_IDENTIFY_SERVERS = ["a:1", "b:2", "c:3"]
+_IDENTIFY_KEYS = [f"k{i}" for i in range(30)]
+
+
+def _identify_routing() -> str:
+    from harness.core.servers import Server
+    from harness.recipes.algorithms import get_algorithm
+
+    ring = get_algorithm("ring").build([Server(n) for n in _IDENTIFY_SERVERS],
+                                       construction="libketama")
+    owners = ring.route([k.encode() for k in _IDENTIFY_KEYS]).tolist()
+    return "key,server\n" + "".join(f"{k},{_IDENTIFY_SERVERS[o]}\n"
+                                    for k, o in zip(_IDENTIFY_KEYS, owners, strict=True))
+
+
+IDENTIFY_ROUTING = _identify_routing()
+IDENTIFY_SERVERS = "".join(f'[[servers]]\nname = "{n}"\n' for n in _IDENTIFY_SERVERS)
+#: a line that breaks the routing file, appended to it
+HOSTILE_ROWS = ["k,s9\n", "k1,a:1,x\n", "k0,c:3\nk0,a:1\n", '"unclosed\n', "\x00,\x00\n",
+                "x" * 100_000 + ",a:1\n", ",\n", "\udcff,a:1\n"]
+HOSTILE_SERVERS = ['[[servers]]\nname = "a:1"\n', "[[servers]]\nname = 3\n",
+                   '[[servers]]\nname = "d"\nweight = nan\n', '[[servers]]\nname = ""\n',
+                   '[[servers]]\nname = "d"\nweight = "2"\n', "servers = 3\n", "[x]\n",
+                   '[[servers]]\nname = "d\\n"\nweight = 1e300\n', "[[servers]\n"]
+
+
+@SETTINGS
+@given(row=st.none() | st.sampled_from(HOSTILE_ROWS),
+       server=st.none() | st.sampled_from(HOSTILE_SERVERS),
+       routing=pick(["$routing"], [*PLACES, *DEVICE_INPUTS]),
+       servers=pick(["$servers"], [*PLACES, *DEVICE_INPUTS]),
+       out=st.none() | pick(["report.txt"], PLACES), minutes=st.sampled_from(MINUTES),
+       extra=st.sampled_from([[], ["--nope"], ["more"]]))
+def test_identify(row: str | None, server: str | None, routing: str, servers: str,
+                  out: str | None, minutes: list[str], extra: list[str],
+                  tmp_path_factory: pytest.TempPathFactory,
+                  capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path_factory.mktemp("identify")
+    sandbox(folder)
+    routing_file, servers_file = folder / "observed.csv", folder / "servers.toml"
+    routing_file.write_bytes((IDENTIFY_ROUTING + (row or "")).encode("utf-8", "surrogateescape"))
+    servers_file.write_text(IDENTIFY_SERVERS + (server or ""), encoding="utf-8")
+    inputs = {"$routing": str(routing_file), "$servers": str(servers_file)}
+    argv = ["identify", inputs.get(routing) or place(folder, routing, routing_file),
+            inputs.get(servers) or place(folder, servers, servers_file), *minutes, *extra]
+    if out is not None:
+        argv += ["--out", place(folder, out, routing_file)]
+    code, _ = outcome(main, argv, folder, capsys)
+    if code == 0 and out is not None:
+        assert (folder / place(folder, out, routing_file)).is_file()

@@ -96,6 +96,11 @@ BAD_SCENARIOS = {
                    ["servers.list[0].weight must be a number from 1e-06 to 1e+12", "got 0"]),
     "bad template": ('[servers]\ncount = 3\nname = "s-{x}"',
                      ["servers.name must be a name template using {i}"]),
+    "client traits that do not combine": (
+        '[servers]\ncount = 3\n[generator]\nhash = "crc32"\npoints_per_digest = 4',
+        ["generator.points_per_digest must be 1 for hash 'crc32'", "got 4"]),
+    "unknown tie rule": ('[servers]\ncount = 3\n[generator]\ntie = "nearest"',
+                         ["generator.tie must be one of 'at-or-after', 'after'", "'nearest'"]),
     "nginx fractional weight, before any work": (
         '[servers]\nlist = [{name = "a:1", weight = 1.5}]\n[generator]\nconstruction = "nginx"',
         ["servers must be positive integer weights, as nginx's weight=N", "'a:1'", "1.5"]),

@@ -6,9 +6,10 @@ the algorithm itself) and peer names; every problem is one line naming the
 field (`comparison.servers`, `comparison.algorithms[2].name`, ...).
 
 Recipes default to every registered algorithm (`harness.recipes.algorithms.ALGORITHMS`,
-plugins included) with its default parameters; an algorithm whose structure
-has layouts (the ring) is measured in `DEFAULT_LAYOUTS`: `cffi-packed`, the
-fastest scalar and batch lookup of the 32-bit layouts in this project's
+plugins included) with its default parameters, but for those that set
+`compared_by_default = False` (the client families routed in plain Python); an
+algorithm whose structure has layouts (the ring) is measured in `DEFAULT_LAYOUTS`:
+`cffi-packed`, the fastest scalar and batch lookup of the 32-bit layouts in this project's
 results, and `bucketed`, the smallest per entry (4 bytes, plus a fixed
 256 KiB of bucket offsets that small rings pay in full).
 """
@@ -124,6 +125,8 @@ def default_recipes(file: str, path: str = "comparison.algorithms",
     An algorithm that has no defaults (a plugin with required parameters) is left out."""
     recipes = []
     for name in ALGORITHMS:
+        if not getattr(ALGORITHMS[name], "compared_by_default", True):
+            continue  # a client family in plain Python (modulo, rendezvous-score): named only
         try:
             defaults = _recipe(Fields(file, path, {"name": name}))
         except ScenarioError:

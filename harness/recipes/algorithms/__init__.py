@@ -33,11 +33,13 @@ from harness.recipes.algorithms.jumpback import JumpBackAlgorithm
 from harness.recipes.algorithms.kafka_partitioner import KafkaMurmur2Algorithm
 from harness.recipes.algorithms.maglev import MaglevAlgorithm
 from harness.recipes.algorithms.memento import MementoAlgorithm
+from harness.recipes.algorithms.modulo import ModuloAlgorithm
 from harness.recipes.algorithms.multi_probe import MultiProbeAlgorithm
 from harness.recipes.algorithms.powerch import PowerCHAlgorithm
 from harness.recipes.algorithms.range_partition import RangePartition
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 from harness.recipes.algorithms.rendezvous import RendezvousAlgorithm
+from harness.recipes.algorithms.rendezvous_score import RendezvousScoreAlgorithm
 from harness.recipes.algorithms.rendezvous_weighted import WeightedRendezvousAlgorithm
 from harness.recipes.algorithms.riak import RiakAlgorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
@@ -47,8 +49,9 @@ BUILT_IN: tuple[type[Algorithm], ...] = (
     RingAlgorithm, JumpAlgorithm, MaglevAlgorithm, RendezvousAlgorithm, MultiProbeAlgorithm,
     BoundedLoadAlgorithm, WeightedRendezvousAlgorithm, BinomialAlgorithm, FlipHashAlgorithm,
     PowerCHAlgorithm, AnchorAlgorithm, MementoAlgorithm, JumpBackAlgorithm, DxAlgorithm,
-    KafkaMurmur2Algorithm, RedisSlotsAlgorithm, RiakAlgorithm,
-    RangePartition)
+    KafkaMurmur2Algorithm, RedisSlotsAlgorithm, RiakAlgorithm, RangePartition,
+    # client families: hash mod N with any key hash, rendezvous with any score
+    ModuloAlgorithm, RendezvousScoreAlgorithm)
 
 #: what a plugin's algorithm must have
 CONTRACT = Contract("Algorithm (harness/recipes/algorithms/base.py)",

@@ -19,11 +19,18 @@ from harness.core.hashing import is_keyed
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.constructions.client_traits import (
+    GENERATION_BYTES_PER_POINT as TRAITS_BYTES_PER_POINT,
+)
+from harness.recipes.constructions.client_traits import (
+    GENERATION_FIXED_BYTES as TRAITS_FIXED_BYTES,
+)
 from harness.recipes.constructions.generator import (
     GENERATION_BYTES_PER_POINT,
     PYTHON_GENERATION_BYTES_PER_POINT,
     parse_template,
 )
+from harness.recipes.constructions.points import uses_traits
 from harness.recipes.layouts.costs import layout_cost
 
 
@@ -35,7 +42,9 @@ def entries_of(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Serv
 
 def generation_cost(params: dict[str, Any], entries: int) -> Cost:
     """Generating a ring's points: names C does not format, or a keyed hash (the C generator
-    takes no key), are formatted by Python."""
+    takes no key), are formatted by Python; a client's traits build by their own figures."""
+    if params.get("construction") == "points" and uses_traits(params):
+        return Cost(peak=float(TRAITS_BYTES_PER_POINT * entries + TRAITS_FIXED_BYTES))
     template = params.get("point_name")
     per_point = (PYTHON_GENERATION_BYTES_PER_POINT
                  if template is not None and (parse_template(template) is None

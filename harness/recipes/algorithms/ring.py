@@ -110,11 +110,14 @@ class RingAlgorithm(Routing):
                         param.name, f"left out: construction {construction_name!r} fixes its "
                         "own points and hash", fields.table[param.name])
         values = settle_hash_key(parse_params(construction_class.params, fields), fields)
-        problem = getattr(construction_class, "params_problem", None)
-        found = problem(values) if problem is not None else None
-        if found is not None:  # a rule across its parameters, named at one of them
-            key, expected = found
-            raise fields.error(key, expected, values[key])
+        # A construction's rule across its parameters (client traits that do not combine, a
+        # minimum above a maximum), named at one of them with the value it got; and what of
+        # them a result records (traits at their defaults left out).
+        problem = getattr(construction_class, "params_problem", lambda v: None)(values)
+        if problem is not None:
+            key, expected, *got = problem
+            raise fields.error(key, expected, got[0] if got else values[key])
+        values = getattr(construction_class, "recorded_params", lambda v: v)(values)
         return {"construction": construction_name, **values}
 
     @classmethod

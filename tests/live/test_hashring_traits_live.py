@@ -1,0 +1,49 @@
+"""npm hashring 3.2.0, live under node, against its recipe as client traits
+(`known_clients.OTHER_CLIENTS["npm hashring"]`): every key, at the equal fleets where double
+precision floors a share to 39 digests (7, 14, 28, 49, 56, 98 servers), at others, and on
+weighted fleets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from harness.core.servers import Server
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.constructions.known_clients import OTHER_CLIENTS
+from tests.toolchains import require_npm_hashring
+
+pytestmark = pytest.mark.tools("node")
+
+KEYS = [f"k{i}-é{i * 7919}" for i in range(2_000)]
+FLEETS = {
+    **{f"{n} equal": [(f"10.2.{i // 200}.{i % 200}:11211", 1) for i in range(n)]
+       for n in (5, 7, 14, 28, 49, 56, 61, 98)},
+    "weighted": [("a:1", 1), ("b:2", 3), ("c:3", 7), ("d:4", 2)],
+    "weighted 9": [(f"w{i}:6379", 1 + i % 4) for i in range(9)],
+}
+NODE = """
+const HashRing = require(process.argv[1]);
+const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const servers = {};
+for (const [name, weight] of input.fleet) servers[name] = weight;
+const ring = new HashRing(servers);
+process.stdout.write(JSON.stringify(input.keys.map(k => ring.get(k))));
+"""
+
+
+@pytest.mark.parametrize("fleet", list(FLEETS))
+def test_npm_hashring_routes_like_its_traits(fleet: str) -> None:
+    module = require_npm_hashring()
+    done = subprocess.run(["node", "-e", NODE, str(module)], check=True, capture_output=True,
+                          text=True, input=json.dumps({"fleet": FLEETS[fleet], "keys": KEYS}),
+                          timeout=60)
+    names = [name for name, _ in FLEETS[fleet]]
+    theirs = [names.index(owner) for owner in json.loads(done.stdout)]
+    _, algorithm, params = OTHER_CLIENTS["npm hashring"]
+    servers = [Server(name, weight) for name, weight in FLEETS[fleet]]
+    ours = get_algorithm(algorithm).build(servers, **params).route(
+        [k.encode() for k in KEYS]).tolist()
+    assert ours == theirs
