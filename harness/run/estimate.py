@@ -111,6 +111,7 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
                      peer_bytes=max((peer.held for peer in each_peer), default=0.0),
                      operations=len(scenario.operations), options=measure.options,
+                     longest_key_name=longest_name(scenario.keys),
                      params=recipe.params, algorithm=recipe.algorithm)
     metrics = [get_metric(name) for name in
                dict.fromkeys([*measure.metrics, *measure.options])]
