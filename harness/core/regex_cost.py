@@ -16,12 +16,14 @@ from __future__ import annotations
 # The parser `re` itself compiles with (Python 3.11+; typeshed stubs only its deprecated
 # alias sre_parse, which warns on import).
 import re._parser as sre_parse  # type: ignore[import-not-found]
+import re
 from typing import Any
 
-#: seconds one backtracking step of `re` takes: 2.5e-9 s measured on this project's
-#: machine (`a*a*b` searched in 1,000 and 2,000 `a`s, about n**3 / 6 steps), with a margin
-#: of 4 for slower machines and the parse and call around each search
-SECONDS_PER_REGEX_STEP = 1e-8
+#: seconds one step of the bound takes: `(a*)b` searched in 20,000 and 40,000 `a`s took
+#: 3.8 and 12.2 s, against bounds of 4.0e8 and 1.6e9 steps (1e-8 s a step left a margin of
+#: only 1.05 to 1.3); `a*a*b` in 1,000 and 2,000 took 2.5e-9 s per bound step. With a
+#: margin of about 2.5 over the worst measured
+SECONDS_PER_REGEX_STEP = 2.5e-8
 #: the bound's cap, so that the arithmetic of an absurd pattern stays a float
 _MAX_STEPS = 1e300
 
@@ -82,13 +84,25 @@ def backtracking_problem(pattern: str) -> str | None:
     return _analyse(pattern)[0]
 
 
+def _anchored(pattern: str) -> bool:
+    """Whether `search` tries the pattern at the name's start only: it begins with `\\A`,
+    or with `^` outside multi-line mode (where `^` also matches after each newline)."""
+    parsed = sre_parse.parse(pattern)
+    if not parsed.data:
+        return False
+    op, av = parsed.data[0]
+    multiline = bool(parsed.state.flags & re.MULTILINE)
+    return op is sre_parse.AT and (av is sre_parse.AT_BEGINNING_STRING
+                                   or (av is sre_parse.AT_BEGINNING and not multiline))
+
+
 def search_steps(pattern: str, name_length: int) -> float:
     """An upper bound on the steps one `search` of `pattern` (one with no backtracking
     problem) takes on a name of `name_length` characters: every start, times the counts each
     varying quantifier can stop at (at most its maximum, at most the name's length), times
-    the alternations' arms."""
+    the alternations' arms (one start for an anchored pattern)."""
     _, found = _analyse(pattern)
-    steps = float(name_length + 1) * float(found["arms"])
+    steps = float(1 if _anchored(pattern) else name_length + 1) * float(found["arms"])
     maxima: list[int] = found["maxima"]
     for maximum in maxima:
         steps *= min(maximum, name_length) + 1

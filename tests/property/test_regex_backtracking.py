@@ -124,3 +124,13 @@ def test_a_hostile_pattern_is_one_line_before_any_work(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("pattern", [r"^(a*)b", r"\A(a*)b", r"^(a)"])
+def test_an_anchored_pattern_is_tried_at_the_start_only(pattern: str) -> None:
+    assert search_steps(pattern, 1_000) * 500 < search_steps(pattern.lstrip("^\\A"), 1_000)
+
+
+@pytest.mark.parametrize("pattern", [r"(?m)^(a*)b", r"x^(a)", r"(?:^|x)(a)"])
+def test_a_pattern_search_can_start_anywhere_is_priced_at_every_start(pattern: str) -> None:
+    assert search_steps(pattern, 1_000) >= 1_000
