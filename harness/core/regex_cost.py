@@ -13,10 +13,11 @@ pattern that is slow on long names is refused by the time budget, before any wor
 
 from __future__ import annotations
 
+import re
+
 # The parser `re` itself compiles with (Python 3.11+; typeshed stubs only its deprecated
 # alias sre_parse, which warns on import).
 import re._parser as sre_parse  # type: ignore[import-not-found]
-import re
 from typing import Any
 
 #: seconds one step of the bound takes: `(a*)b` searched in 20,000 and 40,000 `a`s took
