@@ -327,7 +327,10 @@ class RangeScansMetric(MetricBase):
             row = [text(r.label)]
             for width in widths:
                 w = by_width.get(width)
-                row.append(text(f"more than the {record.keys:,} keys") if w is None else text(
+                # A recipe the fleet does not suit scanned nothing (its note says why); a
+                # width left out of one it suits was wider than the keys zipf drew.
+                missing = NOT_SUPPORTED if r.problem else f"more than the {record.keys:,} keys"
+                row.append(text(missing) if w is None else text(
                     f"{w.mean_servers:.2f} (p99 {w.p99_servers:g}, max {w.max_servers:,}; "
                     f"key by key {w.independent_servers:.2f})"))
                 if w is not None:
