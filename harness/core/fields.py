@@ -316,7 +316,19 @@ def template_expected(*placeholders: str) -> str:
 #: a format spec an integer field may carry: fill and align, sign, zero padding, width,
 #: grouping and an integer base (no precision, no 'c' or 'n'), so that distinct numbers
 #: always give distinct names and formatting can never fail
-_INTEGER_SPEC = re.compile(r"(?:[^{}]?[<>=^])?[+ -]?#?0?\d*[,_]?[bdoxX]?")
+_INTEGER_SPEC = re.compile(r"(?:[^{}]?[<>=^])?[+ -]?#?0?(?P<width>\d*)[,_]?[bdoxX]?")
+#: the widest a template's field may be padded: a name of a million characters per key is
+#: refused by the memory estimate anyway, but a width of 999,999,999 made the estimate
+#: itself format 1 GB names (29 s and 2 GB before its refusal)
+MAX_FIELD_WIDTH = 100_000
+WIDTH_EXPECTED = f"with every field's width at most {MAX_FIELD_WIDTH:,}"
+
+
+def _too_wide(match: re.Match[str] | None) -> bool:
+    """Whether a matched spec pads its field beyond MAX_FIELD_WIDTH."""
+    width = (match.group("width") if match else "").lstrip("0")
+    # Its length first: int() refuses strings of more than 4,300 digits.
+    return len(width) > len(str(MAX_FIELD_WIDTH)) or int(width or 0) > MAX_FIELD_WIDTH
 
 
 def _template_problem(value: str, placeholders: Sequence[str]) -> str | None:
@@ -335,17 +347,21 @@ def _template_problem(value: str, placeholders: Sequence[str]) -> str | None:
             # when names are made, so it is refused here, like every other bad spec.
             if conversion is not None or "{" in (spec or "") or not _string_spec(spec or ""):
                 return "with {server} plain or with a string format spec such as {server:>8}"
+            if _too_wide(_STRING_SPEC.fullmatch(spec or "")):
+                return WIDTH_EXPECTED
             continue
         if conversion is not None or not _INTEGER_SPEC.fullmatch(spec or ""):
             return (f"with {{{field}}} plain or with an integer format spec such as "
                     f"{{{field}:04d}}")
+        if _too_wide(_INTEGER_SPEC.fullmatch(spec or "")):
+            return WIDTH_EXPECTED
     return None
 
 
 #: a format spec {server} may carry: fill and align, width, and the string type only (no
 #: precision, which cuts names short until two servers share one), so that distinct names
 #: always give distinct point names and formatting a name can never fail
-_STRING_SPEC = re.compile(r"(?:.?[<>^])?[0-9]*s?", re.S)
+_STRING_SPEC = re.compile(r"(?:.?[<>^])?(?P<width>[0-9]*)s?", re.S)
 
 
 def _string_spec(spec: str) -> bool:

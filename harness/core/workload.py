@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.core.regex_cost import SECONDS_PER_REGEX_STEP, search_steps
+
 DISTRIBUTIONS = ("uniform", "zipf")
 #: what every algorithm hashes of a key
 HASH_PARTS = ("whole", "tag", "regex")
@@ -123,12 +125,28 @@ def key_parts(spec: KeysSpec, ids: int) -> list[int]:
 
 
 def key_seconds(keys: KeysSpec) -> float:
-    """Seconds of the workload's own drawing beyond naming the keys (which every run pays
-    and the estimate leaves in its margins): drawing parts by zipf popularity, numpy's
-    choice over every part."""
+    """Seconds of the workload's own work beyond naming the keys (which every run pays and
+    the estimate leaves in its margins): drawing parts by zipf popularity, numpy's choice
+    over every part; and searching every key with `hash_part_regex`, at the bound of its
+    backtracking on the longest name (`regex_cost`)."""
+    seconds = 0.0
     if keys.parts and keys.part_distribution == "zipf":
-        return SECONDS_PER_ZIPF_PART * keys.parts
-    return 0.0
+        seconds += SECONDS_PER_ZIPF_PART * keys.parts
+    if keys.hash_part == "regex" and keys.hash_part_regex:
+        seconds += (SECONDS_PER_REGEX_STEP * keys.count
+                    * search_steps(keys.hash_part_regex, longest_name(keys)))
+    return seconds
+
+
+def key_seconds_why(keys: KeysSpec) -> str:
+    """What `key_seconds` prices, in the estimate's words ("" when nothing)."""
+    why = []
+    if keys.parts and keys.part_distribution == "zipf":
+        why.append("parts drawn by zipf (parts, part_distribution)")
+    if keys.hash_part == "regex" and keys.hash_part_regex:
+        why.append("every key searched by hash_part_regex at its backtracking bound on the "
+                   "longest name")
+    return "keys: " + " and ".join(why) if why else ""
 
 
 def key_names(spec: KeysSpec) -> list[str]:

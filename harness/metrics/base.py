@@ -72,6 +72,8 @@ class RunShape:
     peer_bytes: float
     #: operations (adds, removes) it is measured through
     operations: int
+    #: characters of the longest key name (a metric holding names again prices them)
+    longest_key_name: int = 0
     #: options of the metrics configured by their own table (what their work holds per
     #: entry may depend on them: [replication]'s copies)
     options: Mapping[str, Any] = field(default_factory=dict)

@@ -34,7 +34,7 @@ from harness.core.cost import NOTHING, Cost, largest, total
 from harness.core.errors import ScenarioError
 from harness.core.machine import available_memory_bytes, resident_bytes
 from harness.core.servers import Server, servers_after
-from harness.core.workload import key_bytes, key_seconds, longest_name
+from harness.core.workload import key_bytes, key_seconds, key_seconds_why, longest_name
 from harness.metrics.base import RunShape
 from harness.metrics.clients.metric import clients_cost
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
@@ -111,6 +111,7 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
                      form_bytes=form_bytes, scalar_keys=min(measure.scalar_keys, keys),
                      peer_bytes=max((peer.held for peer in each_peer), default=0.0),
                      operations=len(scenario.operations), options=measure.options,
+                     longest_key_name=longest_name(scenario.keys),
                      params=recipe.params, algorithm=recipe.algorithm)
     metrics = [get_metric(name) for name in
                dict.fromkeys([*measure.metrics, *measure.options])]
@@ -188,8 +189,7 @@ def run_cost(scenario: Scenario) -> Cost:
     keys_held = Cost(held=key_bytes(scenario.keys),
                      why="keys (count, name, distribution, universe)",
                      seconds=key_seconds(scenario.keys),
-                     why_seconds=("keys (parts, part_distribution): parts drawn by zipf"
-                                  if key_seconds(scenario.keys) else ""))
+                     why_seconds=key_seconds_why(scenario.keys))
     return (points + repeated + keys_held + foreign_cost(scenario)
             + Cost(held=RUN_IMPORT_BYTES)).whole()
 

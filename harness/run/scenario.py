@@ -23,6 +23,7 @@ import numpy as np
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.redact import HIDDEN_KEY, without_keys
+from harness.core.regex_cost import backtracking_problem
 from harness.core.ring import MAX_SERVERS
 from harness.core.safe_read import read_regular_file
 from harness.core.servers import (
@@ -488,6 +489,11 @@ def _hash_part_regex(table: Fields) -> str:
                           value) from None
     if groups != 1:
         raise table.error("hash_part_regex", f"{ONE_GROUP_REGEX} (it has {groups})", value)
+    # Exponential backtracking no budget can price is refused; the rest is priced
+    # (workload.key_seconds).
+    problem = backtracking_problem(value)
+    if problem:
+        raise table.error("hash_part_regex", f"{ONE_GROUP_REGEX}, with {problem}", value)
     return value
 
 

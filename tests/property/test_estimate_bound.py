@@ -164,9 +164,15 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "keys": 20_000, "memory": False}
     elif table == "range_scans" and "hash_part" not in keys:
         # every recipe built twice (the fleet and one server more); range's sample sorted
+        # long names, held again by the scan's byte order and range's sample (a sample
+        # named "{i:>30000}" and keys of 20,000 characters peaked above their estimates)
+        sample: dict[str, Any] = draw(st.sampled_from([
+            {"sample_count": 1_000}, {"sample_count": 2_000_000},
+            {"sample_count": 10_000, "sample_name": "{i:>30000}"}]))
+        if draw(st.booleans()):
+            keys |= {"name": "{i:>2000}", "count": min(keys["count"], 100_000)}
         document["range_scans"] = {
-            "algorithms": ["jump", "maglev", {"name": "range", "sample_count": draw(
-                st.sampled_from([1_000, 2_000_000]))}],
+            "algorithms": ["jump", "maglev", {"name": "range", **sample}],
             "widths": [1, min(keys["count"], 1_000)], "scans": 200}
         document["servers"]["weight"] = 1
     elif table == "fleet" and construction == "points":

@@ -103,7 +103,10 @@ ALWAYS: dict[str, tuple[str, ...]] = {"hostile_keys": ("budgets", "normal_reques
                                       "rollout": ("to", "waves"),
                                       "gate": ()}
 HOSTILE: list[Any] = [*HOSTILE_NUMBERS, "", "{x}", "{i:>300000}", "../x", "a|b\n", "nope",
-                      ["nope"], [0], 65536, 10**9]
+                      ["nope"], [0], 65536, 10**9,
+                      # a width that took the estimate 29 s and 2 GB to refuse; a pattern
+                      # that backtracks exponentially, and the choice that applies it
+                      "{i:>999999999}", "(a+)+$", "regex"]
 #: fields a mutation may set: every key the validating code declares for the grammar's
 #: tables (read from the same declarations as docs/reference/scenario.md, so a key added
 #: there is fuzzed without anyone listing it here), and some that do not exist

@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.cli import main
-from harness.metrics.range_scans import independent_servers, servers_touched
+from harness.core.servers import Server
+from harness.metrics.base import RunShape
+from harness.metrics.range_scans import RangeScansMetric, independent_servers, servers_touched
+from harness.recipes.algorithms.range_partition import RangePartition
 
 SCENARIO = '''name = "scans"
 [servers]
@@ -71,3 +75,31 @@ def test_a_recipe_that_refuses_the_fleet_reads_not_supported(tmp_path: Path) -> 
     assert main(["run", str(scenario), "--out", str(tmp_path), "--no-history"]) == 0
     page = (tmp_path / "weighted.md").read_text()
     assert "jump: not supported: servers must be all of weight 1" in page
+    # Its cells say so too, not that the scan was wider than the keys (it read 2,000).
+    jump_row = next(line for line in page.splitlines() if line.startswith("| jump "))
+    assert "not supported" in jump_row and "more than" not in jump_row
+
+
+@pytest.mark.parametrize("width", [10, 1_000, 30_000])
+def test_long_sample_names_are_priced(width: int) -> None:
+    """range holds its sample's names as str and bytes: priced by the longest name, as a
+    sample named "{i:>30000}" peaked at 639 MB against an estimate of 117 MiB."""
+    servers = [Server(f"s-{i}", 1.0) for i in range(3)]
+    params = {"sample_count": 10_000, "sample_name": f"{{i:>{width}}}"}
+    held = RangePartition.estimated_bytes(servers, params)
+    seconds, _ = RangePartition.estimated_seconds(servers, params, reference_keys=0,
+                                                  fast_keys=0, plain_keys=0)
+    assert held >= 2 * width * 10_000
+    assert seconds >= 1e-8 * width * 10_000
+
+
+def test_the_scans_byte_order_prices_long_key_names() -> None:
+    """The scan's sorted names and the buffer its hashes join them into: twice each name,
+    as keys of 20,000 characters ran 630 MiB above an estimate that left them out."""
+    def working(longest: int) -> float:
+        shape = RunShape(entries=0, keys=20_000, key_hash_bytes=4, ring_array_bytes=0.0,
+                         reference_bytes=0.0, layouts=(), form_bytes=0.0, scalar_keys=10,
+                         peer_bytes=0.0, operations=0, longest_key_name=longest,
+                         options={"range_scans": object()})
+        return RangeScansMetric().working(shape).bytes
+    assert working(20_000) - working(0) >= 2 * 20_000 * 20_000

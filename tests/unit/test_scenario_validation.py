@@ -63,6 +63,21 @@ BAD_SCENARIOS = {
         '[servers]\ncount = 3\n[keys]\nhash_part = "regex"\nhash_part_regex = "(a)(b)"',
         ["keys.hash_part_regex must be a Python regular expression with exactly one group",
          "(it has 2)"]),
+    "a pattern that backtracks exponentially": (
+        '[servers]\ncount = 3\n[keys]\nhash_part = "regex"\nhash_part_regex = "(a+)+$"',
+        ["keys.hash_part_regex must be a Python regular expression with exactly one group",
+         "with no quantifier over a part that itself varies", "'(a+)+$'"]),
+    "a key name padded past the widest field, before formatting one": (
+        '[servers]\ncount = 3\n[keys]\nname = "{part:>999999999}-{i}"\nparts = 5',
+        ["keys.name must be a name template using {i} and {part} with every field's width "
+         "at most 100,000"]),
+    "a server name padded past the widest field": (
+        '[servers]\ncount = 3\nname = "{i:0100001}"',
+        ["servers.name must be a name template using {i} with every field's width at most"]),
+    "a point name padded past the widest field": (
+        '[servers]\ncount = 3\n[generator]\npoint_name = "{server:>100001}-{j}"',
+        ["generator.point_name must be a name template using {server} and {j} with every "
+         "field's width at most"]),
     "range scans wider than the keys": (
         '[servers]\ncount = 3\n[keys]\ncount = 50\n[range_scans]\nwidths = [10, 100]',
         ["range_scans.widths must be at most the scenario's distinct keys (50)", "(got 100)"]),

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from harness.core.params import Param
 from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at_many
-from harness.core.workload import KeysSpec, key_names
+from harness.core.workload import KeysSpec, key_names, longest_name
 from harness.recipes.algorithms.base import OneForm
 from harness.recipes.algorithms.rendezvous_weighted import positive_weights_problem
 
@@ -69,16 +69,22 @@ LARGEST_CODE = 2**64 - 1
 SCORE_BLOCK = 2**18
 #: bytes of a routed range: its split code (8) and owner (2)
 ENTRY_SIZE = 10
-#: bytes per sample key while the ranges are cut: the name as str and bytes (about 110),
-#: its 8-byte code and the sort's copy; and per range while placed: the plain reference's
+#: bytes per sample key while the ranges are cut: the name as str and bytes (about 110
+#: beyond its characters, held twice: priced by the longest name, as a sample named
+#: "{i:>30000}" peaked at 639 MB against an estimate of 117 MiB that left them out), its
+#: 8-byte code and the sort's copy; and per range while placed: the plain reference's
 #: two list items and int objects (about 90), the score array's share
 BYTES_PER_SAMPLE_KEY = 160
 BYTES_PER_RANGE = 128
-#: seconds per sample key (format, encode, code, sort: 0.35 us measured at 200,000) and
-#: per range placed (an argmax over the servers' scores, computed in blocks, and again
+#: seconds per sample key (format, encode, code, sort: 0.35 us measured at 200,000 on a
+#: quiet machine; 1.2 to 1.65 us at 200,000 to 10,000,000 on a shared one, where a sample
+#: of 10,000,000 priced at 1 us took 17 s against an estimate of 10) and per character of
+#: its name (formatting and encoding: 3 to 5.4 ns measured at widths of 1,000 and 30,000)
+#: and per range placed (an argmax over the servers' scores, computed in blocks, and again
 #: over the servers under their cap once the best is full: 6 us a range at 1,000 servers,
 #: 56 us at 10,000), each with a margin of about 2
-SECONDS_PER_SAMPLE_KEY = 1e-6
+SECONDS_PER_SAMPLE_KEY = 3e-6
+SECONDS_PER_SAMPLE_CHARACTER = 1e-8
 SECONDS_PER_RANGE = 1e-5
 SECONDS_PER_RANGE_SERVER = 1.2e-8
 
@@ -166,10 +172,18 @@ def range_count(params: dict[str, Any]) -> int:
     return -(-int(params["sample_count"]) // int(params["range_keys"]))
 
 
+def _sample_spec(params: dict[str, Any]) -> KeysSpec:
+    return KeysSpec(count=int(params["sample_count"]), name=str(params["sample_name"]))
+
+
+def longest_sample_name(params: dict[str, Any]) -> int:
+    """Characters of the sample's longest name (its template may pad to any width)."""
+    return longest_name(_sample_spec({**DEFAULTS, **params}))
+
+
 def sample_names(params: dict[str, Any]) -> list[bytes]:
     """The key sample the ranges are cut from, encoded."""
-    spec = KeysSpec(count=int(params["sample_count"]), name=str(params["sample_name"]))
-    return [name.encode() for name in key_names(spec)]
+    return [name.encode() for name in key_names(_sample_spec(params))]
 
 
 def common_prefix(names: Sequence[bytes]) -> bytes:
@@ -229,7 +243,8 @@ class RangePartition(OneForm):
     @classmethod
     def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:
         """The sample while ranges are cut, and each range's entry, references and scores."""
-        return float(BYTES_PER_SAMPLE_KEY * int({**DEFAULTS, **params}["sample_count"])
+        sample = int({**DEFAULTS, **params}["sample_count"])
+        return float((BYTES_PER_SAMPLE_KEY + 2 * longest_sample_name(params)) * sample
                      + BYTES_PER_RANGE * cls.estimated_entries(servers, params)
                      # a block of scores and its uint64 and float64 temporaries
                      + 6 * 8 * max(SCORE_BLOCK, len(servers)))
@@ -241,7 +256,8 @@ class RangePartition(OneForm):
         """Cutting the sample and placing each range by one score over the servers."""
         ranges = cls.estimated_entries(servers, params)
         sample = int({**DEFAULTS, **params}["sample_count"])
-        seconds = (SECONDS_PER_SAMPLE_KEY * sample
+        seconds = ((SECONDS_PER_SAMPLE_KEY
+                    + SECONDS_PER_SAMPLE_CHARACTER * longest_sample_name(params)) * sample
                    + ranges * (SECONDS_PER_RANGE + SECONDS_PER_RANGE_SERVER * len(servers)))
         return seconds, f"range cuts a sample of {sample:,} keys and places {ranges:,} ranges"
 

@@ -60,8 +60,11 @@ from harness.recipes.constructions.nginx import POINTS_PER_WEIGHT
 VERSIONS = ("v2", "v1")
 #: Pingora sums weight x point_multiple in a u32
 MAX_POINTS = 2**32 - 1
-_IPV4_SOCKET = re.compile(r"^([0-9.]+):([0-9]{1,5})$")
-_IPV6_SOCKET = re.compile(r"^\[([0-9A-Fa-f:.]+)\]:([0-9]{1,5})$")
+#: matched whole (`fullmatch`: `$` would let a trailing newline through, which Rust
+#: refuses); a port of any number of ASCII digits, as Rust's parser reads one (leading
+#: zeros allowed, the value below 2**16)
+_IPV4_SOCKET = re.compile(r"([0-9.]+):([0-9]+)")
+_IPV6_SOCKET = re.compile(r"\[([0-9A-Fa-f:.]+)\]:([0-9]+)")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -69,7 +72,7 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 def parse_socket_address(text: str) -> tuple[Address, int] | None:
     """The (address, port) of a socket address as Rust's `SocketAddr::from_str` reads
     it ("1.2.3.4:80", "[::1]:80"); None for anything else (a scope id is not taken)."""
-    match = _IPV4_SOCKET.match(text) or _IPV6_SOCKET.match(text)
+    match = _IPV4_SOCKET.fullmatch(text) or _IPV6_SOCKET.fullmatch(text)
     if match is None:
         return None
     try:
@@ -78,7 +81,10 @@ def parse_socket_address(text: str) -> tuple[Address, int] | None:
         return None
     if (match.re is _IPV4_SOCKET) != (address.version == 4):
         return None
-    port = int(match.group(2))
+    digits = match.group(2).lstrip("0") or "0"
+    if len(digits) > 5:  # before int(), which refuses more than 4,300 digits
+        return None
+    port = int(digits)
     return (address, port) if port < 2**16 else None
 
 
