@@ -336,7 +336,8 @@ def test_a_process_of_an_algorithm_without_layouts_is_refused(
 
 
 def test_a_ring_only_run_says_no_form_was_checked(write_scenario: Callable[[str], Path]) -> None:
-    """With no layout the reference routes alone: the report says so, not "all 0 forms"."""
+    """With no layout the reference routes alone: the report says so, not "all 0 forms", and
+    that no peer was checked either."""
     from harness.report.sections import parity_section
     from harness.run.runner import run_scenario
 
@@ -344,7 +345,8 @@ def test_a_ring_only_run_says_no_form_was_checked(write_scenario: Callable[[str]
         '[servers]\ncount = 3\n[keys]\ncount = 500\n'
         '[measure]\nlayouts = []\nmetrics = ["balance"]'))
     section = parity_section(run_scenario(scenario, show_progress=False))
-    assert section.paragraphs == ["k=160: no form to check: the reference alone routed 500 keys."]
+    assert section.paragraphs == ["k=160: no form to check: the reference alone routed 500 "
+                                  "keys. No peer was checked."]
 
 
 @pytest.mark.parametrize(("spec", "accepted"), [
