@@ -50,6 +50,7 @@ from harness.core.servers import Server
 from harness.core.tables import Section, Table, count, literal, number, pct, text
 from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
 from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.constructions.client_traits import trait_params
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -206,12 +207,21 @@ class HostileKeysMetric(MetricBase):
         if options.target is not None and options.target not in on_ring:
             raise ScenarioError(f"{top.file}: hostile_keys.target must name a server on the "
                                 f"ring (got {options.target!r})")
+        traits = {param.name for param in trait_params()}
         for recipe in scenario.recipes():
             if recipe.algorithm != "ring" or recipe.params.get("construction") != "points":
                 raise ScenarioError(
                     f"{top.file}: hostile_keys must be left out for {recipe.algorithm} "
                     f"{recipe.label}: the attack hashes candidate names as the points "
                     "construction does (construction = 'points')")
+            # A recipe records only the traits set away from their defaults.
+            given = sorted(traits & set(recipe.params))
+            if given:
+                raise ScenarioError(
+                    f"{top.file}: hostile_keys must be left out when client traits are set "
+                    f"(generator.{given[0]}): the attack rebuilds the ring with each of "
+                    "hostile_keys.hashes, keyed ones among them, which client traits do not "
+                    "take")
 
     @staticmethod
     def parse_options(table: Fields) -> HostileKeysOptions:

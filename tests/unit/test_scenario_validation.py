@@ -81,6 +81,11 @@ BAD_SCENARIOS = {
     "range scans wider than the keys": (
         '[servers]\ncount = 3\n[keys]\ncount = 50\n[range_scans]\nwidths = [10, 100]',
         ["range_scans.widths must be at most the scenario's distinct keys (50)", "(got 100)"]),
+    "hostile keys beside client traits": (
+        '[servers]\ncount = 3\n[generator]\nkey_encoding = "low-8-bits"\n[hostile_keys]\n'
+        'attack_keys = 10\nbudgets = [100]\nhashes = ["crc32", "siphash24-32"]',
+        ["hostile_keys must be left out when client traits are set "
+         "(generator.key_encoding)"]),
     "range scans of keys routed by a part": (
         '[servers]\ncount = 3\n[keys]\nhash_part = "tag"\n[range_scans]\nwidths = 10',
         ["range_scans must be left out when keys are routed by a part (keys.hash_part = "
