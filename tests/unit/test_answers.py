@@ -21,7 +21,14 @@ RESULTS = ROOT / "results"
 RENDERED = sorted(p for p in RESULTS.rglob("*.json") if p.with_suffix(".md").exists())
 #: metrics whose result gets at least one answer line when measured
 ANSWERING = ("memory", "balance", "throughput", "movement", "migration", "clients",
-             "replication")
+             "replication", "hot_keys", "hostile_keys", "process", "foreign", "counts",
+             "range_scans", "equivalence")
+#: a measured metric -> the heading (up to its parenthesis) its answer lines link to
+ANSWERED_UNDER = {"memory": "Memory", "balance": "Balance", "migration": "Migration",
+                  "replication": "Replication", "hot_keys": "Hot keys",
+                  "hostile_keys": "Hostile keys", "process": "Process",
+                  "foreign": "Foreign peers", "range_scans": "Range scans",
+                  "counts": "Instructions and simulated cache misses per key"}
 
 
 def _shown(section: Section) -> list[str]:
@@ -52,10 +59,15 @@ def test_every_answer_figure_is_its_sections_figure(path: Path) -> None:
             assert figure and figure in answer.text, (figure, answer.text)
             assert any(figure in text for text in shown), (figure, answer.section)
     answered = {a.section.split(" (")[0].split("?")[0] for a in report.answers}
-    for metric, heading in (("memory", "Memory"), ("balance", "Balance"),
-                            ("migration", "Migration"), ("replication", "Replication")):
-        if metric in _measured(result):
+    measured = _measured(result)
+    for metric, heading in ANSWERED_UNDER.items():
+        if metric in measured:
             assert heading in answered, (metric, sorted(answered))
+    if "equivalence" in measured:
+        assert any(" against random points: " in a for a in answered), sorted(answered)
+    loads = [run.figure("load") for run in result.runs if run.figure("load")]
+    if any(load.distribution != "uniform" for load in loads):
+        assert "Load" in answered, sorted(answered)
 
 
 def _quantities(table: Table) -> dict[tuple[str, str], str]:
