@@ -3,6 +3,7 @@ tables of one result show different numbers for one named quantity."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -207,3 +208,30 @@ def test_hostile_names_in_the_fleet_and_answers_stay_text(name: str) -> None:
     page = markdown.report(report)
     assert "](javascript:" not in page.replace("\\](javascript:", "")
     assert "\n# heading" not in page
+
+
+def test_a_peer_that_disagrees_is_named_with_its_agreement() -> None:
+    """Foreign peers: one line when every peer routes as it claims; otherwise the line
+    names each peer that does not, with its agreement as the section shows it."""
+    result = load_result(RESULTS / "clients.json")
+    run = next(r for r in result.runs if any(s.figure("foreign") for s in r.subjects))
+    peer = next(s for s in run.subjects if s.figure("foreign") is not None
+                and s.figure("foreign").agreement is not None)
+    peer.figures["foreign"] = dataclasses.replace(peer.figure("foreign"), agreement=0.987654)
+    report = result_report(result)
+    line = next(a for a in report.answers if a.section.startswith("Foreign peers"))
+    assert f"{peer.name} 0.987654" in line.text and "0.987654" in line.figures
+    assert "route every key as the recipe each claims" in line.text
+    section = next(s for s in report.sections if s.title == line.section)
+    assert any("0.987654" in shown for shown in _shown(section))
+
+
+def test_range_scans_answer_range_partitioning_against_hashing() -> None:
+    """Range scans: the widest scan under range partitioning against the hashing recipes'
+    least and most, and a split against a server joining, each figure in the section."""
+    report = result_report(load_result(RESULTS / "range-scans.json"))
+    lines = [a for a in report.answers if a.section == "Range scans"]
+    assert len(lines) == 2, [a.text for a in lines]
+    scan, split = lines
+    assert "A scan of 1,000 consecutive keys" in scan.text and "with hashing (" in scan.text
+    assert "a split moves" in split.text and "a server joining" in split.text

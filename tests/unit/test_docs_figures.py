@@ -279,6 +279,16 @@ GUIDE_FIGURES += [
     ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", True))),
 ]
 
+#: a rollout's total extra origin fetches, staged and all at once, in three migrations
+GUIDE_FIGURES += [
+    ("guide/processes-and-migrations.md", Cell(result, section, row, "value"))
+    for result, section in (
+        ("migration-100k-to-10k.md", "Migration (k=160 to k=16)"),
+        ("process-cloudflare-6gb.md", "Migration (k=160 to k=16)"),
+        ("switch-clients.md", "Migration (libmemcached to peer hashring-js)"))
+    for row in ("extra origin fetches in total, staged",
+                "extra origin fetches in total, all at once")]
+
 RANGE_SCANS = "Range scans"
 GUIDE_FIGURES += [
     *[("guide/algorithms.md", Cell("range-scans.md", RANGE_SCANS, row, column))

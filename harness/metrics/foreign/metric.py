@@ -202,7 +202,7 @@ class ForeignMetric(MetricBase):
             named = ", ".join(f"{literal(name)} {shown[name]}" for name in differ)
             lines.append(Answer(section, (
                 f"{literal(run.label)}: {len(claimed) - len(differ)} of {len(claimed)} peers "
-                f"route every key as the recipe they claim; the others agree on a share of "
+                f"route every key as the recipe each claims; the others agree on a share of "
                 f"keys: {named}."), tuple(shown[name] for name in differ)))
         return lines
 
