@@ -235,3 +235,20 @@ def test_range_scans_answer_range_partitioning_against_hashing() -> None:
     scan, split = lines
     assert "A scan of 1,000 consecutive keys" in scan.text and "with hashing (" in scan.text
     assert "a split moves" in split.text and "a server joining" in split.text
+
+
+def test_the_html_page_states_its_provenance_once() -> None:
+    """Markdown gives the run's provenance as one sentence; the HTML page gives it as its
+    metadata list instead, not both (the commit is shown once)."""
+    result = load_result(RESULTS / "migration-100k-to-10k.json")
+    report = result_report(result)
+    assert report.provenance.startswith("Written by ring-harness")
+    page = markdown.report(report)
+    assert page.count("Written by ring-harness") == 1
+    assert page.index("The fleet as drawn") < page.index("Written by") < page.index("## Balance")
+    document = html.report(report)
+    assert "Written by" not in document
+    assert document.count(str(result.git_commit)) == 1 and '<dl class="meta">' in document
+    bare = html.report(Report("t", ["intro"], [Section("A", ["text"])], question="q",
+                              provenance="Written by someone"))
+    assert "Written by someone" in bare
