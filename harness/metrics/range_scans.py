@@ -349,8 +349,8 @@ class RangeScansMetric(MetricBase):
                 if r.split_moved is not None and r.add_server_moved is not None:
                     split, join = pct(r.split_moved).text, pct(r.add_server_moved).text
                     lines.append(Answer(section, (
-                        f"{literal(r.label)}: a split moves {split} of keys, a server "
-                        f"joining {join}."), (split, join)))
+                        f"Range partitioning ({literal(r.label)}): a split moves {split} of "
+                        f"keys, a server joining {join}."), (split, join)))
         return lines
 
     def sections(self, result: Result) -> list[Section]:
