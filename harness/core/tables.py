@@ -102,6 +102,9 @@ class Report:
     #: what the scenario asks, in words, and one line per answer the result gives
     question: str = ""
     answers: list[Answer] = field(default_factory=list)
+    #: the run's provenance in one sentence, after the intro; the HTML page shows its
+    #: `metadata` list in its place (one place for each fact on a page)
+    provenance: str = ""
 
 
 #: the title of the section measurement notes are folded into

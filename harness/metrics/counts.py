@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from harness.core.tables import Cell, Section, Table, literal, number, text
-from harness.metrics.base import MetricBase, RunShape, Working
+from harness.core.tables import Answer, Cell, Section, Table, literal, number, text
+from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.callgrind import (
     count_layout,
     geometry_text,
@@ -36,7 +36,7 @@ from harness.metrics.callgrind import (
 from harness.recipes.layouts import get_layout
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
-    from harness.core.model import Result
+    from harness.core.model import Result, Run, Subject
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -119,11 +119,36 @@ class CountsMetric(MetricBase):
         ring_file.unlink()
         return measured
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the layout with the fewest simulated last-level misses per key
+        in a batch, against the one with the most."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if self._counted(r)]):
+            counted = self._counted(run)
+            by_misses = sorted(counted, key=lambda pair: pair[1].batch.ll_misses_per_key)
+            (fewest, low), (most, high) = by_misses[0], by_misses[-1]
+            least = number(low.batch.ll_misses_per_key, 2).text
+            worst = number(high.batch.ll_misses_per_key, 2).text
+            line = (f"{literal(run.label)}: {literal(fewest.name)} has the fewest simulated "
+                    f"last-level misses in a batch, {least} per key")
+            figures: tuple[str, ...] = (least,)
+            if most is not fewest:
+                line += f", against {worst} for {literal(most.name)}"
+                figures += (worst,)
+            entries = run.ring.entries if run.ring else counted[0][0].entries
+            lines.append(Answer(
+                f"Instructions and simulated cache misses per key ({literal(run.label)}, "
+                f"{entries:,} entries)", line + ".", figures))
+        return lines
+
+    def _counted(self, run: Run) -> list[tuple[Subject, Counts]]:
+        return [(s, c) for s in run.of_kind("layout") + run.of_kind("algorithm")
+                if (c := s.figure(self.name)) is not None]
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
-            counted = [(s, c) for s in run.of_kind("layout") + run.of_kind("algorithm")
-                       if (c := s.figure(self.name)) is not None]
+            counted = self._counted(run)
             if not counted:
                 continue
             rows = []

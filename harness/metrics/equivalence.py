@@ -42,7 +42,18 @@ from harness.core import charts
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
-from harness.core.tables import Cell, Chart, Section, Table, count, literal, number, pct, text
+from harness.core.tables import (
+    Answer,
+    Cell,
+    Chart,
+    Section,
+    Table,
+    count,
+    literal,
+    number,
+    pct,
+    text,
+)
 from harness.metrics.base import MetricBase, Reference, ScenarioView
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
@@ -321,6 +332,29 @@ class EquivalenceMetric(MetricBase):
         return Equivalence(context.label, dict(options.against), options.max_points,
                            options.against_max_points, fleets)
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Per fleet: the random points per server a ring of the recipe balances like, at
+        its largest k within the measured random curve, and the memory that saves."""
+        lines = []
+        for run in result.runs:
+            found: Equivalence | None = run.figure(self.name)
+            if found is None:
+                continue
+            recipe = str(run.params.get("construction", run.algorithm))
+            for fleet in found.fleets:
+                measured = [r for r in fleet.rows if r.method == INTERPOLATED] or [
+                    r for r in fleet.rows if r.random_k is not None and r.memory_ratio]
+                if not measured:
+                    continue
+                row = measured[-1]
+                k, random_k = f"{row.ring.points_per_weight:,}", _k_cell(row.random_k).text
+                ratio = _ratio_cell(row.memory_ratio).text
+                lines.append(Answer(_fleet_title(recipe, fleet), (
+                    f"{literal(fleet.label)}: {literal(recipe)} at k = {k} balances like random "
+                    f"points at k = {random_k}, which would take {ratio} its entries."),
+                    (k, random_k, ratio)))
+        return lines
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
@@ -368,9 +402,8 @@ class EquivalenceMetric(MetricBase):
               pct(p.cv_arcs, 3),
               pct(fleet.fit_c / math.sqrt(p.points_per_weight), 3) if fleet.fit_c else text(""),
               number(p.peak_to_mean, 4), number(p.build_s, 2)] for p in fleet.random])
-        return Section(f"{literal(recipe, line_start=True)} against random points: "
-                       f"{literal(fleet.label)}",
-                       tables=[table, curve], charts=[self._chart(recipe, fleet)])
+        return Section(_fleet_title(recipe, fleet), tables=[table, curve],
+                       charts=[self._chart(recipe, fleet)])
 
     @staticmethod
     def _chart(recipe: str, fleet: FleetEquivalence) -> Chart:
@@ -393,6 +426,10 @@ class EquivalenceMetric(MetricBase):
             f"cv_arcs against points per unit weight: {recipe} and random ({fleet.label})",
             rows, x="k", y="cv", series="series", x_title="points per unit weight k",
             y_title="cv_arcs", points=("random points (measured)", f"{recipe} (measured)"))
+
+
+def _fleet_title(recipe: str, fleet: FleetEquivalence) -> str:
+    return f"{literal(recipe, line_start=True)} against random points: {literal(fleet.label)}"
 
 
 def _k_cell(value: float | None) -> Cell:

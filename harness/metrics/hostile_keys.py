@@ -47,8 +47,8 @@ from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.hashing import HASH_NAMES, hash_bits, hash_numbered, is_keyed
 from harness.core.servers import Server
-from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase, Reference, ScenarioView, Working
+from harness.core.tables import Answer, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase, Reference, ScenarioView, Working, answered_runs
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.client_traits import trait_params
 
@@ -417,6 +417,45 @@ class HostileKeysMetric(MetricBase):
             budgets=[_outcome(real, names, budget, int(on_target[:budget].sum()), target,
                               normal_load, weights, attack_requests)
                      for budget in options.budgets])
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: what an attacker who knows the hash does to the target with the
+        fewest and the most candidates, and what one without a keyed hash's key does."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            h: HostileKeys = run.figure(self.name)
+            section = f"Hostile keys ({literal(run.label)})"
+            target = literal(h.target)
+            known = [a for a in h.attacks if a.attacker_knows_key and a.budgets]
+            if known:
+                fastest = max(known, key=lambda a: a.budgets[0].target_load)
+                first = fastest.budgets[0]
+                load = number(first.target_load).text
+                lines.append(Answer(section, (
+                    f"{literal(run.label)}: an attacker who knows the hash "
+                    f"({literal(fastest.hash)}, {literal(fastest.method)}) puts {target} at "
+                    f"{load}x the mean load with {first.budget:,} candidates."),
+                    (load, f"{first.budget:,}")))
+                searched = [a for a in known if a.method == "brute-force"]
+                if searched:  # a forgery needs no budget: the line above has it
+                    last = min(searched, key=lambda a: a.budgets[-1].target_load)
+                    floor = number(last.budgets[-1].target_load).text
+                    lines.append(Answer(section, (
+                        f"{literal(run.label)}: with {last.budgets[-1].budget:,} candidates, "
+                        f"a brute force on any hash the attacker knows puts {target} at "
+                        f"{floor}x the mean load or more."),
+                        (floor, f"{last.budgets[-1].budget:,}")))
+            for a in h.attacks:
+                if a.attacker_knows_key or not a.budgets:
+                    continue
+                b = a.budgets[-1]
+                share, chance = pct(b.share_on_target, 2).text, pct(a.chance_share, 2).text
+                load = number(b.target_load).text
+                lines.append(Answer(section, (
+                    f"{literal(run.label)}: {literal(a.hash)} with its key unknown: after "
+                    f"{b.budget:,} candidates {share} of the attack lands on {target} "
+                    f"(chance: {chance}), {load}x the mean load."), (share, chance, load)))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = []

@@ -36,8 +36,15 @@ from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server
-from harness.core.tables import Section, Table, count, literal, number, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, Reference, ScenarioView, Working
+from harness.core.tables import Answer, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import (
+    NOTHING_MORE,
+    MetricBase,
+    Reference,
+    ScenarioView,
+    Working,
+    answered_runs,
+)
 from harness.metrics.migration.metric import zipf_stream
 from harness.recipes.replication import ReplicaPlacement, replication_problem
 
@@ -224,6 +231,24 @@ class HotKeysMetric(MetricBase):
                        cache_objects=options.cache_objects,
                        hottest_object_share=float(requested.max() / options.requests),
                        cache_hit_ratio=float(1 - misses.mean()), policies=policies)
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the policy that keeps the busiest server coolest, against
+        routing every request to its primary."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            record: HotKeys = run.figure(self.name)
+            best = min(record.policies, key=lambda p: p.peak_to_mean)
+            first = record.policies[0]
+            peak, against = number(best.peak_to_mean).text, number(first.peak_to_mean).text
+            figures: tuple[str, ...] = (peak,)
+            line = (f"{literal(run.label)}: under zipf {record.zipf_exponent:g} traffic, "
+                    f"{literal(best.name)} keeps the busiest server at {peak}x the mean")
+            if best is not first:
+                line += f", against {against}x with {literal(first.name)}"
+                figures += (against,)
+            lines.append(Answer(f"Hot keys ({literal(run.label)})", line + ".", figures))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = []

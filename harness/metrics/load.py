@@ -25,8 +25,8 @@ import numpy.typing as npt
 
 from harness.core.servers import Server
 from harness.core.stats import PerWeight, is_weighted, per_weight
-from harness.core.tables import Section, Table, count, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.core.tables import Answer, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase, answered_runs
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result
@@ -82,6 +82,21 @@ class LoadMetric(MetricBase):
 
     def measure(self, context: RunContext) -> Load:
         return load_of(context.owners, context.servers, context.settings.distribution)
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point under skewed traffic: the hottest server's share of requests and
+        the peak load (under uniform traffic the Balance line already says it)."""
+        lines = []
+        skewed = [r for r in result.runs
+                  if r.figure(self.name) and r.figure(self.name).distribution != "uniform"]
+        for run in answered_runs(skewed):
+            load: Load = run.figure(self.name)
+            share, peak = pct(load.hottest_share).text, number(load.max_over_mean).text
+            lines.append(Answer(
+                "Load", f"{literal(run.label)}, {literal(load.distribution)} traffic: the "
+                f"hottest server, {literal(load.hottest_server)}, takes {share} of requests, "
+                f"{peak}x the mean load per unit weight.", (share, peak)))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         measured = [(run, load) for run in result.runs

@@ -31,7 +31,7 @@ from harness.core.errors import ParityError, ScenarioError
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
 from harness.core.servers import Server, eligibility_sets, servers_with
-from harness.core.tables import Section, Table, count, kib, literal, number, pct, text
+from harness.core.tables import Answer, Section, Table, count, kib, literal, number, pct, text
 from harness.metrics.base import (
     NOTHING_MORE,
     MetricBase,
@@ -39,6 +39,7 @@ from harness.metrics.base import (
     RunShape,
     ScenarioView,
     Working,
+    answered_runs,
 )
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
@@ -318,6 +319,25 @@ class ProcessMetric(MetricBase):
         by_size = sorted(range(len(entries)), key=lambda i: entries[i])
         picks = np.linspace(0, len(by_size) - 1, wanted).round().astype(int)
         return {by_size[int(i)] for i in picks}
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the whole process's bytes in its smallest layout, against its
+        largest."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            cost: ProcessCost = run.figure(self.name)
+            by_size = sorted(cost.layouts, key=lambda name: cost.total_bytes[name])
+            small, large = by_size[0], by_size[-1]
+            least, most = kib(cost.total_bytes[small]).text, kib(cost.total_bytes[large]).text
+            line = (f"{literal(run.label)}: the process's {len(cost.rings)} rings take {least} "
+                    f"in {literal(small)}, the smallest layout")
+            figures: tuple[str, ...] = (least,)
+            if large != small:
+                line += f", against {most} in {literal(large)}"
+                figures += (most,)
+            lines.append(Answer(f"Process ({literal(run.label)}): {len(cost.rings)} rings",
+                                line + ".", figures))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = self._sweep_summary(result)

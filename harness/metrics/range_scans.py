@@ -32,8 +32,15 @@ from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server
-from harness.core.tables import Section, Table, count, literal, pct, text
-from harness.metrics.base import NOTHING_MORE, MetricBase, Reference, ScenarioView, Working
+from harness.core.tables import Answer, Section, Table, count, literal, pct, text
+from harness.metrics.base import (
+    NOTHING_MORE,
+    MetricBase,
+    Reference,
+    ScenarioView,
+    Working,
+    answered_runs,
+)
 from harness.metrics.comparison.options import RecipeSpec, take_recipes
 from harness.metrics.comparison.tables import NOT_SUPPORTED
 from harness.recipes.algorithms import get_algorithm
@@ -309,6 +316,43 @@ class RangeScansMetric(MetricBase):
         return RecipeScans(recipe.label, recipe.algorithm, widths=widths,
                            add_server_moved=add_moved, ranges=algorithm.entries,
                            split_moved=split_moved, merge_moved=merge_moved)
+
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: the servers one scan of the widest width touches under range
+        partitioning against the hashing algorithms, and the keys a split moves against a
+        server joining."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if r.figure(self.name)]):
+            record: RangeScans = run.figure(self.name)
+            section = (f"Range scans ({literal(run.label)})" if len(result.runs) > 1
+                       else "Range scans")
+            widths = [w.width for r in record.recipes for w in r.widths]
+            if not widths:
+                continue
+            widest = max(widths)
+            scanned = {r.label: w.mean_servers for r in record.recipes for w in r.widths
+                       if w.width == widest}
+            ranged = [r for r in record.recipes if r.ranges is not None and r.label in scanned]
+            hashed = [scanned[r.label] for r in record.recipes
+                      if r.ranges is None and r.label in scanned]
+            for r in ranged:
+                own = f"{scanned[r.label]:.2f}"
+                line = (f"A scan of {widest:,} consecutive keys touches {own} servers with "
+                        f"range partitioning ({literal(r.label)})")
+                figures: tuple[str, ...] = (own,)
+                if hashed:
+                    low, high = f"{min(hashed):.2f}", f"{max(hashed):.2f}"
+                    spread = low if low == high else f"{low} to {high}"
+                    line += (f", against {spread} with hashing ({len(hashed)} "
+                             f"recipe{'s' if len(hashed) > 1 else ''})")
+                    figures += (low, high)
+                lines.append(Answer(section, line + ".", figures))
+                if r.split_moved is not None and r.add_server_moved is not None:
+                    split, join = pct(r.split_moved).text, pct(r.add_server_moved).text
+                    lines.append(Answer(section, (
+                        f"Range partitioning ({literal(r.label)}): a split moves {split} of "
+                        f"keys, a server joining {join}."), (split, join)))
+        return lines
 
     def sections(self, result: Result) -> list[Section]:
         sections = []

@@ -413,7 +413,8 @@ def report(model: Report) -> str:
     meta = "".join(f"<dt>{inline(k)}</dt><dd>{inline(v)}</dd>" for k, v in model.metadata)
     specs = f'<script id="chart-specs" type="application/json">{json_for_script(charts)}</script>'
     library = f"<script>{vega_bundle()}</script>" if charts else ""
-    intro = "".join(_paragraph(p) for p in model.intro)
+    shown = [*model.intro, model.provenance] if model.provenance and not meta else model.intro
+    intro = "".join(_paragraph(p) for p in shown)
     return (
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'

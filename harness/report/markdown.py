@@ -119,7 +119,8 @@ def report(model: Report) -> str:
     # A result's page opens with its answers and contents; other pages (compare, history,
     # reproduce) ask no question and open with their intro as before.
     opening = [answers(model), contents(model)] if model.question else []
-    parts = [f"# {_line(model.title)}", *opening, *(guard(p) for p in model.intro),
+    intro = [*model.intro, model.provenance] if model.provenance else model.intro
+    parts = [f"# {_line(model.title)}", *opening, *(guard(p) for p in intro),
              *(section(s) for s in model.sections if not s.note)]
     if notes:
         parts += [f"## {MEASURED_TITLE}", *(section(s, 3) for s in notes)]

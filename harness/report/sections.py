@@ -62,11 +62,11 @@ def result_report(result: Result) -> Report:
     answers: list[Answer] = [answer for metric in metrics()
                              for answer in metric.answers(result)]
     return Report(literal(result.name, line_start=True),
-                  ([fleet.paragraphs[0]] if fleet is not None else []) + [metadata(result)],
+                  [fleet.paragraphs[0]] if fleet is not None else [],
                   [s for s in sections if not s.note] + [s for s in sections if s.note],
                   metadata=metadata_pairs(result),
                   question=literal(str(result.scenario["description"]), line_start=True),
-                  answers=answers)
+                  answers=answers, provenance=metadata(result))
 
 
 def drawn_weights(result: Result) -> list[tuple[str, float]] | None:

@@ -3,6 +3,7 @@ tables of one result show different numbers for one named quantity."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -21,7 +22,14 @@ RESULTS = ROOT / "results"
 RENDERED = sorted(p for p in RESULTS.rglob("*.json") if p.with_suffix(".md").exists())
 #: metrics whose result gets at least one answer line when measured
 ANSWERING = ("memory", "balance", "throughput", "movement", "migration", "clients",
-             "replication")
+             "replication", "hot_keys", "hostile_keys", "process", "foreign", "counts",
+             "range_scans", "equivalence")
+#: a measured metric -> the heading (up to its parenthesis) its answer lines link to
+ANSWERED_UNDER = {"memory": "Memory", "balance": "Balance", "migration": "Migration",
+                  "replication": "Replication", "hot_keys": "Hot keys",
+                  "hostile_keys": "Hostile keys", "process": "Process",
+                  "foreign": "Foreign peers", "range_scans": "Range scans",
+                  "counts": "Instructions and simulated cache misses per key"}
 
 
 def _shown(section: Section) -> list[str]:
@@ -52,10 +60,15 @@ def test_every_answer_figure_is_its_sections_figure(path: Path) -> None:
             assert figure and figure in answer.text, (figure, answer.text)
             assert any(figure in text for text in shown), (figure, answer.section)
     answered = {a.section.split(" (")[0].split("?")[0] for a in report.answers}
-    for metric, heading in (("memory", "Memory"), ("balance", "Balance"),
-                            ("migration", "Migration"), ("replication", "Replication")):
-        if metric in _measured(result):
+    measured = _measured(result)
+    for metric, heading in ANSWERED_UNDER.items():
+        if metric in measured:
             assert heading in answered, (metric, sorted(answered))
+    if "equivalence" in measured:
+        assert any(" against random points: " in a for a in answered), sorted(answered)
+    loads = [run.figure("load") for run in result.runs if run.figure("load")]
+    if any(load.distribution != "uniform" for load in loads):
+        assert "Load" in answered, sorted(answered)
 
 
 def _quantities(table: Table) -> dict[tuple[str, str], str]:
@@ -195,3 +208,47 @@ def test_hostile_names_in_the_fleet_and_answers_stay_text(name: str) -> None:
     page = markdown.report(report)
     assert "](javascript:" not in page.replace("\\](javascript:", "")
     assert "\n# heading" not in page
+
+
+def test_a_peer_that_disagrees_is_named_with_its_agreement() -> None:
+    """Foreign peers: one line when every peer routes as it claims; otherwise the line
+    names each peer that does not, with its agreement as the section shows it."""
+    result = load_result(RESULTS / "clients.json")
+    run = next(r for r in result.runs if any(s.figure("foreign") for s in r.subjects))
+    peer = next(s for s in run.subjects if s.figure("foreign") is not None
+                and s.figure("foreign").agreement is not None)
+    peer.figures["foreign"] = dataclasses.replace(peer.figure("foreign"), agreement=0.987654)
+    report = result_report(result)
+    line = next(a for a in report.answers if a.section.startswith("Foreign peers"))
+    assert f"{peer.name} 0.987654" in line.text and "0.987654" in line.figures
+    assert "route every key as the recipe each claims" in line.text
+    section = next(s for s in report.sections if s.title == line.section)
+    assert any("0.987654" in shown for shown in _shown(section))
+
+
+def test_range_scans_answer_range_partitioning_against_hashing() -> None:
+    """Range scans: the widest scan under range partitioning against the hashing recipes'
+    least and most, and a split against a server joining, each figure in the section."""
+    report = result_report(load_result(RESULTS / "range-scans.json"))
+    lines = [a for a in report.answers if a.section == "Range scans"]
+    assert len(lines) == 2, [a.text for a in lines]
+    scan, split = lines
+    assert "A scan of 1,000 consecutive keys" in scan.text and "with hashing (" in scan.text
+    assert "a split moves" in split.text and "a server joining" in split.text
+
+
+def test_the_html_page_states_its_provenance_once() -> None:
+    """Markdown gives the run's provenance as one sentence; the HTML page gives it as its
+    metadata list instead, not both (the commit is shown once)."""
+    result = load_result(RESULTS / "migration-100k-to-10k.json")
+    report = result_report(result)
+    assert report.provenance.startswith("Written by ring-harness")
+    page = markdown.report(report)
+    assert page.count("Written by ring-harness") == 1
+    assert page.index("The fleet as drawn") < page.index("Written by") < page.index("## Balance")
+    document = html.report(report)
+    assert "Written by" not in document
+    assert document.count(str(result.git_commit)) == 1 and '<dl class="meta">' in document
+    bare = html.report(Report("t", ["intro"], [Section("A", ["text"])], question="q",
+                              provenance="Written by someone"))
+    assert "Written by someone" in bare

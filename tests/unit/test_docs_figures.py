@@ -290,6 +290,38 @@ GUIDE_FIGURES += [
     ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", True))),
 ]
 
+#: a rollout's total extra origin fetches, staged and all at once, in three migrations
+GUIDE_FIGURES += [
+    ("guide/processes-and-migrations.md", Cell(result, section, row, "value"))
+    for result, section in (
+        ("migration-100k-to-10k.md", "Migration (k=160 to k=16)"),
+        ("process-cloudflare-6gb.md", "Migration (k=160 to k=16)"),
+        ("switch-clients.md", "Migration (libmemcached to peer hashring-js)"))
+    for row in ("extra origin fetches in total, staged",
+                "extra origin fetches in total, all at once")]
+
+#: the 6 GB process's timings in its committed run (the page gives earlier runs' too)
+CLOUDFLARE_6GB = "process-cloudflare-6gb.md"
+GUIDE_FIGURES += [
+    ("guide/processes-and-migrations.md",
+     Cell(CLOUDFLARE_6GB, "The process in each layout, and after the cut",
+          "built and measured in numpy-aligned, s", "k=160")),
+    ("guide/processes-and-migrations.md",
+     Sentence(CLOUDFLARE_6GB, "Process (k=160): 64 rings",
+              r"\| the process metric in all, checks included +\| ([\d.]+) ")),
+    ("guide/processes-and-migrations.md",
+     Sentence(CLOUDFLARE_6GB, "Process (k=160): 64 rings",
+              r"\| its CPU time, over every thread +\| ([\d.]+) ")),
+    ("guide/processes-and-migrations.md",
+     Sentence(CLOUDFLARE_6GB, "Migration (k=160 to k=16)",
+              r"\| measured in, s of wall time / of CPU time +\| ([\d.]+) / ")),
+    ("guide/processes-and-migrations.md",
+     Sentence(CLOUDFLARE_6GB, "Migration (k=160 to k=16)",
+              r"\| measured in, s of wall time / of CPU time +\| [\d.]+ / ([\d.]+) ")),
+    ("guide/processes-and-migrations.md",
+     Sentence(CLOUDFLARE_6GB, "", r"run took ([\d.]+) s\.")),
+]
+
 RANGE_SCANS = "Range scans"
 GUIDE_FIGURES += [
     *[("guide/algorithms.md", Cell("range-scans.md", RANGE_SCANS, row, column))

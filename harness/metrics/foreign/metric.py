@@ -33,15 +33,15 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.servers import Operation, Server, servers_after
-from harness.core.tables import Cell, Section, Table, count, literal, number, pct, text
-from harness.metrics.base import MetricBase
+from harness.core.tables import Answer, Cell, Section, Table, count, literal, number, pct, text
+from harness.metrics.base import MetricBase, answered_runs
 from harness.metrics.foreign.overhead import library_pairs, overhead_table, per_round_difference
 from harness.metrics.instruments.timing import Timing, timing_cell
 from harness.recipes.peers.foreign import ForeignPeer, LibraryPeer, ProcessPeer, protocol
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 
 if TYPE_CHECKING:
-    from harness.core.model import Result
+    from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 DOORS = {"library": "C ABI, in process", "command": "process protocol (pipe)"}
@@ -179,11 +179,41 @@ class ForeignMetric(MetricBase):
             figures[name] = record
         return figures
 
+    def answers(self, result: Result) -> list[Answer]:
+        """Per sweep point: whether the peers route as the recipes they claim, naming any
+        that do not."""
+        lines = []
+        for run in answered_runs([r for r in result.runs if self._measured(r)]):
+            claimed = {name: f.agreement for name, f in self._measured(run)
+                       if f.agreement is not None}
+            if not claimed:
+                continue
+            section = f"Foreign peers ({literal(run.label)})"
+            shown = {name: number(agreement, 6).text for name, agreement in claimed.items()}
+            differ = [name for name, agreement in claimed.items() if agreement < 1.0]
+            if not differ:
+                everyone = ("the peer routes every key as the recipe it claims"
+                            if len(claimed) == 1 else f"all {len(claimed)} peers route every "
+                            "key as the recipe each claims")
+                full = next(iter(shown.values()))
+                lines.append(Answer(section, f"{literal(run.label)}: {everyone} (agreement "
+                                             f"{full}).", (full,)))
+                continue
+            named = ", ".join(f"{literal(name)} {shown[name]}" for name in differ)
+            lines.append(Answer(section, (
+                f"{literal(run.label)}: {len(claimed) - len(differ)} of {len(claimed)} peers "
+                f"route every key as the recipe each claims; the others agree on a share of "
+                f"keys: {named}."), tuple(shown[name] for name in differ)))
+        return lines
+
+    def _measured(self, run: Run) -> list[tuple[str, ForeignFigures]]:
+        return [(s.name, f) for s in run.of_kind("peer")
+                if isinstance(f := s.figure(self.name), ForeignFigures)]
+
     def sections(self, result: Result) -> list[Section]:
         sections = []
         for run in result.runs:
-            measured = [(s.name, f) for s in run.of_kind("peer")
-                        if isinstance(f := s.figure(self.name), ForeignFigures)]
+            measured = self._measured(run)
             if not measured:
                 continue
             rows = [[text(name), text(DOORS.get(f.door, f.door)

@@ -458,11 +458,24 @@ class ReplicationMetric(MetricBase):
             f = run.figure(self.name).failure
             lost, share = count(f.copies_to_recreate).text, pct(f.keys_losing_a_copy_fraction)
             gib = number(f.bytes_to_recreate / 2**30, 2).text
+            section = f"Replication ({literal(run.label)})"
+            sources = f"{f.sources} server" + ("" if f.sources == 1 else "s")
             lines.append(Answer(
-                f"Replication ({literal(run.label)})",
+                section,
                 f"{literal(run.label)}: when {literal(f.server)} fails, {share.text} of keys "
-                f"lose a copy: {lost} copies ({gib} GiB) to re-create from {f.sources} "
-                f"servers.", (share.text, lost, gib)))
+                f"lose a copy: {lost} copies ({gib} GiB) to re-create from {sources}.",
+                (share.text, lost, gib)))
+            r: Replication = run.figure(self.name)
+            topology = next((p for p in r.placements if p.strategy == "network-topology"),
+                            None)
+            if r.datacenters and topology is not None:
+                copies = ", ".join(f"{literal(dc)} {rf}" for dc, rf in r.datacenters.items())
+                shared = count(topology.keys_sharing_a_zone).text
+                peak = number(topology.replica_peak_to_mean).text
+                lines.append(Answer(section, (
+                    f"{literal(run.label)}: NetworkTopologyStrategy ({copies} copies) leaves "
+                    f"{shared} keys with two copies in one rack; the busiest server holds "
+                    f"{peak}x the mean copies."), (shared, peak)))
         return lines
 
     def sections(self, result: Result) -> list[Section]:
