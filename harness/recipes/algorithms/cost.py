@@ -26,7 +26,6 @@ from harness.recipes.constructions.generator import (
 )
 from harness.recipes.layouts.costs import layout_cost
 
-
 #: Cassandra's token allocator: the most bytes a token held while allocating (tracemalloc
 #: peak, 103 to 752 per token over 100 x 16, 100 x 256, 300 x 64 and 50 x 1,536 nodes x
 #: tokens), and CPU seconds per node and token of the ring each join reads (0.8 to 5.2 us
