@@ -196,3 +196,16 @@ def test_traits_and_label_name_the_allocator() -> None:
     assert "token allocator" in traits["point hash"]
     assert get_construction("cassandra", allocation="allocator").label == (
         "cassandra allocator num_tokens=16")
+
+
+def test_a_token_put_twice_changes_owner_as_a_tree_map_does() -> None:
+    """A split of a range one token wide lands on the range's start, a token already in
+    the ring: Cassandra's `sortedTokens.put` then gives that token to the new unit, and
+    the ring keeps one entry for it."""
+    assert split(7, 8, 0.9) == 7
+    allocator = cassandra_allocator.NoReplicationAllocator(0)
+    allocator.tokens = np.array([5, 9], dtype=np.int64)
+    allocator.owners = np.array([0, 1], dtype=np.int64)
+    allocator._put([5, 7, 7], 2)
+    assert allocator.tokens.tolist() == [5, 7, 9]
+    assert allocator.owners.tolist() == [2, 2, 1]

@@ -180,12 +180,16 @@ class NoReplicationAllocator:
         return chosen
 
     def _put(self, chosen: list[int], unit: int) -> None:
-        new = np.array(chosen, dtype=np.int64)
+        """`sortedTokens.put(token, unit)` for each: a token already in the ring (a split of
+        a range one token wide lands on its start) changes owner, as a TreeMap's put does."""
+        new = np.unique(np.array(chosen, dtype=np.int64))
         at = np.searchsorted(self.tokens, new)
-        self.tokens = np.insert(self.tokens, at, new)
-        self.owners = np.insert(self.owners, at, unit)
-        order = np.argsort(self.tokens, kind="stable")  # new tokens inserted at one place
-        self.tokens, self.owners = self.tokens[order], self.owners[order]
+        present = (at < len(self.tokens)) & (self.tokens[np.minimum(at, len(self.tokens) - 1)]
+                                             == new) if len(self.tokens) else np.zeros(
+                                                 len(new), dtype=bool)
+        self.owners[at[present]] = unit
+        self.tokens = np.insert(self.tokens, at[~present], new[~present])
+        self.owners = np.insert(self.owners, at[~present], unit)
 
     def add_unit(self, unit: int, num_tokens: int) -> list[int]:
         """`addUnit(unit, num_tokens)`: the tokens chosen for the new unit, in the order chosen
