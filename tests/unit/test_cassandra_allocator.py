@@ -6,6 +6,7 @@ Java definitions, and the construction's rings in every 64-bit layout."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -232,3 +233,54 @@ def test_holds_cassandras_offline_allocator_checks() -> None:
             if previous:  # validateAllocation skips a previous deviation of 0.0
                 assert spread - previous <= 0.05, (tokens, nodes)
             previous = spread
+
+
+DIGESTS: list[dict[str, Any]] = json.loads(
+    (FIXTURES / "cassandra-allocator" / "digests.json").read_text())
+
+
+def case_text(seed: int, counts: list[int], tokens: list[list[int]]) -> str:
+    """A case as GenerateVectors.runCase prints it, whose SHA-256 digests.json keeps."""
+    rows = ",\n    ".join("[" + ", ".join(str(t) for t in unit) + "]" for unit in tokens)
+    return (f'{{"seed": {seed}, "num_tokens": [{", ".join(str(c) for c in counts)}], '
+            f'"tokens": [{rows}]}}')
+
+
+def test_case_text_is_the_generators() -> None:
+    """The text the digests are taken of, rebuilt from a kept vector, is its JSON."""
+    case = VECTORS[1]
+    text = case_text(case["seed"], case["num_tokens"], case["tokens"])
+    assert json.loads(text) == case
+
+
+@pytest.mark.parametrize("case", DIGESTS, ids=lambda case: f"seed{case['seed']}")
+def test_mixed_num_tokens_equal_cassandras_or_fail_where_it_throws(
+        case: dict[str, Any]) -> None:
+    """40 more fleets of 25 to 60 nodes with num_tokens drawn from 1 to 48 (by
+    java.util.Random(seed), as GenerateVectors draws them): where Cassandra's allocator
+    chose tokens, the port chooses the same (the SHA-256 of the case's text); where it
+    threw NoSuchElementException (a donor asked for more ranges than it holds), the port
+    raises AllocatorFailure."""
+    shape = JavaRandom(case["seed"])
+    counts = [1 + shape.next_int(48) for _ in range(25 + shape.next_int(36))]
+    if "throws" in case:
+        with pytest.raises(cassandra_allocator.AllocatorFailure, match="NoSuchElement"):
+            allocate_tokens(counts, case["seed"])
+        return
+    text = case_text(case["seed"], counts, allocate_tokens(counts, case["seed"]))
+    assert hashlib.sha256(text.encode()).hexdigest() == case["sha256"]
+
+
+def test_a_fleet_the_allocator_cannot_place_is_refused_before_any_work() -> None:
+    """The construction names the failure in one line instead of building another ring."""
+    shape = JavaRandom(next(c["seed"] for c in DIGESTS if "throws" in c))
+    counts = [1 + shape.next_int(48) for _ in range(25 + shape.next_int(36))]
+    seed = next(c["seed"] for c in DIGESTS if "throws" in c)
+    servers = [Server(f"n{i}", count / 16) for i, count in enumerate(counts)]
+    construction = get_construction("cassandra", points_per_weight=16, seed=seed,
+                                    allocation="allocator")
+    assert construction.point_counts(servers) == counts
+    problem = construction.check_servers(servers)
+    assert problem is not None and "NoSuchElementException" in problem and "\n" not in problem
+    with pytest.raises(HarnessError, match="token allocator throws: node"):
+        construction.build_ring(servers)

@@ -39,6 +39,7 @@ keep theirs (`remove_server`), as a decommission does; the replication-aware all
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -47,13 +48,14 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.client_hashes import TOKEN_MAX, TOKEN_MIN
+from harness.core.errors import HarnessError
 from harness.core.native import client_hashes as c_client_hashes
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server, require_servers
 from harness.recipes.constructions.allocated import remove_server
 from harness.recipes.constructions.base import ConstructionBase
-from harness.recipes.constructions.cassandra_allocator import allocate_tokens
+from harness.recipes.constructions.cassandra_allocator import AllocatorFailure, allocate_tokens
 from harness.recipes.constructions.generator import points_for
 
 #: Cassandra 4.0's default num_tokens (256 before it)
@@ -115,6 +117,17 @@ def ring_of_tokens(tokens: Sequence[Sequence[int] | npt.NDArray[np.int64]],
     return Ring.from_owned_points(positions, owners, bits=64, servers=servers)
 
 
+@functools.lru_cache(maxsize=8)
+def allocated_tokens(counts: tuple[int, ...], seed: int) -> tuple[tuple[int, ...], ...] | str:
+    """Each node's tokens from Cassandra's allocator, or why it fails for these counts (kept:
+    the servers are checked before the ring is built, and each fleet is built more than
+    once)."""
+    try:
+        return tuple(tuple(tokens) for tokens in allocate_tokens(counts, seed))
+    except AllocatorFailure as failure:
+        return str(failure)
+
+
 class CassandraConstruction(ConstructionBase):
     """Cassandra's Murmur3Partitioner ring: random tokens per node, keys by their token."""
 
@@ -149,7 +162,13 @@ class CassandraConstruction(ConstructionBase):
         return f"cassandra{allocated} num_tokens={self.num_tokens}"
 
     def check_servers(self, servers: Sequence[Server]) -> str | None:
-        return None  # any positive weight draws at least one token
+        """Random: any positive weight draws at least one token. Allocator: the servers'
+        token counts must not make Cassandra's allocator fail (mixed num_tokens can)."""
+        if self.allocation != "allocator":
+            return None
+        placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+        return (f"weighted so that Cassandra's token allocator can place them; with these "
+                f"token counts it throws: {placed}" if isinstance(placed, str) else None)
 
     def point_counts(self, servers: Sequence[Server]) -> list[int]:
         return [points_for(s.weight, self.num_tokens) for s in servers]
@@ -157,8 +176,11 @@ class CassandraConstruction(ConstructionBase):
     def node_tokens(self, servers: Sequence[Server]) -> list[npt.NDArray[np.int64]]:
         """Each node's signed tokens: in the order drawn, or sorted when allocated."""
         if self.allocation == "allocator":
-            return [np.array(tokens, dtype=np.int64) for tokens
-                    in allocate_tokens(self.point_counts(servers), self.seed)]
+            placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+            if isinstance(placed, str):
+                raise HarnessError(
+                    f"construction 'cassandra': Cassandra's token allocator throws: {placed}")
+            return [np.array(tokens, dtype=np.int64) for tokens in placed]
         return [random_tokens(s.name, count, self.seed)
                 for s, count in zip(servers, self.point_counts(servers), strict=True)]
 

@@ -70,6 +70,16 @@ class JavaRandom:
         value = self.state >> (48 - bits)
         return value - (1 << 32) if value >= 1 << 31 else value
 
+    def next_int(self, bound: int) -> int:
+        """`nextInt(bound)`: uniform in [0, bound), redrawing the top of the range."""
+        if bound & (bound - 1) == 0:
+            return (bound * self.next_bits(31)) >> 31
+        while True:
+            bits = self.next_bits(31)
+            value = bits % bound
+            if bits - value + (bound - 1) < 2**31:  # Java's int overflow test
+                return value
+
     def next_long(self) -> int:
         """`nextLong()`: two 32-bit draws, the first shifted up, added as signed ints."""
         return to_long((self.next_bits(32) << 32) + self.next_bits(32))
@@ -100,6 +110,12 @@ def split(left: int, right: int, ratio: float) -> int:
 
 
 T = TypeVar("T")
+
+
+class AllocatorFailure(ValueError):
+    """Where Cassandra's allocator throws: a donor asked for more ranges than it holds
+    (`unitTokens.remove()` on an empty queue, `NoSuchElementException`), which mixed
+    num_tokens can cause."""
 
 
 class JavaPriorityQueue(Generic[T]):
@@ -247,6 +263,11 @@ class NoReplicationAllocator:
         for nr, donor in enumerate(ids):
             gives = num_tokens // len(donors) + (1 if nr < num_tokens % len(donors) else 0)
             mine = by_owner[donor]
+            if gives > len(mine):
+                raise AllocatorFailure(
+                    f"node {donor} would give "
+                    f"{gives} token ranges of the {len(mine)} it holds to a node asking for "
+                    f"{num_tokens} (NoSuchElementException in NoReplicationTokenAllocator)")
             if strictly_decreasing(ranges[mine[:gives + 1]]):
                 picked.append([(float(ranges[i]), int(i)) for i in mine[:gives].tolist()])
                 continue
