@@ -155,11 +155,16 @@ def _pingora(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
 
 def _cassandra(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
     per_weight = int(params["points_per_weight"])
+    allocated = params.get("allocation") == "allocator"
+    placed = (f"Cassandra's token allocator, rf 1 (seed {params['seed']}, list order)"
+              if allocated else f"random tokens (seed {params['seed']} and the name)")
     return {ALGORITHM: "ring", KEY_HASH: "Cassandra's Murmur3Partitioner token (64 bits)",
-            POINT_HASH: f"random tokens (seed {params['seed']} and the name)",
+            POINT_HASH: placed,
             POINTS_PER_DIGEST: "1", DIGEST_BYTES: "8 of 8",
             POINTS_PER_SERVER: f"{per_weight} x weight (num_tokens)",
-            WEIGHT_ROUNDING: "rounded to nearest", NAME_FORMAT: "none (names seed tokens)",
+            WEIGHT_ROUNDING: "rounded to nearest",
+            NAME_FORMAT: ("none (list order places tokens)" if allocated
+                          else "none (names seed tokens)"),
             COLLISION_WINNER: "first-listed server", WRAP: CLOCKWISE}
 
 

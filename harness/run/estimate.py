@@ -95,7 +95,7 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     if "layout" in recipe.params:  # a ring: its arrays, its own layout and the measured ones
         bits = _ring_bits(scenario, recipe)
         arrays = float((bits // 8 + 2) * entries)
-        generation = generation_cost(recipe.params, entries)
+        generation = generation_cost(recipe.params, entries, len(servers), len(fleets))
         forms = ring_cost(recipe.params, entries, bits, measure.layouts)
         costs = tuple(layout_cost(name) for name in measure.layouts)
         form_bytes = 0.0

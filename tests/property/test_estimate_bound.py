@@ -87,6 +87,8 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             ["blake2b-32", "fnv1a-fmix32"]))
     elif construction == "cassandra":  # 64-bit tokens, num_tokens up to Cassandra's cap
         generator["points_per_weight"] = draw(st.sampled_from([1, 256, 1_536, [16, 256]]))
+        if servers <= 40 and draw(st.booleans()):  # Cassandra's allocator: seconds a build
+            generator["allocation"] = "allocator"
         wide = True
     else:
         wide = construction == "envoy_ring_hash"  # its points are 64-bit

@@ -37,7 +37,7 @@ GOOD: dict[str, dict[str, list[Any]]] = {
                   "weight_rounding": ["half-up", "share-double", "share-single"],
                   "tie": ["after", "at-or-before"], "collision_winner": ["last"],
                   "chain": ["previous"], "key_encoding": ["low-8-bits"],
-                  "ring_size": [0, 1000]},
+                  "ring_size": [0, 1000], "allocation": ["random", "allocator"]},
     "keys": {"count": [1, 300], "name": ["key-{i}", "é-{i}|x"],
              "distribution": ["uniform", "zipf"], "seed": [1, 7]},
     "measure": {"layouts": [["numpy-packed"], ["cffi-packed", "bucketed"]],

@@ -190,7 +190,8 @@ def test_allocated_holds_cassandras_offline_allocator_checks() -> None:
     which follows its NoReplicationTokenAllocator: 32 nodes added one at a time, each
     with num_tokens distinct tokens, and the standard deviation of each node's
     ownership per token never growing by more than WARN_STDEV_GROWTH = 0.05 when a node
-    is added. Cassandra's own allocator could not be run here (no jar offline)."""
+    is added. (Cassandra's allocator itself, ported, is checked token for token in
+    tests/unit/test_cassandra_allocator.py.)"""
     for tokens in (1, 2, 4, 8, 16):
         construction = get_construction("allocated", points_per_weight=tokens, seed=0)
         previous = None

@@ -217,6 +217,18 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
     *[("guide/algorithms.md", Cell("cassandra-tokens.md", f"Movement (cassandra num_tokens={k})",
                                    row, "moved %"))
       for k in (16, 256) for row in ("add server-100", "remove server-50")],
+    *[("guide/algorithms.md", Cell(result, "Balance", row, "cv_arcs (exact shares)"))
+      for result, row in (("cassandra-tokens.md", "cassandra num_tokens=256"),
+                          ("cassandra-tokens.md", "cassandra num_tokens=16"),
+                          ("cassandra-allocator.md", "cassandra allocator num_tokens=256"),
+                          ("cassandra-allocator.md", "cassandra allocator num_tokens=16"))],
+    *[("guide/algorithms.md", Cell("cassandra-allocator.md", "Balance",
+                                   f"cassandra allocator num_tokens={k}", column))
+      for k in (16, 256) for column in ("cv_keys (key sample)", "max/mean (key sample)")],
+    *[("guide/algorithms.md", Cell("cassandra-allocator.md",
+                                   f"Movement (cassandra allocator num_tokens={k})",
+                                   row, "moved %"))
+      for k in (16, 256) for row in ("add server-100", "remove server-50 (as it falls)")],
     *[("guide/replication.md", Cell("cassandra-tokens.md",
                                     f"Replication (cassandra num_tokens={k})",
                                     "network topology", "copies peak-to-mean"))

@@ -28,14 +28,18 @@ Cassandra's nodes keep theirs, and a run is reproducible. A token drawn twice by
 is drawn again; two nodes drawing one token (odds about n**2 / 2**65 for n tokens, which
 Cassandra would also redraw) keep it for the first-listed node.
 
-Cassandra's token allocator (`allocate_tokens_for_keyspace` /
-`allocate_tokens_for_local_replication_factor`) is not this construction: our `allocated`
-construction models its `NoReplicationTokenAllocator` (see that module for what it
-follows and what it changes).
+`allocation = "allocator"` places the tokens with Cassandra's token allocator instead, as
+`allocate_tokens_for_local_replication_factor: 1` does: `NoReplicationTokenAllocator`,
+ported in `cassandra_allocator` and checked token for token against Cassandra's classes.
+Nodes join in list order; the first node's tokens (the allocator's only random ones) come
+from `java.util.Random(seed)`. A node that leaves takes its tokens with it and the others
+keep theirs (`remove_server`), as a decommission does; the replication-aware allocator
+(replication factor above 1) is not ported.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -44,17 +48,22 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.client_hashes import TOKEN_MAX, TOKEN_MIN
+from harness.core.errors import HarnessError
 from harness.core.native import client_hashes as c_client_hashes
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
 from harness.core.servers import Server, require_servers
+from harness.recipes.constructions.allocated import remove_server
 from harness.recipes.constructions.base import ConstructionBase
+from harness.recipes.constructions.cassandra_allocator import AllocatorFailure, allocate_tokens
 from harness.recipes.constructions.generator import points_for
 
 #: Cassandra 4.0's default num_tokens (256 before it)
 DEFAULT_NUM_TOKENS = 16
 #: the most tokens a node may draw here (Cassandra caps num_tokens at 1,536)
 MAX_NUM_TOKENS = 1536
+#: how tokens are placed: drawn at random by each node, or chosen by Cassandra's allocator
+ALLOCATIONS = ("random", "allocator")
 
 
 #: SplitMix64's increment and multipliers (`harness.recipes.constructions.allocated.SplitMix64`)
@@ -108,6 +117,17 @@ def ring_of_tokens(tokens: Sequence[Sequence[int] | npt.NDArray[np.int64]],
     return Ring.from_owned_points(positions, owners, bits=64, servers=servers)
 
 
+@functools.lru_cache(maxsize=8)
+def allocated_tokens(counts: tuple[int, ...], seed: int) -> tuple[tuple[int, ...], ...] | str:
+    """Each node's tokens from Cassandra's allocator, or why it fails for these counts (kept:
+    the servers are checked before the ring is built, and each fleet is built more than
+    once)."""
+    try:
+        return tuple(tuple(tokens) for tokens in allocate_tokens(counts, seed))
+    except AllocatorFailure as failure:
+        return str(failure)
+
+
 class CassandraConstruction(ConstructionBase):
     """Cassandra's Murmur3Partitioner ring: random tokens per node, keys by their token."""
 
@@ -116,14 +136,21 @@ class CassandraConstruction(ConstructionBase):
         Param("points_per_weight", "int", DEFAULT_NUM_TOKENS,
               "random tokens per node of weight 1: Cassandra's num_tokens (16 since 4.0, "
               "256 before)", minimum=1, maximum=MAX_NUM_TOKENS),
-        Param("seed", "int", 1, "seed of the nodes' random tokens (with each node's name)",
+        Param("seed", "int", 1, "seed of the nodes' random tokens (with each node's name); "
+              "with the allocator, the seed of java.util.Random for the first node's tokens",
               minimum=0, maximum=2**64 - 1),
+        Param("allocation", "choice", "random",
+              "\"random\": each node draws num_tokens random tokens; \"allocator\": "
+              "Cassandra's token allocator for replication factor 1 "
+              "(NoReplicationTokenAllocator) places them, nodes joining in list order",
+              choices=ALLOCATIONS),
     )
 
     def __init__(self, **params: Any) -> None:
         values = parse_keywords(f"construction {self.name!r}", self.params, params)
         self.num_tokens: int = values["points_per_weight"]
         self.seed: int = values["seed"]
+        self.allocation: str = values["allocation"]
 
     @property
     def bits(self) -> int:
@@ -131,22 +158,41 @@ class CassandraConstruction(ConstructionBase):
 
     @property
     def label(self) -> str:
-        return f"cassandra num_tokens={self.num_tokens}"
+        allocated = " allocator" if self.allocation == "allocator" else ""
+        return f"cassandra{allocated} num_tokens={self.num_tokens}"
 
     def check_servers(self, servers: Sequence[Server]) -> str | None:
-        return None  # any positive weight draws at least one token
+        """Random: any positive weight draws at least one token. Allocator: the servers'
+        token counts must not make Cassandra's allocator fail (mixed num_tokens can)."""
+        if self.allocation != "allocator":
+            return None
+        placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+        return (f"weighted so that Cassandra's token allocator can place them; with these "
+                f"token counts it throws: {placed}" if isinstance(placed, str) else None)
 
     def point_counts(self, servers: Sequence[Server]) -> list[int]:
         return [points_for(s.weight, self.num_tokens) for s in servers]
 
     def node_tokens(self, servers: Sequence[Server]) -> list[npt.NDArray[np.int64]]:
-        """Each node's signed tokens, in the order drawn."""
+        """Each node's signed tokens: in the order drawn, or sorted when allocated."""
+        if self.allocation == "allocator":
+            placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+            if isinstance(placed, str):
+                raise HarnessError(
+                    f"construction 'cassandra': Cassandra's token allocator throws: {placed}")
+            return [np.array(tokens, dtype=np.int64) for tokens in placed]
         return [random_tokens(s.name, count, self.seed)
                 for s, count in zip(servers, self.point_counts(servers), strict=True)]
 
     def build_ring(self, servers: Sequence[Server]) -> Ring:
         require_servers(self.name, servers)
         return ring_of_tokens(self.node_tokens(servers), tuple(s.name for s in servers))
+
+    def remove_server(self, ring: Ring, index: int) -> Ring | None:
+        """Allocated: the node leaves with its tokens and the others keep theirs (rebuilding
+        would re-allocate every node that joined after it). Random: None, since a rebuild
+        without it gives every other node its own tokens again."""
+        return remove_server(ring, index) if self.allocation == "allocator" else None
 
     def key_hashes(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         """Each key's token + 2**63, computed in C (cext/client_hashes.c)."""
