@@ -25,7 +25,7 @@ from harness.core.machine import available_memory_bytes, usable_cores
 from harness.core.native.lru import lru_workspace_bytes
 from harness.core.servers import Server
 from harness.core.splitmix import splitmix64_at
-from harness.core.tables import Section
+from harness.core.tables import Answer, Section
 from harness.core.task_store import TaskStore, c_build_id
 from harness.metrics.base import MetricBase, Reference, RunShape, ScenarioView, Working
 from harness.metrics.fleet import tables
@@ -315,6 +315,9 @@ class FleetMetric(MetricBase):
         complete = [a for a in answers if a is not None]
         assert len(complete) == len(answers)
         return fold(found, complete, fleet)
+
+    def answers(self, result: Result) -> list[Answer]:
+        return tables.answer_lines(result, self.name)
 
     def sections(self, result: Result) -> list[Section]:
         return tables.sections(result, self.name)

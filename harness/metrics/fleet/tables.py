@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.core import charts
-from harness.core.tables import Cell, Section, Table, count, literal, number, pct, text
+from harness.core.tables import Answer, Cell, Section, Table, count, literal, number, pct, text
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -45,6 +45,33 @@ def answers(f: Fleet) -> list[str]:
             f"steady state; the old ring's caches were {r.caches} (first window "
             f"{r.first_window_rate:.4f} misses per request against {r.steady_rate:.4f} "
             "steady).")
+    return lines
+
+
+def title(label: str, f: Fleet) -> str:
+    return f"Fleet rollout ({literal(label)} to {literal(f.to_label)})"
+
+
+def answer_lines(result: Result, name: str) -> list[Answer]:
+    """The answers block's lines: what the fleet holds and frees, the origin fetches of the
+    busiest window staged against all at once, and the rollback's cost; each the sentence
+    that opens the fleet's section, with the figures it shows there."""
+    lines = []
+    for run in result.runs:
+        f: Fleet | None = run.figure(name)
+        if f is None:
+            continue
+        section = title(run.label, f)
+        staged = max(v for s, _t, v in f.timeline if s == "staged")
+        once = max(v for s, _t, v in f.timeline if s == "all at once")
+        memory, fetches, *rest = answers(f)
+        freed = (f.bytes_peak - f.bytes_after) if f.rollback is not None else (
+            f.bytes_before - f.bytes_after)
+        lines.append(Answer(section, memory, (size(f.bytes_before).text,
+                                              size(f.bytes_after).text, size(freed).text)))
+        lines.append(Answer(section, fetches, (f"{staged:,}", f"{once:,}")))
+        if f.rollback is not None and rest:
+            lines.append(Answer(section, rest[0], (f"{f.rollback.extra_fetches:,}",)))
     return lines
 
 
@@ -133,6 +160,5 @@ def _section(label: str, f: Fleet) -> Section:
         [{"window": t, "series": "fleet", "GiB": v / 2**30} for t, v in f.memory_timeline],
         x="window", y="GiB", series="series", x_title="window of requests",
         y_title="GiB held by router processes", log=False)
-    return Section(f"Fleet rollout ({literal(label)} to {literal(f.to_label)})",
-                   paragraphs=answers(f), tables=tables_,
+    return Section(title(label, f), paragraphs=answers(f), tables=tables_,
                    charts=[fetches, per_wave, memory_chart])
