@@ -37,6 +37,9 @@ HASH_PARTS = ("whole", "tag", "regex")
 #: on a fuzzed run of 600,000 keys through libketama and the tuples layout, which peaked
 #: at 252 MiB (tests/test_estimate_bound.py)
 BYTES_PER_KEY = 256
+#: the str header BYTES_PER_KEY counts for a key's name, which a zipf request shares with
+#: its distinct key (priced with the universe)
+SHARED_STR_HEADER = 49
 #: bytes per distinct key of a zipf universe beyond its name's characters: the str (49),
 #: the list's pointers (16), its rank, popularity and permutation entries (24) and the
 #: Python int of its id (28); measured 97 bytes a key (with 11-character names) as the
@@ -89,16 +92,20 @@ def key_bytes(keys: KeysSpec) -> float:
     one's length, so a template such as "{i:>100000}" counts), and for zipf every distinct
     name plus the popularity, draw and permutation arrays over the universe."""
     longest = longest_name(keys)
-    # The name as a str and again encoded to bytes while hashing: twice its length.
-    per_name = BYTES_PER_KEY + 2 * longest
-    if keys.parts:
-        # Each id's part: a list item and its int object, while names are made.
-        per_name += BYTES_PER_PART_DRAW
+    # The name as a str and again encoded to bytes while hashing: twice its length. A zipf
+    # request is a reference to its distinct key's str, priced with the universe below: the
+    # request itself holds only the encoded copy.
+    uniform = keys.distribution == "uniform"
+    per_name = BYTES_PER_KEY + (2 * longest if uniform else longest - SHARED_STR_HEADER)
+    named = keys.count if uniform else keys.universe  # the ids whose names are made
     if keys.hash_part != "whole":
         # The routed part beside the name: one more str of at most the name's length.
         per_name += BYTES_PER_ROUTED_NAME + longest
     total = per_name * keys.count
-    if keys.distribution == "zipf":
+    if keys.parts:
+        # Each named id's part: a list item and its int object, while names are made.
+        total += named * BYTES_PER_PART_DRAW
+    if not uniform:
         # Each distinct key is named once and drawn from, never hashed or owned: its name
         # (a str), a list's pointer, and the popularity, draw and permutation arrays.
         total += keys.universe * (BYTES_PER_DISTINCT_KEY + longest)

@@ -49,8 +49,17 @@ def _chosen(scenario: Scenario, peer: str | None, kind: str, flag: str) -> Forei
     return chosen
 
 
+def _is_file(path: Path) -> bool:
+    """Whether the path names a file; False, not an OSError, for a name the system refuses
+    (too long, a NUL, a loop), which is bad input like a missing file."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def base_with_library(scenario: Scenario, library: Path, peer: str | None) -> Scenario:
-    if not library.is_file():
+    if not _is_file(library):
         raise ScenarioError(f"--base-library: expected an existing shared library file "
                             f"(got {str(library)!r})")
     chosen = _chosen(scenario, peer, "library", "--base-library")
