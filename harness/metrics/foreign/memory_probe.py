@@ -6,12 +6,13 @@ A fresh worker per library, as a layout's probe is a fresh process: built once u
 hashed, for it unmeasured too, as a layout's keys are), then a build and a route of every
 key under memray, and another build under tracemalloc. Each is one request with the
 peer's `timeout`; a library that fails in any ends in the one line of a failed call, its
-worker and whatever it started killed, memray's traces in the run's folder.
+worker and whatever it started killed, memray's traces in a folder removed here.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,16 +30,19 @@ def measure_library(spec: ForeignPeerSpec, servers: Sequence[Server], keys: Sequ
                     workdir: Path) -> dict[str, Any]:
     """The memory metric's figures (`metrics/memory.py`'s `Memory`, as a record) of
     `spec`'s library built for `servers` and routing `keys`."""
-    peer = LibraryPeer(spec, servers, worker=MEMORY_WORKER,
-                       environment={"TMPDIR": str(workdir)})
-    try:
-        batch = batch_for(peer, servers, [key.encode() for key in keys])
-        build = json.loads(peer.ask(b"Pb", "ring_peer_build (measured by memray)"))
-        route = json.loads(peer.ask(b"Pr" + batch.request[4:],
-                                    "ring_peer_route (measured by memray)", batch))
-        seen = json.loads(peer.ask(b"Pt", "ring_peer_build (measured by tracemalloc)"))
-    finally:
-        peer.close()
+    # The worker's TMPDIR (memray's traces) is a folder of ours, removed here whatever
+    # became of the worker: one killed at its deadline removes nothing itself.
+    with tempfile.TemporaryDirectory(prefix="ring-harness-memray-", dir=workdir) as traces:
+        peer = LibraryPeer(spec, servers, worker=MEMORY_WORKER,
+                           environment={"TMPDIR": traces})
+        try:
+            batch = batch_for(peer, servers, [key.encode() for key in keys])
+            build = json.loads(peer.ask(b"Pb", "ring_peer_build (measured by memray)"))
+            route = json.loads(peer.ask(b"Pr" + batch.request[4:],
+                                        "ring_peer_route (measured by memray)", batch))
+            seen = json.loads(peer.ask(b"Pt", "ring_peer_build (measured by tracemalloc)"))
+        finally:
+            peer.close()
     held, entries = int(build["held"]), peer.entries
     return {
         "structure_bytes": held,

@@ -15,8 +15,8 @@ a layout's probe; the figures are those of `metrics/memory.py`'s `Memory`.
 | `Pt` | (none) | JSON: what tracemalloc sees of another build |
 
 A route's peak includes the owners copied out of the region, as a layout's lookup peak
-includes its result. memray's traces go to a folder of this process's TMPDIR (the run's
-own folder, removed with it whatever happens here), removed when the worker ends.
+includes its result. memray's traces go to a folder of this process's TMPDIR (a folder the
+harness removes whatever happens here), removed when the worker ends.
 """
 
 from __future__ import annotations
