@@ -82,9 +82,9 @@ def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Ser
     reference held; any other algorithm's built form, as a client builds it, with no
     plain-Python reference (`Algorithm.estimated_client_bytes`), or with its references
     when the caller routes by them (`references`: `Algorithm.estimated_bytes`); and
-    the seconds of `builds` builds, each routing `keys` keys by its reference
-    (`Algorithm.estimated_seconds`, which prices a table's filling). `why` names the
-    fields that set it, for both texts."""
+    the seconds of `builds` builds, each routing `keys` keys by its fastest form (by its
+    reference with `references`; `Algorithm.estimated_seconds`, which prices a table's
+    filling). `why` names the fields that set it, for both texts."""
     algorithm = get_algorithm(name)
     entries = entries_of(name, params, fleets)
     if "layout" in params:  # a ring: its widest hash, its own reference layout
@@ -95,6 +95,8 @@ def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Ser
             algorithm.estimated_client_bytes
         built = Cost(held=max(bytes_of(fleet, params) for fleet in fleets))
     largest = max(fleets, key=lambda fleet: algorithm.estimated_entries(fleet, params))
-    seconds, _ = algorithm.estimated_seconds(largest, params, reference_keys=keys,
-                                             fast_keys=0, plain_keys=0)
+    # A client routes by its fastest form; a caller routing by the reference builds it.
+    seconds, _ = algorithm.estimated_seconds(
+        largest, params, reference_keys=keys if references else 0,
+        fast_keys=0 if references else keys, plain_keys=0)
     return replace(built, seconds=builds * seconds, why=why, why_seconds=why).whole()
