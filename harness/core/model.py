@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import cattrs
 
-from harness.core.errors import ResultFormatError
+from harness.core.errors import ResultFormatError, UnknownNameError
 from harness.core.invocation import HARNESS
 from harness.core.redact import without_keys
 
@@ -142,11 +142,12 @@ class Result:
 
     @classmethod
     def from_json(cls, document: Any, source: str = "result", *,
-                  record_type: Callable[[str], type[Any]]) -> Result:
+                  record_types: Mapping[str, type[Any]]) -> Result:
         """Read a result document of any supported format version; refuse others.
 
-        Each figure is read as the record its metric declares: `record_type(name)` (the
-        metric registry's lookup), given by the caller, so the model imports no metric.
+        Each figure is read as the record its metric declares: `record_types[name]` (the
+        metric registry's table of them), given by the caller as data, so that the model
+        imports no metric and calls nothing above it.
         """
         document = upgrade(document, source)
         try:
@@ -155,10 +156,11 @@ class Result:
                 if not isinstance(result.scenario.get(key), str):
                     raise ValueError(f"scenario.{key} must be a string")
             for i, run in enumerate(result.runs):
-                run.figures = _figures(run.figures, f"runs[{i}].figures", record_type)
+                run.figures = _figures(run.figures, f"runs[{i}].figures", record_types)
                 for j, subject in enumerate(run.subjects):
                     subject.figures = _figures(subject.figures,
-                                               f"runs[{i}].subjects[{j}].figures", record_type)
+                                               f"runs[{i}].subjects[{j}].figures",
+                                               record_types)
         # AttributeError: cattrs's generated code reads a record's fields with .keys()
         except (cattrs.BaseValidationError, AttributeError, KeyError, TypeError,
                 ValueError) as exc:
@@ -178,10 +180,12 @@ def _first_problem(exc: BaseException) -> str:
 
 
 def _figures(raw: dict[str, Any], where: str,
-             record_type: Callable[[str], type[Any]]) -> dict[str, Any]:
+             record_types: Mapping[str, type[Any]]) -> dict[str, Any]:
     figures = {}
     for name, value in raw.items():
-        cls = record_type(name)
+        cls = record_types.get(name)
+        if cls is None:
+            raise UnknownNameError("metric", name, list(record_types))
         # A record is a JSON object; say so by name rather than let cattrs fail on .keys().
         if dataclasses.is_dataclass(cls) and not isinstance(value, dict):
             raise ValueError(f"{where}.{name} must be an object (got {type(value).__name__})")

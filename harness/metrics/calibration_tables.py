@@ -4,8 +4,9 @@ of the last stage), so a reader sees what ran and on what evidence."""
 
 from __future__ import annotations
 
+from harness.core.calibration import Calibration, Trial
 from harness.core.tables import Cell, Table, code, literal, number, text
-from harness.recipes.layouts.bucketed_tuning import MARGIN, Calibration, Trial
+from harness.recipes.layouts.bucketed_tuning import MARGIN
 
 
 def _tuning(trial: Trial) -> Cell:

@@ -53,6 +53,7 @@ from harness.core.tables import (
     text,
 )
 from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
+from harness.metrics.foreign.memory_probe import measure_library
 from harness.metrics.instruments.probes import (
     PROBE_PROCESS_BYTES,
     rss_bytes,
@@ -63,9 +64,6 @@ from harness.metrics.instruments.timing import base_form
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.layouts import get_layout
 from harness.recipes.peers import get_peer
-from harness.recipes.peers.foreign import ForeignPeerSpec
-from harness.recipes.peers.foreign.claims import batch_for
-from harness.recipes.peers.foreign.library_peer import InProcessLibraryPeer
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run, Subject
@@ -141,20 +139,6 @@ def measure_peer_here(peer_name: str, spec_file: Path) -> Memory:
     )
 
 
-def measure_foreign_here(peer_name: str, spec_file: Path) -> Memory:
-    """Measure a foreign library peer's ring in this process: the library's mallocs are
-    ours, so memray sees them as it sees a cffi layout's."""
-    spec = json.loads(spec_file.read_text())
-    foreign = ForeignPeerSpec.from_record(spec["foreign"][peer_name])
-    servers = [Server(name, weight) for name, weight in spec["servers"]]
-    keys = [key.encode() for key in spec["keys"]]
-    # Built once untracked first: loading the library (and its own libraries) is not its
-    # ring; the keys are packed (or hashed) for it untracked too, as a layout's keys are.
-    batch = batch_for(InProcessLibraryPeer(foreign, servers), servers, keys)
-    return _measure_built(lambda: InProcessLibraryPeer(foreign, servers),
-                          lambda peer: peer.route_prepared(batch))
-
-
 def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
     """Measure an algorithm's structure in this process, from its servers and parameters."""
     algorithm_class = get_algorithm(algorithm_name)
@@ -171,7 +155,7 @@ def measure_algorithm_here(algorithm_name: str, spec_file: Path) -> Memory:
 
 
 PROBES: dict[str, Callable[[str, Path], Memory]] = {
-    "layout": measure_layout_here, "peer": measure_peer_here, "foreign": measure_foreign_here,
+    "layout": measure_layout_here, "peer": measure_peer_here,
     "algorithm": measure_algorithm_here,
 }
 
@@ -251,24 +235,22 @@ class MemoryMetric(MetricBase):
             save_peer_spec(peer_file, [(s.name, s.weight) for s in context.servers],
                            context.key_names)
             jobs += [("peer", name, peer_file) for name in context.peers]
-        # A process peer's memory is not in a process of ours: the foreign metric reports
-        # what it says and its PSS.
-        libraries = [name for name, peer in context.foreign_peers.items()
-                     if peer.spec.kind == "library"]
-        if libraries:
-            foreign_file = workdir / "foreign.json"
-            foreign_file.write_text(json.dumps({
-                "servers": [(s.name, s.weight) for s in context.servers],
-                "keys": context.key_names,
-                "foreign": {name: context.foreign_peers[name].spec.as_record()
-                            for name in libraries}}))
-            jobs += [("foreign", name, foreign_file) for name in libraries]
         measured = {}
         for (kind, probe_name, spec_file), name in zip(
-            jobs, [*context.forms, *context.peers, *libraries], strict=True
+            jobs, [*context.forms, *context.peers], strict=True
         ):
             context.stage(f"{context.label}: memory of {name} (fresh process)")
             measured[name] = measure_in_subprocess(kind, probe_name, spec_file)
+            context.advance(1)
+        # A library peer is measured in a supervised worker of its own, as it runs in the
+        # run (its failures contained, within its timeout); a process peer's memory is not
+        # in a process of ours: the foreign metric reports what it says and its PSS.
+        for name, peer in context.foreign_peers.items():
+            if peer.spec.kind != "library":
+                continue
+            context.stage(f"{context.label}: memory of {name} (its worker)")
+            measured[name] = Memory(**measure_library(peer.spec, context.servers,
+                                                      context.key_names, workdir))
             context.advance(1)
         return measured
 

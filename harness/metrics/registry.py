@@ -115,9 +115,10 @@ def unavailable(name: str) -> str | None:
     return get_metric(name).check()
 
 
-def record_type(name: str) -> Any:
-    """The typed record a metric stores, for reading results."""
-    return get_metric(name).record_type
+def record_types() -> dict[str, Any]:
+    """The typed record each metric stores, by its name, for reading results: a table
+    handed to the results model (which calls nothing above it), in the registry's order."""
+    return {name: metric.record_type for name, metric in BY_NAME.items()}
 
 
 def selected(names: Sequence[str]) -> list[Metric]:

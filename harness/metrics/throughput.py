@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core import charts
+from harness.core.calibration import Calibration
 from harness.core.tables import Answer, Cell, Section, Table, literal, ratio, text
 from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.calibration_tables import calibration_table
@@ -26,11 +27,7 @@ from harness.metrics.instruments.timing import (
     timed_rounds,
     timing_cell,
 )
-from harness.recipes.layouts.bucketed_tuning import (
-    CALIBRATION_BYTES,
-    Calibration,
-    Tunable,
-)
+from harness.recipes.layouts.bucketed_tuning import CALIBRATION_BYTES, Tunable
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run

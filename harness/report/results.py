@@ -17,7 +17,7 @@ from harness.core.atomic import dumps_strict, write_together
 from harness.core.errors import HarnessError, ResultFormatError
 from harness.core.model import Result
 from harness.core.safe_read import bounded_int, read_regular_file
-from harness.metrics.registry import record_type
+from harness.metrics.registry import record_types
 from harness.report import html, markdown
 from harness.report.sections import result_report
 
@@ -45,7 +45,7 @@ def load_result(path: str | Path) -> Result:
 def result_from_json(document: object, source: str = "result") -> Result:
     """A result document read into the typed model, each figure as its metric's record."""
     try:
-        return Result.from_json(document, source, record_type=record_type)
+        return Result.from_json(document, source, record_types=record_types())
     except RecursionError:
         raise ResultFormatError(f"{source}: not a result file (values nested too deeply "
                                 "to read)") from None

@@ -47,7 +47,6 @@ from harness.recipes.algorithms.cost import (
     routing_cost,
 )
 from harness.recipes.algorithms.ring import NO_LAYOUT
-from harness.recipes.layouts import LAYOUTS
 from harness.recipes.layouts.costs import calibration_cost, layout_cost
 from harness.recipes.peers.cost import foreign_cost as peers_foreign_cost
 from harness.recipes.peers.cost import foreign_routing_cost, peer_cost
@@ -78,8 +77,8 @@ class Estimate:
 def _ring_bits(scenario: Scenario, recipe: Recipe) -> int:
     layout = recipe.params.get("layout", NO_LAYOUT)
     if layout != NO_LAYOUT:
-        return LAYOUTS[layout].hash_bits
-    return max((LAYOUTS[name].hash_bits for name in scenario.measure.layouts), default=64)
+        return layout_cost(layout).hash_bits
+    return max((layout_cost(name).hash_bits for name in scenario.measure.layouts), default=64)
 
 
 def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],

@@ -38,16 +38,16 @@ from harness.core.model import (
     structure,
 )
 from harness.core.progress import Progress
+from harness.core.redact import without_keys
 from harness.core.servers import Server
 from harness.core.version import VERSION
 from harness.core.workload import key_names, routed_names
 from harness.metrics.context import RunContext, RunPlan
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
-from harness.metrics.registry import record_type, selected
+from harness.metrics.registry import record_types, selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, rebuilt
 from harness.recipes.algorithms.parts import parts_builder
-from harness.recipes.constructions.points import public_params
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
@@ -140,7 +140,7 @@ def _run_recipe(
     subjects += [_peer_subject(name, peer, names, owners) for name, peer in peers.items()]
     subjects += [_foreign_subject(peer, servers, names, owners) for peer in foreign.values()]
     by_name = {subject.name: subject for subject in subjects}
-    run = Run(label=label, algorithm=recipe.algorithm, params=public_params(reference.params),
+    run = Run(label=label, algorithm=recipe.algorithm, params=without_keys(reference.params),
               points_per_weight=recipe.params.get("points_per_weight"), parity=parity,
               ring=_ring_info(reference, servers), subjects=subjects)
 
@@ -240,4 +240,4 @@ def run_scenario(
     # history entry and stdout are all rendered from what this returns. Read back from the
     # redacted document, the result is also exactly what `show` re-renders from the JSON.
     return Result.from_json(result.to_json(), f"scenario {scenario.name!r}",
-                            record_type=record_type)
+                            record_types=record_types())

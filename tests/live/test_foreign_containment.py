@@ -59,6 +59,12 @@ ring_peer *ring_peer_build(const char *const *names, const double *weights, uint
 #ifdef IN_BUILD
     ACTION
 #endif
+#ifdef IN_PROBE
+    /* the second build of a process: the memory probe's first measured one (its worker
+       builds once unmeasured), never the run's */
+    static int builds;
+    if (++builds == 2) { ACTION }
+#endif
     ring_peer *peer = malloc(sizeof *peer);
     peer->servers = count;
     return peer;
@@ -141,11 +147,11 @@ def gone(mark: str, within_s: float = 5.0) -> list[int]:
     return left
 
 
-def scenario(tmp_path: Path, peer: str) -> Path:
+def scenario(tmp_path: Path, peer: str, metric: str = "balance") -> Path:
     path = tmp_path / "hostile.toml"
     path.write_text(
         'name = "hostile"\n[servers]\ncount = 5\n[keys]\ncount = 300\n'
-        '[measure]\nlayouts = ["cffi-packed"]\nmetrics = ["balance"]\nrepeats = 1\n'
+        f'[measure]\nlayouts = ["cffi-packed"]\nmetrics = ["{metric}"]\nrepeats = 1\n'
         f"peers = [{peer}]\n")
     return path
 
@@ -175,16 +181,19 @@ def build_library(tmp_path: Path, action: str, where: str, mark: str) -> Path:
     return library
 
 
-LIBRARY_CASES = list(itertools.product(sorted(LIBRARY_ACTIONS), ["build", "route"]))
+#: where: in the run's build or route, or in the memory probe's measured build (`probe`)
+LIBRARY_CASES = list(itertools.product(sorted(LIBRARY_ACTIONS), ["build", "route", "probe"]))
 
 
 @pytest.mark.parametrize(("action", "where"), LIBRARY_CASES)
 def test_hostile_library_is_contained(tmp_path: Path, action: str, where: str) -> None:
-    """Every hostile library, at build or at route, ends the run in one line (exit 1), or
-    runs to the end when its call returns (exit 0), with nothing of it left behind."""
+    """Every hostile library, at build or at route, or while the memory metric measures
+    it, ends the run in one line (exit 1), or runs to the end when its call returns (exit
+    0), with nothing of it left behind."""
     mark = f"ring-hostile-{uuid.uuid4().hex}"
     library = build_library(tmp_path, action, where, mark)
-    toml = scenario(tmp_path, f'{{ library = "{library}", name = "evil", timeout = 2 }}')
+    toml = scenario(tmp_path, f'{{ library = "{library}", name = "evil", timeout = 2 }}',
+                    "memory" if where == "probe" else "balance")
     started = time.monotonic()
     code, err = run(tmp_path, mark, toml)
     lines = err.strip().splitlines()
@@ -196,7 +205,8 @@ def test_hostile_library_is_contained(tmp_path: Path, action: str, where: str) -
     expected = {"exit3": "exited with status 3", "abort": "SIGABRT", "segv": "SIGSEGV",
                 "loop": "within its timeout of 2 s", "sleep": "within its timeout of 2 s"}
     assert expected[action] in lines[0], err
-    assert f"ring_peer_{where}" in lines[0], err
+    call = "ring_peer_build (measured by memray)" if where == "probe" else f"ring_peer_{where}"
+    assert call in lines[0], err
     assert time.monotonic() - started < 60
 
 

@@ -9,7 +9,7 @@ base cache and no temporary folder.
 And the cache key: any difference in the build's flag variables or the compiler's version
 is another key, so a base built at -O0 is never reused for a run at the usual flags.
 
-RING_FUZZ_EXAMPLES sets the examples (30 by default, about half a second each).
+RING_HARNESS_FUZZ_EXAMPLES sets the examples (30 by default, about half a second each).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from hypothesis import strategies as st
 from harness.apps.benchgate import ab_base
 from harness.apps.benchgate.ab_base import BUILD_VARIABLES, REQUIRED_FILES, cache_key
 from harness.cli.gate import main
+from tests.fuzz_examples import fuzz_examples
 
-EXAMPLES = int(os.environ.get("RING_FUZZ_EXAMPLES", "30"))
+EXAMPLES = fuzz_examples(30)
 #: what the base's setup.py says once it has checked the kept links: the export got through
 LINKS_KEPT = "error: every inside link kept"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, example, given, note, settings
 from hypothesis import strategies as st
 
 from harness.cli import command_cost
@@ -48,7 +48,7 @@ PEER_CLAIMS: list[dict[str, Any]] = [
     {"construction": "libketama"},
     {"algorithm": "maglev", "table_size": 1_000_003},
     {"algorithm": "dx", "capacity": 200_000},
-    {"algorithm": "anchor", "capacity": 200_000}]  # 200,000: see the [clients] draw below
+    {"algorithm": "anchor", "capacity": 1_000_000}]
 #: entries already in the run's --history (copies of a committed result), with their
 #: sidecars or without (a history older than them): the index the run rewrites
 HISTORY_SIZES = [0, 40, 400]
@@ -146,11 +146,10 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             {"algorithm": "ring", "points_per_weight": draw(st.sampled_from([160, 200_000]))},
             {"algorithm": "dx", "capacity": draw(st.sampled_from([0, 200_000]))},
             {"algorithm": "maglev", "table_size": draw(st.sampled_from([65_537, 1_000_003]))},
-            # 200,000 slots, not 1,000,000: recipe_cost prices a removable algorithm's
-            # recipe with its plain-Python reference (208 bytes a slot), which a client
-            # never builds, so at 1,000,000 its estimate (198 MiB) passed 3x a measured
-            # peak of 98 MiB; the bound above (peak <= estimate) holds either way (#38).
-            {"algorithm": "anchor", "capacity": draw(st.sampled_from([0, 200_000]))}]))
+            # 1,000,000 slots: a client's anchor priced by its C arrays alone
+            # (`estimated_client_bytes`), not with the plain-Python reference it never
+            # builds (208 bytes a slot: 351.5 MiB estimated, 98.3 MiB measured, before).
+            {"algorithm": "anchor", "capacity": draw(st.sampled_from([0, 1_000_000]))}]))
         document["measure"]["peers"] = ["jump-consistent-hash"]  # weightless
         document["servers"]["weight"] = 1
         document.pop("operations", None)
@@ -197,6 +196,19 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     return document
 
 
+#: always drawn: a [clients] anchor of 1,000,000 slots, priced by its C arrays (measured
+#: 75.4 MiB, estimated 131.9 MiB; 351.5 MiB estimated when its plain-Python reference,
+#: which a client never builds, was priced in)
+ANCHOR_CLIENT: dict[str, Any] = {
+    "name": "bound", "servers": {"count": 3, "weight": 1, "name": "10.0.{i}.1:11211"},
+    "generator": {"construction": "points", "points_per_weight": 2000, "hash": "blake2b-32"},
+    "keys": {"count": 20_000, "name": "key-{i}"},
+    "measure": {"layouts": ["cffi-packed"], "metrics": ["balance"], "repeats": 1,
+                "scalar_keys": 10, "peers": ["jump-consistent-hash"]},
+    "clients": {"fleets": [{"servers": 3, "remove": "10.0.1.1:11211"}],
+                "recipes": [{"name": "recipe", "algorithm": "anchor", "capacity": 1_000_000}]}}
+
+
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(),
                     reason="the tree's memory is read from /proc/<pid>/smaps_rollup")
 @settings(max_examples=EXAMPLES, deadline=None,
@@ -204,6 +216,7 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
                                  HealthCheck.filter_too_much])
 @given(document=sized_scenarios(), history_size=st.sampled_from(HISTORY_SIZES),
        sidecars=st.booleans())
+@example(document=ANCHOR_CLIENT, history_size=0, sidecars=False)
 def test_measured_peak_stays_under_the_estimate(
     document: dict[str, Any], history_size: int, sidecars: bool,
     tmp_path_factory: pytest.TempPathFactory,

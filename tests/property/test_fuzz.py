@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.run.reference import build_entries
+from tests.fuzz_examples import fuzz_examples
 from tests.paths import FIXTURES, ROOT
 
 FORMAT1 = FIXTURES / "format1"
@@ -199,7 +200,7 @@ def toml_document(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=fuzz_examples(40), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(document=scenarios())
 def test_hostile_scenarios_exit_0_or_2(
@@ -248,7 +249,7 @@ def _mutate(document: Any, path: list[int], value: Any) -> Any:
 REAL = json.loads((FORMAT1 / "nginx.json").read_text())
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=fuzz_examples(150), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(document=st.one_of(
     JSON_VALUES,

@@ -13,8 +13,9 @@ refusal of a value of the wrong type is one line too; never an exception (System
 escaping main, never a hang (an alarm fails a command that spends more than TIMEOUT_S of
 CPU, or WALL_TIMEOUT_S of wall time).
 
-RING_FUZZ_EXAMPLES sets the examples per fuzzer (CI's short profile by default); e.g.
-`RING_FUZZ_EXAMPLES=10000 pytest tests/property/test_fuzz_commands.py` for a long run.
+RING_HARNESS_FUZZ_EXAMPLES sets the examples per fuzzer (tests/fuzz_examples.py; CI's short
+profile by default), e.g. `RING_HARNESS_FUZZ_EXAMPLES=10000 pytest
+tests/property/test_fuzz_commands.py` for a long run.
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ from hypothesis import strategies as st
 from harness.cli import gate as gate_cli
 from harness.cli import main
 from harness.core.hashing import HASHES
+from tests.fuzz_examples import fuzz_examples
 from tests.paths import ROOT
 from tests.property.test_fuzz import FORMAT1, JSON_VALUES, REAL, _mutate, scenarios, toml_document
 from tests.unit.test_benchgate_baseline import write_results
 
-EXAMPLES = int(os.environ.get("RING_FUZZ_EXAMPLES", "30"))
+EXAMPLES = fuzz_examples(30)
 TIMEOUT_S = 20
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,

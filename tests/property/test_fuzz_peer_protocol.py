@@ -30,6 +30,7 @@ from harness.core.errors import HarnessError
 from harness.core.servers import Server
 from harness.recipes.peers.foreign import ForeignPeerSpec, ProcessPeer, protocol
 from harness.recipes.peers.foreign import process as process_module
+from tests.fuzz_examples import fuzz_examples
 from tests.paths import TESTS
 
 FUZZ_PEER = TESTS / "fuzz_peer.py"
@@ -98,7 +99,7 @@ def _drive(peer: ProcessPeer, calls: list[str]) -> None:
             servers.pop(0)
 
 
-@settings(max_examples=int(os.environ.get("RING_HARNESS_PEER_FUZZ_EXAMPLES", "150")),
+@settings(max_examples=fuzz_examples(150),
           deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(version=st.sampled_from([1, 2]),
        mutations=st.lists(_mutation, min_size=1, max_size=6),

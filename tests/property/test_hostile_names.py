@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
+from tests.fuzz_examples import fuzz_examples
 from tests.paths import ROOT
 
 #: what a terminal acts on or hides: ESC sequences (CSI, OSC 8 links, titles), C0, C1, bidi
@@ -52,7 +53,7 @@ def _raw_unshowable(text: str) -> list[str]:
                    in {"Cc", "Cf", "Cs", "Zl", "Zp"}})
 
 
-@settings(max_examples=10, deadline=None,
+@settings(max_examples=fuzz_examples(10), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(server=names, peer=names, recipe=names, fleet=names)
 def test_no_name_reaches_stdout_raw(server: str, peer: str, recipe: str, fleet: str,

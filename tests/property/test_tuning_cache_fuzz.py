@@ -12,7 +12,7 @@ result can hold and a table that renders, leaves nothing beside the cache file, 
 next calibration reads the rewritten record. A few examples run `run` and then `show`
 on a scenario of the bucketed layout: exit 0 both.
 
-RING_FUZZ_EXAMPLES sets the examples (200 by default).
+RING_HARNESS_FUZZ_EXAMPLES sets the examples (200 by default).
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from harness.metrics.calibration_tables import calibration_table
 from harness.recipes.layouts import bucketed_cache, bucketed_tuning
 from harness.recipes.layouts.bucketed_cache import CACHE_FILE, CacheKey, calibrate
 from harness.recipes.layouts.bucketed_tuning import Calibration, measure
+from tests.fuzz_examples import fuzz_examples
 
 pytestmark = pytest.mark.c_core
 
-EXAMPLES = int(os.environ.get("RING_FUZZ_EXAMPLES", "200"))
+EXAMPLES = fuzz_examples(200)
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from harness.core.atomic import write_numbered
 from harness.core.model import Result
 from harness.core.steps import steps
-from harness.metrics.registry import record_type
+from harness.metrics.registry import record_types
 from harness.report import markdown
 from harness.report.compare import (
     compared,
@@ -34,7 +34,7 @@ FOREIGN = json.loads((ROOT / "results" / "foreign-python.json").read_text(encodi
 
 
 def _result(document: dict[str, Any]) -> Result:
-    return Result.from_json(copy.deepcopy(document), "test", record_type=record_type)
+    return Result.from_json(copy.deepcopy(document), "test", record_types=record_types())
 
 
 def _with_rounds(document: dict[str, Any], scale: float, spread: float,

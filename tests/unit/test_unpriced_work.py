@@ -74,7 +74,8 @@ def test_a_clients_recipe_is_priced_at_least_as_its_algorithm(
         recipe: tuple[str, dict[str, Any]], scale: float, servers: int,
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """A [clients] recipe of any size is priced at least at its algorithm's own bytes on
-    the fleet, beside what the run holds, and adds its routing seconds."""
+    the fleet as a client builds it (`estimated_client_bytes`: no plain-Python reference),
+    beside what the run holds, and adds its routing seconds."""
     algorithm, params = recipe
     sized = {key: max(1, int(value * scale)) for key, value in params.items()}
     if algorithm == "maglev":
@@ -87,7 +88,7 @@ def test_a_clients_recipe_is_priced_at_least_as_its_algorithm(
     built = get_algorithm(algorithm)
     # A ring's own bound is its arrays (the sorted 64-bit positions and 16-bit owners).
     own = (10.0 * built.estimated_entries(fleet, params_checked) if algorithm == "ring"
-           else built.estimated_bytes(fleet, params_checked))
+           else built.estimated_client_bytes(fleet, params_checked))
     priced = run_cost(scenario)
     assert priced.peak >= priced.held + own
     assert priced.why_seconds.startswith("clients.recipes ('big'") or priced.seconds < 60

@@ -20,6 +20,10 @@ library's figures are its own, not the round trip's.
 | `l` lookup | u32 n, u64 hashes_at, u64 owners_at | u64 wall ns, u64 CPU ns |
 | `M` nbytes | (none) | i64 |
 | `Q` quit | (none) | no reply |
+
+A worker of another module may answer more requests (`Worker.extra`): the memory probe's
+(`metrics/foreign/memory_worker.py`) measures the library's allocations here, in the same
+supervised process, so a library that misbehaves while it is measured is contained too.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import os
 import struct
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -53,12 +58,14 @@ def _refuse(message: str) -> None:
     _reply(struct.pack("<I", len(data)) + data, b"E")
 
 
-class _Worker:
+class Worker:
     def __init__(self, path: str) -> None:
         self.path = path
         self.library: ForeignLibrary | None = None
         self.ring: ForeignRing | None = None
         self.region: mmap.mmap | None = None
+        #: what the last `B` asked for (names, weights, params)
+        self.given: dict[str, Any] = {}
 
     def handle(self, opcode: bytes, payload: bytes) -> None:
         if opcode == b"O":
@@ -66,9 +73,9 @@ class _Worker:
             _reply(b"")
         elif opcode == b"B":
             assert self.library is not None
-            given = json.loads(payload)
+            self.given = json.loads(payload)
             self.ring = None  # the old ring freed before the new one is built
-            self.ring = self.library.build(given["names"], given["weights"], given["params"])
+            self.ring = self.build()
             _reply(json.dumps({"entries": self.ring.entries, "nbytes": self.ring.nbytes,
                                "has_lookup": self.library.has_lookup}).encode())
         elif opcode == b"S":
@@ -76,14 +83,29 @@ class _Worker:
             self.region = mmap.mmap(int(os.environ[SHARED_FD_VARIABLE]), size)
             _reply(b"")
         elif opcode in (b"r", b"l"):
-            _reply(self._route(opcode, payload))
+            _reply(self.route(opcode, payload))
         elif opcode == b"M":
             assert self.ring is not None
             _reply(struct.pack("<q", self.ring.nbytes))
+        elif (reply := self.extra(opcode, payload)) is not None:
+            _reply(reply)
         else:
             _refuse(f"unknown request {opcode!r}")
 
-    def _route(self, opcode: bytes, payload: bytes) -> bytes:
+    def build(self) -> ForeignRing:
+        """A ring of the library, as the last `B` asked."""
+        assert self.library is not None
+        given = self.given
+        return self.library.build(given["names"], given["weights"], given["params"])
+
+    def extra(self, opcode: bytes, payload: bytes) -> bytes | None:
+        """The reply to a request this worker adds, None if it adds none."""
+        return None
+
+    def quit(self) -> None:
+        """Before the worker exits at `Q` or the end of its pipe."""
+
+    def route(self, opcode: bytes, payload: bytes) -> bytes:
         assert self.ring is not None and self.region is not None
         region = self.region
         if opcode == b"r":
@@ -102,19 +124,22 @@ class _Worker:
         return struct.pack("<QQ", time.perf_counter_ns() - wall, time.thread_time_ns() - cpu)
 
 
-def main(path: str) -> int:
+def main(path: str, worker_class: type[Worker] = Worker) -> int:
     global _replies
     _replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the library's printf goes to stderr, the tail the harness keeps
-    worker, stdin = _Worker(path), sys.stdin.buffer
-    while len(header := stdin.read(4)) == 4:
-        body = stdin.read(struct.unpack("<I", header)[0])
-        if body[:1] == b"Q":
-            break
-        try:
-            worker.handle(body[:1], body[1:])
-        except HarnessError as exc:
-            _refuse(str(exc))
+    worker, stdin = worker_class(path), sys.stdin.buffer
+    try:
+        while len(header := stdin.read(4)) == 4:
+            body = stdin.read(struct.unpack("<I", header)[0])
+            if body[:1] == b"Q":
+                break
+            try:
+                worker.handle(body[:1], body[1:])
+            except HarnessError as exc:
+                _refuse(str(exc))
+    finally:
+        worker.quit()
     return 0
 
 

@@ -385,8 +385,10 @@ class MigrationMetric(MetricBase):
         if recipe is None or not isinstance(options, MigrationOptions):
             return own
         name, params = recipe
+        # routed by its reference (`sides.SortedKeys.owners`), which it holds too
         built = recipe_cost(name, params, [servers], keys=options.universe, builds=1,
-                            why=f"migration.to ({name} and its parameters)")
+                            why=f"migration.to ({name} and its parameters)",
+                            references=True)
         return (replace(built, held=built.peak) + own).passing()
 
     @staticmethod

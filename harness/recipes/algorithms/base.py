@@ -24,13 +24,14 @@ measured on the same terms as every other: memory, build time, lookup time
   `parse_params` returned, for servers `check_servers` accepted, checking
   neither again: what a scenario's run calls, its parameters checked once, at load.
 
-Optional members, declared here like the rest, have their default in
-`Routing`, the base class of every algorithm of ours (and of the demo plugin):
-the removal or metric an algorithm cannot measure (`removal_problem`,
-`metric_problem`), a stream to `reset`, the `ring` and `construction` it
-routes with, a one-call `route_one`, maglev's `slot_counts`, and how a ring
-loses a server (`without`) and is rebalanced (`rebalanced`). `DEFAULTS`
-lists them; a plugin that does not subclass `Routing` must define them too.
+Optional members, declared here like the rest, have their default in `Routing`,
+the base class of every algorithm of ours (and of the demo plugin): the removal
+or metric an algorithm cannot measure (`removal_problem`, `metric_problem`),
+what a client's build alone holds (`estimated_client_bytes`), a stream to
+`reset`, the `ring` and `construction` it routes with, a one-call `route_one`,
+maglev's `slot_counts`, and how a ring loses a server (`without`) and is
+rebalanced (`rebalanced`). `DEFAULTS` lists them; a plugin that does not
+subclass `Routing` must define them too.
 """
 
 from __future__ import annotations
@@ -115,6 +116,14 @@ class Algorithm(Protocol):
         """Bytes one built form holds at most, its reference's tables included, known
         before building (for the memory estimate of an algorithm without a ring; default:
         `ALGORITHM_BYTES_PER_ENTRY` per estimated entry)."""
+        ...
+
+    @classmethod
+    def estimated_client_bytes(cls, servers: Sequence[Server], params: dict[str, Any]
+                               ) -> float:
+        """The most bytes a client's build holds: what `from_params` builds and routes
+        with (`route`), its references never built (a `[clients]` recipe, a peer's claimed
+        `routes_like`); default: `estimated_bytes`."""
         ...
 
     @property
@@ -215,7 +224,7 @@ ALGORITHM_BYTES_PER_ENTRY = 64
 #: the members of `Algorithm` with a default in `Routing`
 DEFAULTS: tuple[str, ...] = (
     "from_params", "removal_problem", "metric_problem", "estimated_seconds",
-    "estimated_bytes", "ring",
+    "estimated_bytes", "estimated_client_bytes", "ring",
     "construction", "route_one", "reset", "slot_counts", "without", "rebalanced")
 
 
@@ -302,6 +311,13 @@ class Routing:
         # Every algorithm declares estimated_entries (it is not optional), Routing does not.
         algorithm = cast("type[Algorithm]", cls)
         return float(ALGORITHM_BYTES_PER_ENTRY * algorithm.estimated_entries(servers, params))
+
+    @classmethod
+    def estimated_client_bytes(cls, servers: Sequence[Server], params: dict[str, Any]
+                               ) -> float:
+        """`estimated_bytes`: an algorithm whose references cost more than its built form
+        says what a client's build alone holds."""
+        return cast("type[Algorithm]", cls).estimated_bytes(servers, params)
 
     def reset(self) -> None:
         """Nothing: a stateless algorithm has no stream of requests."""

@@ -99,22 +99,28 @@ def routing_cost(name: str, params: dict[str, Any], servers: Sequence[Server], *
 
 
 def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]], *,
-                keys: int, builds: int, why: str) -> Cost:
+                keys: int, builds: int, why: str, references: bool = False) -> Cost:
     """A recipe built outside the sweep's ring (a `[clients]` recipe, a peer's claimed
     `routes_like`), priced by the algorithm's own estimates for its parameters on the
     largest of `fleets`: a ring's points generated and released, then its arrays and
-    reference held; any other algorithm's built form (`Algorithm.estimated_bytes`); and
-    the seconds of `builds` builds, each routing `keys` keys by its reference
-    (`Algorithm.estimated_seconds`, which prices a table's filling). `why` names the
-    fields that set it, for both texts."""
+    reference held; any other algorithm's built form, as a client builds it, with no
+    plain-Python reference (`Algorithm.estimated_client_bytes`), or with its references
+    when the caller routes by them (`references`: `Algorithm.estimated_bytes`); and
+    the seconds of `builds` builds, each routing `keys` keys by its fastest form (by its
+    reference with `references`; `Algorithm.estimated_seconds`, which prices a table's
+    filling). `why` names the fields that set it, for both texts."""
     algorithm = get_algorithm(name)
     entries = entries_of(name, params, fleets)
     if "layout" in params:  # a ring: its widest hash, its own reference layout
         held = ring_cost(params, entries, 64, ()).held
         built = generation_cost(params, entries).then(Cost(held=held))
     else:
-        built = Cost(held=max(algorithm.estimated_bytes(fleet, params) for fleet in fleets))
+        bytes_of = algorithm.estimated_bytes if references else \
+            algorithm.estimated_client_bytes
+        built = Cost(held=max(bytes_of(fleet, params) for fleet in fleets))
     largest = max(fleets, key=lambda fleet: algorithm.estimated_entries(fleet, params))
-    seconds, _ = algorithm.estimated_seconds(largest, params, reference_keys=keys,
-                                             fast_keys=0, plain_keys=0)
+    # A client routes by its fastest form; a caller routing by the reference builds it.
+    seconds, _ = algorithm.estimated_seconds(
+        largest, params, reference_keys=keys if references else 0,
+        fast_keys=0 if references else keys, plain_keys=0)
     return replace(built, seconds=builds * seconds, why=why, why_seconds=why).whole()

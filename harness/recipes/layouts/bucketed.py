@@ -22,8 +22,9 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.calibration import Calibration
 from harness.core.native import bucketed as c_bucketed
-from harness.recipes.layouts import bucketed_cache, bucketed_tuning
+from harness.recipes.layouts import bucketed_cache
 from harness.recipes.layouts.base import CFunctions, LayoutBase
 
 
@@ -49,7 +50,7 @@ class BucketedLayout(LayoutBase):
     ) -> Self:
         return cls(c_bucketed.CBucketedRing(positions, owners))
 
-    def calibrate(self) -> bucketed_tuning.Calibration:
+    def calibrate(self) -> Calibration:
         """Tune the batch lookup for this machine and ring size (cached, else measured)."""
         calibration = bucketed_cache.calibrate(self._ring.lookup_many, self.entries)
         self._ring.tune(calibration.chosen_tuning)

@@ -31,15 +31,14 @@ from typing import Any
 import platformdirs
 
 from harness.core.atomic import write_atomically
+from harness.core.calibration import Calibration, Trial
 from harness.core.errors import HarnessError
 from harness.core.machine import cpu_model
 from harness.core.native import bucketed as c_bucketed
 from harness.core.safe_read import read_regular_file
 from harness.recipes.layouts.bucketed_tuning import (
     NEXT_STAGES,
-    Calibration,
     LookupMany,
-    Trial,
     c_core_digest,
     measure,
     size_class,

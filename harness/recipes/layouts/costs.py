@@ -59,6 +59,10 @@ class LayoutCost:
     #: memray keeps a record per live allocation, so a probe of a layout of Python objects
     #: (tuples: a tuple and an int an entry) holds that much more
     blocks: Line = Line(0.0, 0.0)
+    #: the bits of the hashes it holds (32 or 64): what the ring's arrays and the keys'
+    #: hashes cost a point and a key, read here so that the estimate asks the layout's
+    #: cost alone, not the registry beside it
+    hash_bits: int = 64
 
     def held_bytes(self, entries: int) -> float:
         return self.held.at(entries)
@@ -122,6 +126,7 @@ def layout_cost(name: str) -> LayoutCost:
         lookup_by_entries=Line.through(SMALL, lookup0, LARGE, lookup1),
         lookup_per_key=max(0.0, (lookup2 - lookup1) / (MANY_KEYS - FEW_KEYS)),
         blocks=Line.through(SMALL, blocks0, LARGE, blocks1),
+        hash_bits=LAYOUTS[name].hash_bits,
     )
 
 

@@ -8,8 +8,8 @@ call, within the peer's `timeout`; everything the library started is killed with
 Batches reach it through a shared region and are never copied; each route is timed in
 the worker around the C call alone (`last_call_ns`), so its figures are the library's own.
 
-The memory metric's probe, itself a fresh process of ours, loads it in process
-(`InProcessLibraryPeer`), so that memray sees its mallocs as it sees a cffi layout's.
+The memory metric measures it in a worker of its own, supervised the same way
+(`metrics/foreign/memory_worker.py`, a worker with the probe's requests added: `ask`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.core.errors import HarnessError
-from harness.core.native.foreign import ForeignLibrary
 from harness.core.servers import Server
 from harness.recipes.peers.foreign.base import Batch
 from harness.recipes.peers.foreign.process import PeerProcess, cpu_ns
@@ -35,76 +34,13 @@ from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 WORKER = "harness.core.native.foreign_worker"
 
 
-class InProcessLibraryPeer:
-    """A ring a shared library built, called through cffi in ABI mode in this process."""
-
-    def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server]) -> None:
-        assert spec.library is not None
-        self.spec, self._servers = spec, len(servers)
-        try:
-            library = ForeignLibrary.open(spec.library)
-            self._has_lookup = library.has_lookup
-            self._ring = library.build([s.name for s in servers],
-                                       [float(s.weight) for s in servers], spec.params)
-        except HarnessError as exc:
-            raise HarnessError(f"peer {spec.name!r}: {exc}") from None
-        self.identity = spec.library
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def entries(self) -> int:
-        return max(0, self._ring.entries)
-
-    @property
-    def nbytes(self) -> int:
-        return max(0, self._ring.nbytes)
-
-    def route_packed(self, blob: bytes,
-                     offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-        try:
-            return self._checked(self._ring.route(blob, offsets))
-        except HarnessError as exc:
-            raise HarnessError(f"peer {self.name!r}: {exc}") from None
-
-    def _checked(self, owners: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
-        if len(owners) and int(owners.max()) >= self._servers:
-            at = int(np.argmax(owners >= self._servers))
-            raise HarnessError(f"routed key {at} to owner "
-                               f"{int(owners[at])}, out of range for {self._servers} servers")
-        return owners
-
-    def prepare(self, blob: bytes, offsets: npt.NDArray[np.uint64],
-                hashes: npt.NDArray[np.uint64] | None = None) -> Batch:
-        return Batch(blob, offsets, hashes=hashes)
-
-    def route_prepared(self, batch: Batch) -> npt.NDArray[np.uint16]:
-        if batch.hashes is None:
-            return self.route_packed(batch.blob, batch.offsets)
-        if not self._has_lookup:
-            raise HarnessError(f"peer {self.name!r}: is given key hashes (input = "
-                               "'hashes') but exports no ring_peer_lookup")
-        try:
-            return self._checked(self._ring.lookup(batch.hashes))
-        except HarnessError as exc:
-            raise HarnessError(f"peer {self.name!r}: {exc}") from None
-
-    def route_many(self, keys: Sequence[bytes]) -> npt.NDArray[np.uint16]:
-        return self.route_packed(*packed_keys(keys))
-
-    def lookup_key(self, key: str) -> int:
-        return int(self.route_many([key.encode()])[0])
-
-    def close(self) -> None:
-        """The library frees its ring when this peer is collected (cffi's gc)."""
-
-
 class LibraryPeer:
     """A ring a shared library built in its worker process; `close()` ends the worker."""
 
-    def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server]) -> None:
+    def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
+                 worker: str = WORKER, environment: Mapping[str, str] | None = None) -> None:
+        """`worker`: the module the worker runs (one that adds requests of its own);
+        `environment`: variables set for it."""
         assert spec.library is not None
         self.spec, self._servers = spec, len(servers)
         self.identity = spec.library
@@ -114,8 +50,9 @@ class LibraryPeer:
         self._loaded: Batch | None = None
         try:
             self._worker = PeerProcess(
-                spec.name, [sys.executable, "-m", WORKER, spec.library],
-                spec.timeout_s, self._region.fd, refusals_as_said=True)
+                spec.name, [sys.executable, "-m", worker, spec.library],
+                spec.timeout_s, self._region.fd, refusals_as_said=True,
+                environment=environment)
         except BaseException:
             self._region.close()
             raise
@@ -202,6 +139,13 @@ class LibraryPeer:
 
     def lookup_key(self, key: str) -> int:
         return int(self.route_many([key.encode()])[0])
+
+    def ask(self, body: bytes, what: str, batch: Batch | None = None) -> bytes:
+        """The reply to a request the worker adds (within the peer's timeout, the
+        library's failures one line as any call's), with `batch` in the region first."""
+        if batch is not None:
+            self._load(batch)
+        return self._worker.request(_frame(body), what)
 
     def close(self) -> None:
         """End the worker (and whatever the library started), then drop the region."""

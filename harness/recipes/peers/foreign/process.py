@@ -31,7 +31,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.core.errors import HarnessError
@@ -108,16 +108,17 @@ class PeerProcess:
     """A started peer, spoken to one request at a time."""
 
     def __init__(self, name: str, command: Sequence[str], timeout_s: float,
-                 shared_fd: int | None = None, *, refusals_as_said: bool = False) -> None:
+                 shared_fd: int | None = None, *, refusals_as_said: bool = False,
+                 environment: Mapping[str, str] | None = None) -> None:
         """`shared_fd`: a descriptor the peer inherits, its number in the environment
         (protocol.SHARED_FD_VARIABLE), for shared batches; `refusals_as_said`: an `E`
         reply's message is the error as it stands (a library worker's), not `refused
-        REQUEST: message`."""
+        REQUEST: message`; `environment`: variables set for the peer (a worker's TMPDIR)."""
         self.name, self.timeout_s = name, timeout_s
         self._refusals_as_said = refusals_as_said
         # The harness's own interpreter, for a Python peer that needs the packages it is
         # installed with (peers/run.sh kafka: kafka-python is in the harness's environment).
-        env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable}
+        env = {**os.environ, protocol.PYTHON_VARIABLE: sys.executable, **(environment or {})}
         if shared_fd is not None:
             env[protocol.SHARED_FD_VARIABLE] = str(shared_fd)
         # The tail of what it wrote to stderr: its last line explains a failure.
