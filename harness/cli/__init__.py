@@ -141,7 +141,8 @@ def _workers(text: str) -> int:
 
 def _executor_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--executor", choices=EXECUTORS, default="local",
-                         help="where a fleet's data centres run as tasks: a local process "
+                         help="where a fleet's data centres and a sweep's points run as tasks: a "
+                              "local process "
                               "pool (default) or a Dask cluster (pip install "
                               "'ring-harness[cluster]')")
     command.add_argument("--scheduler", metavar="tcp://HOST:PORT",
@@ -430,8 +431,10 @@ def _run(args: argparse.Namespace) -> int:
     # What the files say was checked as they were read; whether this machine has what they
     # name (valgrind, a peer's library or program) is asked here, still before any work.
     check_machine(scenarios)
-    check_memory(scenarios, command)
-    check_time(scenarios, args.max_minutes, command)
+    # Sweep points that are tasks run on this many workers at once (harness.run.sweep).
+    workers = tasks.executor.worker_count()
+    check_memory(scenarios, command, workers)
+    check_time(scenarios, args.max_minutes, command, workers)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress, tasks=tasks)

@@ -25,8 +25,9 @@ from typing import Any
 from harness.core.errors import ScenarioError
 
 EXECUTORS = ("local", "dask")
-#: metrics whose figures are timings or counts of this machine: refused on a cluster
-MACHINE_BOUND_METRICS = ("throughput", "counts", "callgrind", "memory")
+#: metrics whose figures are timings or counts of this machine (the memory metric measures
+#: in a subprocess of its own; clients and foreign peers are timed): refused on a cluster
+MACHINE_BOUND_METRICS = ("throughput", "counts", "callgrind", "memory", "clients", "foreign")
 INSTALL_DASK = "pip install 'ring-harness[cluster]'"
 
 

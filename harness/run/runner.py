@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.executor import LOCAL, ExecutorChoice
+from harness.core.executor import LOCAL, ExecutorChoice, run_tasks
 from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
 from harness.core.model import (
@@ -35,11 +35,14 @@ from harness.core.model import (
     RingInfo,
     Run,
     Subject,
+    run_from_json,
+    run_to_json,
     structure,
 )
 from harness.core.progress import Progress
 from harness.core.redact import without_keys
 from harness.core.servers import Server
+from harness.core.task_store import TaskStore, c_build_id
 from harness.core.version import VERSION
 from harness.core.workload import key_names, routed_names
 from harness.metrics.context import RunContext, RunPlan
@@ -53,6 +56,7 @@ from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 from harness.run.estimate import estimate
 from harness.run.scenario import Recipe, Scenario
+from harness.run.sweep import SweepTask, why_in_sequence
 
 
 def _peer_subject(name: str, peer: Peer, names: list[str],
@@ -205,6 +209,47 @@ def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | No
                     hash=params.get("hash", params.get("construction", "")))
 
 
+def run_point(task: SweepTask) -> dict[str, Any]:
+    """One sweep point, in a worker: its keys named, its recipe run (`run_recipe`), its
+    record sent back as the result serialises it. It reads nothing but the scenario."""
+    scenario = task.scenario
+    names = routed_names(scenario.keys, key_names(scenario.keys))
+    hashes = KeyHashes([name.encode() for name in names])
+    with (Progress(0, scenario.name, enabled=False) as quiet,
+          tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch):
+        return run_to_json(run_recipe(scenario, scenario.recipes()[task.index], names,
+                                      hashes, quiet, scratch))
+
+
+def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -> list[Run]:
+    """Every sweep point as a task on the chosen executor, those kept from an interrupted
+    run read back instead; the records in sweep order."""
+    steps = steps_per_run(scenario)
+    tasks = [SweepTask(scenario, i) for i in range(len(scenario.recipes()))]
+    store = TaskStore(place.root, scenario.sha256) if place.root is not None else None
+    build = c_build_id()
+    keys = [task.key(build) for task in tasks]
+    answers: list[dict[str, Any] | None] = [store.get(k) if store else None for k in keys]
+    missing = [i for i, answer in enumerate(answers) if answer is None]
+    progress.advance(steps * (len(tasks) - len(missing)))
+    progress.stage(f"{len(tasks)} sweep points ({len(tasks) - len(missing)} kept from an "
+                   f"earlier run) on {place.executor.describe()}")
+
+    def done(index: int, answer: dict[str, Any]) -> None:
+        point = missing[index]
+        answers[point] = answer
+        if store is not None:
+            store.put(keys[point], answer)
+        progress.advance(steps)
+        progress.stage(f"{sum(a is not None for a in answers)} of {len(tasks)} sweep "
+                       "points done")
+
+    run_tasks(place.executor, run_point, [tasks[i] for i in missing], done)
+    types = record_types()
+    return [run_from_json(answer, f"sweep point {i}", record_types=types)
+            for i, answer in enumerate(answers)]
+
+
 def run_scenario(
     scenario: Scenario, show_progress: bool | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -213,18 +258,24 @@ def run_scenario(
     """Run every recipe of the scenario's sweep; return the result. `tasks`: where a
     metric's independent tasks run and are kept (default: a local pool, not kept)."""
     started, start = clock(), time.perf_counter()
-    estimated = estimate(scenario)
+    estimated = estimate(scenario, tasks.executor.worker_count() if tasks else 1)
     recipes = scenario.recipes()
     with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
                   enabled=show_progress) as progress:
-        progress.stage("naming keys")
-        names = routed_names(scenario.keys, key_names(scenario.keys))
-        hashes = KeyHashes([name.encode() for name in names])
-        # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
-        with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
-            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch, tasks)
-                    for recipe in recipes]
-
+        ran_on = None
+        if tasks is not None and why_in_sequence(scenario) is None:
+            runs = _points_as_tasks(scenario, tasks, progress)
+            ran_on = (f"sweep points as tasks on {tasks.executor.describe()}; memory "
+                      "figures are each structure's own bytes (its layout's cost), "
+                      "peak_rss_bytes the worker's that ran the point")
+        else:
+            progress.stage("naming keys")
+            names = routed_names(scenario.keys, key_names(scenario.keys))
+            hashes = KeyHashes([name.encode() for name in names])
+            # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM).
+            with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
+                runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch, tasks)
+                        for recipe in recipes]
 
     result = Result(
         format=FORMAT_NAME, format_version=FORMAT_VERSION, harness_version=VERSION,
@@ -233,7 +284,7 @@ def run_scenario(
         git_commit=git_commit(),
         started_at=started.isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - start, 1), runs=runs,
-        estimated_peak_bytes=estimated.peak_bytes,
+        estimated_peak_bytes=estimated.peak_bytes, executor=ran_on,
     )
     # Redacted before anything renders it: a record's note or table may quote a recipe's
     # parameters (a keyed hash's `hash_key` among them), and the Markdown, the page, the

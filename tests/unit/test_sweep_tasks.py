@@ -1,0 +1,184 @@
+"""Sweep points as tasks (`harness.run.sweep`): the same figures whatever the executor and
+the worker count, a kept point not run again, the timing tables kept in sequence here and
+refused on a cluster, and a point too large for a worker refused before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.core.cost import Cost
+from harness.core.errors import ScenarioError
+from harness.core.executor import ExecutorChoice
+from harness.run import runner
+from harness.run.estimate import check_memory, run_cost, worker_cost
+from harness.run.runner import TaskPlace, run_scenario
+from harness.run.scenario import load_scenario
+from harness.run.sweep import sweep_workers, why_in_sequence
+
+SCENARIO = """\
+format_version = 1
+name = "sweep-test"
+description = "Three sweep points of a small weighted ring, deterministic tables only."
+
+[servers]
+count = 12
+weights = { values = [1, 2, 4], shares = [2, 1, 1] }
+
+[generator]
+hash = "blake2b-32"
+points_per_weight = [8, 40, 100]
+
+[keys]
+count = 3_000
+distribution = "zipf"
+
+[measure]
+layouts = ["numpy-aligned", "cffi-packed"]
+metrics = ["collisions", "balance", "load", "movement"]
+
+[[operations]]
+kind = "remove"
+server = "server-3"
+"""
+
+#: what differs from run to run by nature: clocks, the worker's resident set, where it ran
+NOT_DETERMINISTIC = ("started_at", "duration_s", "wall_s", "peak_rss_bytes", "machine",
+                     "git_commit", "executor", "estimated_peak_bytes")
+
+
+def _stripped(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stripped(v) for k, v in value.items() if k not in NOT_DETERMINISTIC}
+    if isinstance(value, list):
+        return [_stripped(v) for v in value]
+    return value
+
+
+def _run(tmp_path: Path, name: str, *executor: str) -> dict[str, Any]:
+    out = tmp_path / name
+    assert main(["run", str(tmp_path / "sweep.toml"), "--no-history", "--out", str(out),
+                 "--task-dir", str(tmp_path / f"tasks-{name}"), *executor]) == 0
+    result: dict[str, Any] = json.loads((out / "sweep-test.json").read_text())
+    return result
+
+
+def test_points_are_bit_identical_in_sequence_and_on_any_executor(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "sweep.toml").write_text(SCENARIO)
+    scenario = load_scenario(tmp_path / "sweep.toml")
+    assert why_in_sequence(scenario) is None
+    in_sequence = json.loads(json.dumps(run_scenario(scenario, show_progress=False).to_json()))
+    one = _run(tmp_path, "one", "--workers", "1")
+    two = _run(tmp_path, "two", "--workers", "2")
+    capsys.readouterr()
+    dask = _run(tmp_path, "dask", "--executor", "dask", "--workers", "2")
+    assert "Dask dashboard: http://127.0.0.1:" in capsys.readouterr().err
+    assert [run["label"] for run in two["runs"]] == [r.label for r in scenario.recipes()]
+    assert two["executor"].startswith("sweep points as tasks on local process pool of 2")
+    assert in_sequence["executor"] is None
+    expected = json.dumps(_stripped(in_sequence), sort_keys=True)
+    for result in (one, two, dask):
+        assert json.dumps(_stripped(result), sort_keys=True) == expected
+    # each point's record carries its own worker's figures, not the parent's
+    assert all(run["peak_rss_bytes"] > 0 for run in two["runs"])
+
+
+def test_kept_points_are_read_back_not_run_again(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sweep.toml").write_text(SCENARIO)
+    scenario = load_scenario(tmp_path / "sweep.toml")
+    place = TaskPlace(ExecutorChoice("local", workers=1), tmp_path / "tasks")
+    first = run_scenario(scenario, show_progress=False, tasks=place)
+    kept = sorted((tmp_path / "tasks").rglob("point-*.json"))
+    assert len(kept) == 3
+    # An interrupted run: one point lost (and one file broken), the rest kept.
+    kept[0].unlink()
+    kept[1].write_text("{not json")
+    ran: list[int] = []
+
+    def counting(choice: ExecutorChoice, function: Any, tasks: Any, done: Any) -> None:
+        ran.extend(task.index for task in tasks)
+        for i, task in enumerate(tasks):
+            done(i, function(task))
+
+    monkeypatch.setattr(runner, "run_tasks", counting)
+    again = run_scenario(scenario, show_progress=False, tasks=place)
+    assert len(ran) == 2
+    assert (json.dumps(_stripped(again.to_json()), sort_keys=True)
+            == json.dumps(_stripped(first.to_json()), sort_keys=True))
+
+
+def test_timing_tables_stay_in_sequence_and_are_refused_on_a_cluster(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    timed = SCENARIO.replace('"movement"]', '"movement", "throughput"]')
+    (tmp_path / "timed.toml").write_text(timed)
+    scenario = load_scenario(tmp_path / "timed.toml")
+    assert why_in_sequence(scenario) == "measure.metrics 'throughput' times or counts this machine"
+    assert sweep_workers(scenario, 2) == 1
+    code = main(["run", str(tmp_path / "timed.toml"), "--no-history", "--out",
+                 str(tmp_path / "out"), "--executor", "dask"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'throughput' is refused under --executor dask" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_estimate_prices_a_point_per_worker_and_shares_the_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sweep.toml").write_text(SCENARIO)
+    scenario = load_scenario(tmp_path / "sweep.toml")
+    from harness.run import estimate as estimate_module
+    # Each point's lookups priced at 10 s, so that the shares are plain to read.
+    monkeypatch.setattr(estimate_module, "routing_cost",
+                        lambda *_a, **_k: Cost(seconds=10.0, why_seconds="lookups"))
+    alone, pooled, wide = (run_cost(scenario), run_cost(scenario, workers=2),
+                           run_cost(scenario, workers=8))
+    assert alone.seconds == pytest.approx(30.0)
+    # two workers share the three points' seconds; eight are three at once, each point
+    # taking its own 10 s (never less than the longest point)
+    assert pooled.seconds == pytest.approx(15.0)
+    assert wide.seconds == pytest.approx(10.0)
+    assert pooled.why_seconds == "lookups, shared by 2 workers"
+    # each worker holds a point, its keys and its interpreter: more bytes at once
+    point = worker_cost(scenario)
+    assert pooled.peak == pytest.approx(2 * point.peak + estimate_module.RUN_IMPORT_BYTES)
+    assert wide.peak == pytest.approx(3 * point.peak + estimate_module.RUN_IMPORT_BYTES)
+    assert pooled.peak > alone.peak
+    assert sweep_workers(scenario, 8) == 3
+
+
+def test_a_point_larger_than_a_worker_is_refused_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sweep.toml").write_text(SCENARIO)
+    scenario = load_scenario(tmp_path / "sweep.toml")
+    point = worker_cost(scenario)
+    from harness.run import estimate as estimate_module
+    # room for one point, not for two at once
+    monkeypatch.setattr(estimate_module, "available_memory_bytes",
+                        lambda: int(point.peak * 1.5))
+    with pytest.raises(ScenarioError, match=r"a sweep point needs about .* MiB per task, "
+                                            r"more than a worker's share"):
+        check_memory([scenario], workers=2)
+
+
+def test_the_report_says_where_the_points_ran_and_escapes_the_scheduler(
+        tmp_path: Path) -> None:
+    from harness.report.sections import resources_section
+
+    (tmp_path / "sweep.toml").write_text(SCENARIO)
+    scenario = load_scenario(tmp_path / "sweep.toml")
+    place = TaskPlace(ExecutorChoice("local", workers=1), None)
+    result = run_scenario(scenario, show_progress=False, tasks=place)
+    assert result.executor is not None
+    notes = resources_section(result).tables[0].notes
+    assert notes[0].startswith("Ran as tasks: sweep points as tasks on local process pool")
+    assert "memory figures are each structure's own bytes" in notes[0]
+    # a scheduler's address is the user's text: its markup is shown, not acted on
+    result.executor = "sweep points as tasks on Dask scheduler tcp://*evil*<b>:1"
+    assert "\\*evil\\*\\<b>" in resources_section(result).tables[0].notes[0]
