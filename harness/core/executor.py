@@ -14,8 +14,10 @@ elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -99,10 +101,58 @@ def run_tasks(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Seq
     # or threads), as a Dask worker is, and a process of its own to anything measuring the
     # run's process tree (a forked child reads as a copy of its parent until it execs).
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            done(futures[future], future.result())
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                             initializer=_unwind_on_sigterm) as pool:
+        futures = {pool.submit(_in_worker, function, task): i
+                   for i, task in enumerate(tasks)}
+        try:
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM, a failed task): the running tasks are stopped,
+            # not waited for; each worker unwinds, removing its temporary folders.
+            workers_now = list(pool._processes.values())
+            for process in workers_now:
+                process.terminate()
+            for process in workers_now:
+                process.join()
+            with contextlib.suppress(Exception):
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+class _Stopped(BaseException):
+    """SIGTERM in a local worker, raised where its task is so that it unwinds."""
+
+
+#: whether this worker is running a task (then SIGTERM unwinds it before the worker ends)
+_in_task = False
+
+
+def _unwind_on_sigterm() -> None:
+    """In a local worker: SIGTERM unwinds the running task, so that its `finally` blocks
+    and context managers run (its temporary folders go), then ends the worker; Python's
+    default would end it where it stands."""
+    signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(_number: int, _frame: object) -> None:
+    if _in_task:
+        raise _Stopped
+    os._exit(143)
+
+
+def _in_worker(function: Callable[[Any], Any], task: Any) -> Any:
+    """`function(task)` in a local worker; stopped, the worker ends once it has unwound
+    (the pool would otherwise take the stop for the task's failure and run the next)."""
+    global _in_task
+    _in_task = True
+    try:
+        return function(task)
+    except _Stopped:
+        os._exit(143)
+    finally:
+        _in_task = False
 
 
 def _run_dask(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Sequence[Any],

@@ -182,3 +182,49 @@ def test_the_report_says_where_the_points_ran_and_escapes_the_scheduler(
     # a scheduler's address is the user's text: its markup is shown, not acted on
     result.executor = "sweep points as tasks on Dask scheduler tcp://*evil*<b>:1"
     assert "\\*evil\\*\\<b>" in resources_section(result).tables[0].notes[0]
+
+
+def hold_a_folder(folder: str) -> None:
+    """A task that holds a temporary folder until it is stopped."""
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(dir=folder):
+        time.sleep(120)
+
+
+STOPPED_RUN = """
+import signal, sys
+from harness.core.executor import ExecutorChoice, run_tasks
+from tests.unit.test_sweep_tasks import hold_a_folder
+
+def stop(*_):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, stop)
+run_tasks(ExecutorChoice("local", workers=2), hold_a_folder, [sys.argv[1]] * 3,
+          lambda i, a: None)
+"""
+
+
+def test_a_stopped_pool_stops_its_tasks_and_they_remove_their_folders(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    held = tmp_path / "held"
+    held.mkdir()
+    run = subprocess.Popen([sys.executable, "-c", STOPPED_RUN, str(held)],
+                           cwd=Path(__file__).parents[2], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(held.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(list(held.iterdir())) == 2  # both workers are in their task
+        run.send_signal(signal.SIGTERM)
+        # not waited for: the tasks would hold on for two minutes
+        assert run.wait(timeout=60) != 0
+    finally:
+        run.kill()
+    assert list(held.iterdir()) == []
