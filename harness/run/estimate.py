@@ -52,7 +52,7 @@ from harness.recipes.layouts.costs import calibration_cost, layout_cost
 from harness.recipes.peers.cost import foreign_cost as peers_foreign_cost
 from harness.recipes.peers.cost import foreign_routing_cost, peer_cost
 from harness.run.scenario import Recipe, Scenario
-from harness.run.sweep import sweep_workers
+from harness.run.sweep import sweep_workers, why_in_sequence
 
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured on the default
@@ -145,7 +145,7 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     return point + routed, [cost.seconds_only() for cost in metric_costs]
 
 
-def estimate(scenario: Scenario, workers: int = 1) -> Estimate:
+def estimate(scenario: Scenario, workers: int | None = None) -> Estimate:
     """The run's estimated peak over the sweep (operations included), and what sets it:
     what it imports, the keys and the foreign peers' batches held all run, and its sweep
     points one after another (`harness.core.cost`)."""
@@ -156,22 +156,23 @@ def _added(cost: Cost) -> tuple[int, str]:
     return int(min(cost.peak, 2.0**62)), cost.why
 
 
-def run_cost(scenario: Scenario, workers: int = 1) -> Cost:
+def run_cost(scenario: Scenario, workers: int | None = None) -> Cost:
     """The run's bytes (beyond this process as it is) and seconds (its own work beyond
     building rings and hashing keys) as one `Cost`, folded once: its sweep points one after
     another, the work every point repeats (each table metric's own, the tuned layouts'
     calibration, the foreign peers' routes, [clients]' routes), the keys, the foreign
     peers' batches and what the run imports.
 
-    With `workers` > 1 and sweep points that are tasks (`harness.run.sweep`), as many
-    workers as run at once each hold one point (`worker_cost`) beside this process's
-    imports, and the seconds are shared by them (at least the longest point's)."""
+    With `workers` (an executor's; None: no executor) and sweep points that are tasks
+    (`harness.run.sweep`), as many workers as run at once each hold one point
+    (`worker_cost`) beside this process's imports, and the seconds are shared by them (at
+    least the longest point's)."""
     parts = _sweep_parts(scenario)
     sequential = (parts.points + parts.repeated + parts.keys + foreign_cost(scenario)
                   + Cost(held=RUN_IMPORT_BYTES)).whole()
-    at_once = sweep_workers(scenario, workers)
-    if at_once == 1:
+    if workers is None or why_in_sequence(scenario) is not None:
         return sequential
+    at_once = sweep_workers(scenario, workers)
     worker = _worker_cost(parts)
     longest = (max(point.seconds for point in parts.each) + parts.keys.seconds
                + parts.repeated.seconds / len(parts.each))
@@ -271,7 +272,7 @@ def _gib(value: float) -> str:
 
 
 def check_memory(scenarios: Sequence[Scenario], command: Cost = NOTHING,
-                 workers: int = 1) -> None:
+                 workers: int | None = None) -> None:
     """Refuse, before any work starts, a scenario whose estimate exceeds available memory,
     with what the command does beside the run on top (`command`: `run`'s rewrite of the
     history's index, `harness.report.history_figures.index_cost`). With sweep points as
@@ -279,8 +280,8 @@ def check_memory(scenarios: Sequence[Scenario], command: Cost = NOTHING,
     centre is."""
     available = available_memory_bytes()
     for scenario in scenarios:
-        at_once = sweep_workers(scenario, workers)
-        if available is not None and at_once > 1:
+        at_once = sweep_workers(scenario, workers or 1)
+        if available is not None and workers is not None and at_once > 1:
             point = worker_cost(scenario)
             share = available / at_once
             if point.peak > share:
@@ -305,7 +306,7 @@ DEFAULT_MAX_MINUTES = 10.0
 
 
 def check_time(scenarios: Sequence[Scenario], max_minutes: float,
-               command: Cost = NOTHING, workers: int = 1) -> None:
+               command: Cost = NOTHING, workers: int | None = None) -> None:
     """Refuse, before any work starts, a scenario whose own work (and what the command does
     beside it, `command`) would outlast the budget."""
     for scenario in scenarios:

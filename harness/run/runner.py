@@ -258,7 +258,7 @@ def run_scenario(
     """Run every recipe of the scenario's sweep; return the result. `tasks`: where a
     metric's independent tasks run and are kept (default: a local pool, not kept)."""
     started, start = clock(), time.perf_counter()
-    estimated = estimate(scenario, tasks.executor.worker_count() if tasks else 1)
+    estimated = estimate(scenario, tasks.executor.worker_count() if tasks else None)
     recipes = scenario.recipes()
     with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
                   enabled=show_progress) as progress:

@@ -137,9 +137,10 @@ def test_the_estimate_prices_a_point_per_worker_and_shares_the_time(
     # Each point's lookups priced at 10 s, so that the shares are plain to read.
     monkeypatch.setattr(estimate_module, "routing_cost",
                         lambda *_a, **_k: Cost(seconds=10.0, why_seconds="lookups"))
-    alone, pooled, wide = (run_cost(scenario), run_cost(scenario, workers=2),
-                           run_cost(scenario, workers=8))
+    alone, one, pooled, wide = (run_cost(scenario), run_cost(scenario, workers=1),
+                                run_cost(scenario, workers=2), run_cost(scenario, workers=8))
     assert alone.seconds == pytest.approx(30.0)
+    assert one.seconds == pytest.approx(30.0)
     # two workers share the three points' seconds; eight are three at once, each point
     # taking its own 10 s (never less than the longest point)
     assert pooled.seconds == pytest.approx(15.0)
@@ -147,6 +148,8 @@ def test_the_estimate_prices_a_point_per_worker_and_shares_the_time(
     assert pooled.why_seconds == "lookups, shared by 2 workers"
     # each worker holds a point, its keys and its interpreter: more bytes at once
     point = worker_cost(scenario)
+    # even one worker is a process of its own beside this one
+    assert one.peak == pytest.approx(point.peak + estimate_module.RUN_IMPORT_BYTES)
     assert pooled.peak == pytest.approx(2 * point.peak + estimate_module.RUN_IMPORT_BYTES)
     assert wide.peak == pytest.approx(3 * point.peak + estimate_module.RUN_IMPORT_BYTES)
     assert pooled.peak > alone.peak
