@@ -20,42 +20,18 @@ from harness.run.runner import TaskPlace, run_scenario
 from harness.run.scenario import load_scenario
 from harness.run.sweep import sweep_workers, why_in_sequence
 
-SCENARIO = """\
-format_version = 1
-name = "sweep-test"
-description = "Three sweep points of a small weighted ring, deterministic tables only."
-
-[servers]
-count = 12
-weights = { values = [1, 2, 4], shares = [2, 1, 1] }
-
-[generator]
-hash = "blake2b-32"
-points_per_weight = [8, 40, 100]
-
-[keys]
-count = 3_000
-distribution = "zipf"
-
-[measure]
-layouts = ["numpy-aligned", "cffi-packed"]
-metrics = ["collisions", "balance", "load", "movement"]
-
-[[operations]]
-kind = "remove"
-server = "server-3"
-"""
+SCENARIO = (Path(__file__).parents[1] / "fixtures" / "sweep-reduced.toml").read_text()
 
 #: what differs from run to run by nature: clocks, the worker's resident set, where it ran
 NOT_DETERMINISTIC = ("started_at", "duration_s", "wall_s", "peak_rss_bytes", "machine",
                      "git_commit", "executor", "estimated_peak_bytes")
 
 
-def _stripped(value: Any) -> Any:
+def without_clocks(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _stripped(v) for k, v in value.items() if k not in NOT_DETERMINISTIC}
+        return {k: without_clocks(v) for k, v in value.items() if k not in NOT_DETERMINISTIC}
     if isinstance(value, list):
-        return [_stripped(v) for v in value]
+        return [without_clocks(v) for v in value]
     return value
 
 
@@ -63,7 +39,7 @@ def _run(tmp_path: Path, name: str, *executor: str) -> dict[str, Any]:
     out = tmp_path / name
     assert main(["run", str(tmp_path / "sweep.toml"), "--no-history", "--out", str(out),
                  "--task-dir", str(tmp_path / f"tasks-{name}"), *executor]) == 0
-    result: dict[str, Any] = json.loads((out / "sweep-test.json").read_text())
+    result: dict[str, Any] = json.loads((out / "sweep-reduced.json").read_text())
     return result
 
 
@@ -81,9 +57,9 @@ def test_points_are_bit_identical_in_sequence_and_on_any_executor(
     assert [run["label"] for run in two["runs"]] == [r.label for r in scenario.recipes()]
     assert two["executor"].startswith("sweep points as tasks on local process pool of 2")
     assert in_sequence["executor"] is None
-    expected = json.dumps(_stripped(in_sequence), sort_keys=True)
+    expected = json.dumps(without_clocks(in_sequence), sort_keys=True)
     for result in (one, two, dask):
-        assert json.dumps(_stripped(result), sort_keys=True) == expected
+        assert json.dumps(without_clocks(result), sort_keys=True) == expected
     # each point's record carries its own worker's figures, not the parent's
     assert all(run["peak_rss_bytes"] > 0 for run in two["runs"])
 
@@ -109,8 +85,8 @@ def test_kept_points_are_read_back_not_run_again(tmp_path: Path,
     monkeypatch.setattr(runner, "run_tasks", counting)
     again = run_scenario(scenario, show_progress=False, tasks=place)
     assert len(ran) == 2
-    assert (json.dumps(_stripped(again.to_json()), sort_keys=True)
-            == json.dumps(_stripped(first.to_json()), sort_keys=True))
+    assert (json.dumps(without_clocks(again.to_json()), sort_keys=True)
+            == json.dumps(without_clocks(first.to_json()), sort_keys=True))
 
 
 def test_timing_tables_stay_in_sequence_and_are_refused_on_a_cluster(
