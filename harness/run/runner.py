@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.core.errors import ResultFormatError
 from harness.core.executor import LOCAL, ExecutorChoice, run_tasks
 from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
@@ -221,6 +222,15 @@ def run_point(task: SweepTask) -> dict[str, Any]:
                                       hashes, quiet, scratch))
 
 
+def _kept(answer: Any, types: dict[str, type[Any]]) -> dict[str, Any] | None:
+    """A kept point's record, or None (computed again) when it is not one."""
+    try:
+        run_from_json(answer, "kept sweep point", record_types=types)
+    except ResultFormatError:
+        return None
+    return dict(answer)
+
+
 def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -> list[Run]:
     """Every sweep point as a task on the chosen executor, those kept from an interrupted
     run read back instead; the records in sweep order."""
@@ -229,7 +239,9 @@ def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -
     store = TaskStore(place.root, scenario.sha256) if place.root is not None else None
     build = c_build_id()
     keys = [task.key(build) for task in tasks]
-    answers: list[dict[str, Any] | None] = [store.get(k) if store else None for k in keys]
+    types = record_types()
+    answers: list[dict[str, Any] | None] = [
+        _kept(store.get(k), types) if store else None for k in keys]
     missing = [i for i, answer in enumerate(answers) if answer is None]
     progress.advance(steps * (len(tasks) - len(missing)))
     progress.stage(f"{len(tasks)} sweep points ({len(tasks) - len(missing)} kept from an "
@@ -245,7 +257,6 @@ def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -
                        "points done")
 
     run_tasks(place.executor, run_point, [tasks[i] for i in missing], done)
-    types = record_types()
     return [run_from_json(answer, f"sweep point {i}", record_types=types)
             for i, answer in enumerate(answers)]
 

@@ -72,9 +72,10 @@ def test_kept_points_are_read_back_not_run_again(tmp_path: Path,
     first = run_scenario(scenario, show_progress=False, tasks=place)
     kept = sorted((tmp_path / "tasks").rglob("point-*.json"))
     assert len(kept) == 3
-    # An interrupted run: one point lost (and one file broken), the rest kept.
+    # An interrupted run: one point lost, one kept file not a point: both computed again,
+    # the third read back.
     kept[0].unlink()
-    kept[1].write_text("{not json")
+    kept[1].write_text('{"label": "not a sweep point"}')
     ran: list[int] = []
 
     def counting(choice: ExecutorChoice, function: Any, tasks: Any, done: Any) -> None:
@@ -85,8 +86,13 @@ def test_kept_points_are_read_back_not_run_again(tmp_path: Path,
     monkeypatch.setattr(runner, "run_tasks", counting)
     again = run_scenario(scenario, show_progress=False, tasks=place)
     assert len(ran) == 2
-    assert (json.dumps(without_clocks(again.to_json()), sort_keys=True)
-            == json.dumps(without_clocks(first.to_json()), sort_keys=True))
+    # and a kept file that does not parse
+    kept[2].write_text("{not json")
+    third = run_scenario(scenario, show_progress=False, tasks=place)
+    assert len(ran) == 3
+    for result in (again, third):
+        assert (json.dumps(without_clocks(result.to_json()), sort_keys=True)
+                == json.dumps(without_clocks(first.to_json()), sort_keys=True))
 
 
 def test_timing_tables_stay_in_sequence_and_are_refused_on_a_cluster(
