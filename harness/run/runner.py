@@ -51,6 +51,7 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import record_types, selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, rebuilt
+from harness.recipes.algorithms.cost import entries_of
 from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
@@ -242,7 +243,13 @@ def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -
     types = record_types()
     answers: list[dict[str, Any] | None] = [
         _kept(store.get(k), types) if store else None for k in keys]
-    missing = [i for i, answer in enumerate(answers) if answer is None]
+    # The largest points first (by their structures' entries), so that the last to finish
+    # is a small one: the workers end together rather than one waiting on a late large point.
+    servers = [scenario.ring_servers()]
+    size = {i: entries_of(r.algorithm, r.params, servers)
+            for i, r in enumerate(scenario.recipes())}
+    missing = sorted((i for i, answer in enumerate(answers) if answer is None),
+                     key=lambda i: (-size[i], i))
     progress.advance(steps * (len(tasks) - len(missing)))
     progress.stage(f"{len(tasks)} sweep points ({len(tasks) - len(missing)} kept from an "
                    f"earlier run) on {place.executor.describe()}")
