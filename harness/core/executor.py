@@ -163,7 +163,9 @@ def _run_dask(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Seq
     cluster = None
     if choice.scheduler is None:
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=choice.worker_count(), threads_per_worker=1, processes=True,
+            # no more workers than tasks: each is a process of its own to start
+            n_workers=min(choice.worker_count(), len(tasks)), threads_per_worker=1,
+            processes=True,
             dashboard_address="127.0.0.1:0")
     address = cluster if cluster is not None else choice.scheduler
     try:

@@ -16,7 +16,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 from harness.run.estimate import estimate
 from harness.run.scenario import Recipe, Scenario
-from harness.run.sweep import SweepTask, why_in_sequence
+from harness.run.sweep import SweepTask, sweep_workers, why_in_sequence
 
 
 def _peer_subject(name: str, peer: Peer, names: list[str],
@@ -283,7 +283,10 @@ def run_scenario(
         ran_on = None
         if tasks is not None and why_in_sequence(scenario) is None:
             runs = _points_as_tasks(scenario, tasks, progress)
-            ran_on = (f"sweep points as tasks on {tasks.executor.describe()}; memory "
+            # The workers used, not asked for: a pool is no larger than the sweep.
+            used = (tasks.executor if tasks.executor.scheduler is not None else replace(
+                tasks.executor, workers=sweep_workers(scenario, tasks.executor.worker_count())))
+            ran_on = (f"sweep points as tasks on {used.describe()}; memory "
                       "figures are each structure's own bytes (its layout's cost), "
                       "peak_rss_bytes the worker's that ran the point")
         else:

@@ -50,6 +50,9 @@ def test_points_are_bit_identical_in_sequence_and_on_any_executor(
     assert why_in_sequence(scenario) is None
     in_sequence = json.loads(json.dumps(run_scenario(scenario, show_progress=False).to_json()))
     one = _run(tmp_path, "one", "--workers", "1")
+    # more workers asked than points: the pool, and what the result says of it, is 3
+    many = _run(tmp_path, "many", "--workers", "64")
+    assert many["executor"].startswith("sweep points as tasks on local process pool of 3 ")
     two = _run(tmp_path, "two", "--workers", "2")
     capsys.readouterr()
     dask = _run(tmp_path, "dask", "--executor", "dask", "--workers", "2")
@@ -58,7 +61,7 @@ def test_points_are_bit_identical_in_sequence_and_on_any_executor(
     assert two["executor"].startswith("sweep points as tasks on local process pool of 2")
     assert in_sequence["executor"] is None
     expected = json.dumps(without_clocks(in_sequence), sort_keys=True)
-    for result in (one, two, dask):
+    for result in (one, many, two, dask):
         assert json.dumps(without_clocks(result), sort_keys=True) == expected
     # each point's record carries its own worker's figures, not the parent's
     assert all(run["peak_rss_bytes"] > 0 for run in two["runs"])
