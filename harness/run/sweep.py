@@ -26,6 +26,16 @@ from harness.run.scenario import Scenario
 #: tables that run their own tasks on the executor (a fleet's data centres): their sweep
 #: points stay in sequence, so that tasks are one level deep
 OWN_TASK_METRICS = ("fleet", "rollout")
+#: tables whose figures include timings of their own work (builds, replays, searches),
+#: which two points run at once would slow, and the process table, which also sizes its
+#: sample of rings by this machine's free memory (two points at once would share it)
+TIMED_TABLES = {
+    "process": "times its rings' builds and sizes its sample by this machine's free memory",
+    "comparison": "times each algorithm's build",
+    "equivalence": "times its rings' builds",
+    "hostile_keys": "times the attack's search",
+    "migration": "times its replay",
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,11 @@ def why_in_sequence(scenario: Scenario) -> str | None:
     metrics = scenario.measure.metrics
     bound = [m for m in metrics if m in MACHINE_BOUND_METRICS]
     if bound:
-        return f"measure.metrics {bound[0]!r} times or counts this machine"
+        return (f"measure.metrics {bound[0]!r} measures this machine (its timings, counts "
+                "or memory)")
+    timed = [m for m in metrics if m in TIMED_TABLES]
+    if timed:
+        return f"[{timed[0]}] {TIMED_TABLES[timed[0]]}"
     own = [m for m in metrics if m in OWN_TASK_METRICS]
     if own:
         return f"[{own[0]}] runs its own tasks"

@@ -105,8 +105,13 @@ def test_timing_tables_stay_in_sequence_and_are_refused_on_a_cluster(
     timed = SCENARIO.replace('"movement"]', '"movement", "throughput"]')
     (tmp_path / "timed.toml").write_text(timed)
     scenario = load_scenario(tmp_path / "timed.toml")
-    assert why_in_sequence(scenario) == "measure.metrics 'throughput' times or counts this machine"
+    assert why_in_sequence(scenario) == ("measure.metrics 'throughput' measures this machine "
+                                         "(its timings, counts or memory)")
     assert sweep_workers(scenario, 2) == 1
+    # a table timing its own work, sizing it by this machine's memory, stays in sequence
+    process = load_scenario(Path(__file__).parents[2] / "scenarios" / "process-cloudflare.toml")
+    assert why_in_sequence(process) == ("[process] times its rings' builds and sizes its "
+                                        "sample by this machine's free memory")
     code = main(["run", str(tmp_path / "timed.toml"), "--no-history", "--out",
                  str(tmp_path / "out"), "--executor", "dask"])
     err = capsys.readouterr().err
