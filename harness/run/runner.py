@@ -16,7 +16,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from harness.core.errors import ResultFormatError
-from harness.core.executor import LOCAL, ExecutorChoice, run_tasks
+from harness.core.executor import LOCAL, ExecutorChoice
 from harness.core.fleet_points import FleetPoints
 from harness.core.machine import git_commit, machine_info
 from harness.core.model import (
@@ -36,14 +35,12 @@ from harness.core.model import (
     RingInfo,
     Run,
     Subject,
-    run_from_json,
     run_to_json,
     structure,
 )
 from harness.core.progress import Progress
 from harness.core.redact import without_keys
 from harness.core.servers import Server
-from harness.core.task_store import TaskStore, c_build_id
 from harness.core.version import VERSION
 from harness.core.workload import key_names, routed_names
 from harness.metrics.context import RunContext, RunPlan
@@ -51,14 +48,13 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS, KeyHashes, check_parity
 from harness.metrics.registry import record_types, selected
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm, rebuilt
-from harness.recipes.algorithms.cost import entries_of
 from harness.recipes.algorithms.parts import parts_builder
 from harness.recipes.peers import PEERS, Peer
 from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 from harness.run.estimate import estimate
 from harness.run.scenario import Recipe, Scenario
-from harness.run.sweep import SweepTask, sweep_workers, why_in_sequence
+from harness.run.sweep import SweepTask, points_as_tasks, ran_on_text, why_in_sequence
 
 
 def _peer_subject(name: str, peer: Peer, names: list[str],
@@ -223,51 +219,6 @@ def run_point(task: SweepTask) -> dict[str, Any]:
                                       hashes, quiet, scratch))
 
 
-def _kept(answer: Any, types: dict[str, type[Any]]) -> dict[str, Any] | None:
-    """A kept point's record, or None (computed again) when it is not one."""
-    try:
-        run_from_json(answer, "kept sweep point", record_types=types)
-    except ResultFormatError:
-        return None
-    return dict(answer)
-
-
-def _points_as_tasks(scenario: Scenario, place: TaskPlace, progress: Progress) -> list[Run]:
-    """Every sweep point as a task on the chosen executor, those kept from an interrupted
-    run read back instead; the records in sweep order."""
-    steps = steps_per_run(scenario)
-    tasks = [SweepTask(scenario, i) for i in range(len(scenario.recipes()))]
-    store = TaskStore(place.root, scenario.sha256) if place.root is not None else None
-    build = c_build_id()
-    keys = [task.key(build) for task in tasks]
-    types = record_types()
-    answers: list[dict[str, Any] | None] = [
-        _kept(store.get(k), types) if store else None for k in keys]
-    # The largest points first (by their structures' entries), so that the last to finish
-    # is a small one: the workers end together rather than one waiting on a late large point.
-    servers = [scenario.ring_servers()]
-    size = {i: entries_of(r.algorithm, r.params, servers)
-            for i, r in enumerate(scenario.recipes())}
-    missing = sorted((i for i, answer in enumerate(answers) if answer is None),
-                     key=lambda i: (-size[i], i))
-    progress.advance(steps * (len(tasks) - len(missing)))
-    progress.stage(f"{len(tasks)} sweep points ({len(tasks) - len(missing)} kept from an "
-                   f"earlier run) on {place.executor.describe()}")
-
-    def done(index: int, answer: dict[str, Any]) -> None:
-        point = missing[index]
-        answers[point] = answer
-        if store is not None:
-            store.put(keys[point], answer)
-        progress.advance(steps)
-        progress.stage(f"{sum(a is not None for a in answers)} of {len(tasks)} sweep "
-                       "points done")
-
-    run_tasks(place.executor, run_point, [tasks[i] for i in missing], done)
-    return [run_from_json(answer, f"sweep point {i}", record_types=types)
-            for i, answer in enumerate(answers)]
-
-
 def run_scenario(
     scenario: Scenario, show_progress: bool | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -282,13 +233,9 @@ def run_scenario(
                   enabled=show_progress) as progress:
         ran_on = None
         if tasks is not None and why_in_sequence(scenario) is None:
-            runs = _points_as_tasks(scenario, tasks, progress)
-            # The workers used, not asked for: a pool is no larger than the sweep.
-            used = (tasks.executor if tasks.executor.scheduler is not None else replace(
-                tasks.executor, workers=sweep_workers(scenario, tasks.executor.worker_count())))
-            ran_on = (f"sweep points as tasks on {used.describe()}; memory "
-                      "figures are each structure's own bytes (its layout's cost), "
-                      "peak_rss_bytes the worker's that ran the point")
+            runs = points_as_tasks(scenario, tasks.executor, tasks.root, progress,
+                                   steps_per_run(scenario), run_point)
+            ran_on = ran_on_text(scenario, tasks.executor)
         else:
             progress.stage("naming keys")
             names = routed_names(scenario.keys, key_names(scenario.keys))

@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.executor import ExecutorChoice
-from harness.run import runner
+from harness.run import sweep
 from harness.run.estimate import check_memory, run_cost, worker_cost
 from harness.run.runner import TaskPlace, run_scenario
 from harness.run.scenario import load_scenario
@@ -86,7 +86,7 @@ def test_kept_points_are_read_back_not_run_again(tmp_path: Path,
         for i, task in enumerate(tasks):
             done(i, function(task))
 
-    monkeypatch.setattr(runner, "run_tasks", counting)
+    monkeypatch.setattr(sweep, "run_tasks", counting)
     again = run_scenario(scenario, show_progress=False, tasks=place)
     # the larger point sent first (the fixture's points grow with their index: 8, 40, 100)
     assert len(ran) == 2
