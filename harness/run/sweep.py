@@ -4,10 +4,11 @@ serialises it and put back in sweep order.
 
 A sweep point depends on the scenario alone (its keys are named, its rings built and its
 tables seeded from the scenario's fields), so its figures are the same bits whatever worker
-ran it and in whatever order. The tables that time or count this machine, and those that
-start programs of their own, stay one point after another in this process: their figures
-belong to one measured machine, and two points timed at once would slow each other. Under
-Dask they are refused before any work (`ExecutorChoice.refuse_machine_bound`).
+ran it and in whatever order. The tables that time or count this machine, those that time
+their own work, and those that start programs or tasks of their own, stay one point after
+another in this process (`why_in_sequence`): their figures belong to one measured machine,
+and two points timed at once would slow each other. Under Dask the metrics that measure
+the machine itself are refused before any work (`ExecutorChoice.refuse_machine_bound`).
 
 Finished points are kept in the task store (`harness.core.task_store`), keyed by the
 scenario's hash, the point's index and label and the C build, so an interrupted run resumes
