@@ -4,7 +4,9 @@
 # dead). A reduced fleet (tests/fixtures/fleet-reduced.toml) runs locally, then through the
 # cluster: the fleet's figures must be the same bits. Then it runs through the cluster
 # again while one worker is killed mid-run: Dask reruns the lost tasks on the other, and the
-# figures must still be the same bits. Everything it started is stopped on exit (trap).
+# figures must still be the same bits. A sweep's points (tests/fixtures/sweep-reduced.toml)
+# go through the cluster as tasks too, the same bits as run in sequence. Everything it
+# started is stopped on exit (trap).
 # Installs dask[distributed] into the venv if missing. At most two minutes.
 #   bash .ci/dask-fleet.sh            (from the checkout, with .venv set up)
 set -euo pipefail
@@ -76,6 +78,29 @@ run dask --executor dask --scheduler "$scheduler"
 [ "$(figures "$tmp/local/fleet-reduced.json")" = "$(figures "$tmp/dask/fleet-reduced.json")" ] \
     || fail "the fleet's figures through Dask differ from the local run's"
 say "through Dask: the same bits as the local run"
+
+# Sweep points are tasks too: a sweep of deterministic tables, in sequence (one process,
+# no executor), then each point a task through the cluster; the same bits but for what
+# differs by nature (clocks, resident sets, where it ran).
+sweep=tests/fixtures/sweep-reduced.toml
+"$python" - "$sweep" "$tmp/sweep-sequence.json" <<'PY' || fail "the sweep in sequence"
+import json, sys
+from harness.run.runner import run_scenario
+from harness.run.scenario import load_scenario
+result = run_scenario(load_scenario(sys.argv[1]), show_progress=False)
+open(sys.argv[2], "w").write(json.dumps(result.to_json()))
+PY
+"$python" -m harness run "$sweep" --no-history --out "$tmp/sweep-dask" \
+    --task-dir "$tmp/tasks-sweep" --executor dask --scheduler "$scheduler" \
+    >"$tmp/sweep-dask.log" 2>&1 || { cat "$tmp/sweep-dask.log"; fail "the sweep through Dask"; }
+grep -q '"executor": "sweep points as tasks on Dask scheduler' "$tmp/sweep-dask/sweep-reduced.json" \
+    || fail "the sweep's points did not run as tasks on the cluster"
+deterministic() {
+    "$python" -c "import json, sys; from tests.unit.test_sweep_tasks import without_clocks; print(json.dumps(without_clocks(json.load(open(sys.argv[1]))), sort_keys=True))" "$1"
+}
+[ "$(deterministic "$tmp/sweep-sequence.json")" = "$(deterministic "$tmp/sweep-dask/sweep-reduced.json")" ] \
+    || fail "the sweep's points through Dask differ from the run in sequence"
+say "a sweep's points as tasks through Dask: the same bits as in sequence"
 
 # Again, and kill the first worker once the first task is kept (tasks are running).
 run killed --executor dask --scheduler "$scheduler" &

@@ -140,9 +140,10 @@ def _workers(text: str) -> int:
 
 
 def _executor_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--executor", choices=EXECUTORS, default="local",
-                         help="where a fleet's data centres run as tasks: a local process "
-                              "pool (default) or a Dask cluster (pip install "
+    command.add_argument("--executor", choices=EXECUTORS, default=None,
+                         help="where a fleet's data centres (always) and a sweep's points (when "
+                              "this is given) run as tasks: a local process pool (the "
+                              "default for a fleet) or a Dask cluster (pip install "
                               "'ring-harness[cluster]')")
     command.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                          help="a running Dask scheduler (default with --executor dask: a "
@@ -157,7 +158,7 @@ def _executor_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _task_place(args: argparse.Namespace) -> TaskPlace:
-    choice = ExecutorChoice(args.executor, args.scheduler, args.workers)
+    choice = ExecutorChoice(args.executor or "local", args.scheduler, args.workers)
     choice.check()
     root = args.task_dir if args.task_dir is not None else default_task_dir()
     # Checked before any work: a fleet's tasks are written there as each finishes.
@@ -165,7 +166,9 @@ def _task_place(args: argparse.Namespace) -> TaskPlace:
     if blocking is not None and not blocking.is_dir():
         raise OutputError(f"--task-dir must be a folder, or a path to make one (got {root}: "
                           f"{blocking} is not a folder)")
-    return TaskPlace(choice, root)
+    # A sweep's points are tasks only when an executor was chosen: a small sweep runs
+    # faster in this process than in workers that start and name the keys again.
+    return TaskPlace(choice, root, sweep=args.executor is not None)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -430,8 +433,10 @@ def _run(args: argparse.Namespace) -> int:
     # What the files say was checked as they were read; whether this machine has what they
     # name (valgrind, a peer's library or program) is asked here, still before any work.
     check_machine(scenarios)
-    check_memory(scenarios, command)
-    check_time(scenarios, args.max_minutes, command)
+    # Sweep points that are tasks run on this many workers at once (harness.run.sweep).
+    workers = tasks.executor.worker_count() if tasks.sweep else None
+    check_memory(scenarios, command, workers)
+    check_time(scenarios, args.max_minutes, command, workers)
     for scenario in scenarios:
         args.outcome.start(f"scenario {scenario.name!r}")
         result = run_scenario(scenario, show_progress=args.progress, tasks=tasks)

@@ -14,8 +14,10 @@ elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -25,8 +27,9 @@ from typing import Any
 from harness.core.errors import ScenarioError
 
 EXECUTORS = ("local", "dask")
-#: metrics whose figures are timings or counts of this machine: refused on a cluster
-MACHINE_BOUND_METRICS = ("throughput", "counts", "callgrind", "memory")
+#: metrics whose figures are timings or counts of this machine (the memory metric measures
+#: in a subprocess of its own; clients and foreign peers are timed): refused on a cluster
+MACHINE_BOUND_METRICS = ("throughput", "counts", "callgrind", "memory", "clients", "foreign")
 INSTALL_DASK = "pip install 'ring-harness[cluster]'"
 
 
@@ -98,10 +101,58 @@ def run_tasks(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Seq
     # or threads), as a Dask worker is, and a process of its own to anything measuring the
     # run's process tree (a forked child reads as a copy of its parent until it execs).
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            done(futures[future], future.result())
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                             initializer=_unwind_on_sigterm) as pool:
+        futures = {pool.submit(_in_worker, function, task): i
+                   for i, task in enumerate(tasks)}
+        try:
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM, a failed task): the running tasks are stopped,
+            # not waited for; each worker unwinds, removing its temporary folders.
+            workers_now = list(pool._processes.values())
+            for process in workers_now:
+                process.terminate()
+            for process in workers_now:
+                process.join()
+            with contextlib.suppress(Exception):
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+class _Stopped(BaseException):
+    """SIGTERM in a local worker, raised where its task is so that it unwinds."""
+
+
+#: whether this worker is running a task (then SIGTERM unwinds it before the worker ends)
+_in_task = False
+
+
+def _unwind_on_sigterm() -> None:
+    """In a local worker: SIGTERM unwinds the running task, so that its `finally` blocks
+    and context managers run (its temporary folders go), then ends the worker; Python's
+    default would end it where it stands."""
+    signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(_number: int, _frame: object) -> None:
+    if _in_task:
+        raise _Stopped
+    os._exit(143)
+
+
+def _in_worker(function: Callable[[Any], Any], task: Any) -> Any:
+    """`function(task)` in a local worker; stopped, the worker ends once it has unwound
+    (the pool would otherwise take the stop for the task's failure and run the next)."""
+    global _in_task
+    _in_task = True
+    try:
+        return function(task)
+    except _Stopped:
+        os._exit(143)
+    finally:
+        _in_task = False
 
 
 def _run_dask(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Sequence[Any],
@@ -112,7 +163,9 @@ def _run_dask(choice: ExecutorChoice, function: Callable[[Any], Any], tasks: Seq
     cluster = None
     if choice.scheduler is None:
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=choice.worker_count(), threads_per_worker=1, processes=True,
+            # no more workers than tasks: each is a process of its own to start
+            n_workers=min(choice.worker_count(), len(tasks)), threads_per_worker=1,
+            processes=True,
             dashboard_address="127.0.0.1:0")
     address = cluster if cluster is not None else choice.scheduler
     try:

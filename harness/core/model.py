@@ -130,6 +130,9 @@ class Result:
     #: resident set then, plus what the run was expected to add at most (None in results
     #: written before runs recorded it)
     estimated_peak_bytes: int | None = None
+    #: where the sweep points ran and where the memory figures came from (None: one after
+    #: another in the measuring process, or a result written before runs recorded it)
+    executor: str | None = None
 
     @property
     def name(self) -> str:
@@ -191,6 +194,29 @@ def _figures(raw: dict[str, Any], where: str,
             raise ValueError(f"{where}.{name} must be an object (got {type(value).__name__})")
         figures[name] = _converter.structure(value, cls)
     return figures
+
+
+def run_to_json(run: Run) -> dict[str, Any]:
+    """One sweep point's record as a result document holds it (no secret key in it): what
+    a worker sends back and the task store keeps."""
+    document: dict[str, Any] = without_keys(_converter.unstructure(run))
+    return document
+
+
+def run_from_json(document: Any, source: str, *,
+                  record_types: Mapping[str, type[Any]]) -> Run:
+    """A sweep point's record read back (`run_to_json`), its figures as their records."""
+    try:
+        run = _converter.structure(document, Run)
+        run.figures = _figures(run.figures, f"{source}.figures", record_types)
+        for j, subject in enumerate(run.subjects):
+            subject.figures = _figures(subject.figures, f"{source}.subjects[{j}].figures",
+                                       record_types)
+    except (cattrs.BaseValidationError, AttributeError, KeyError, TypeError,
+            ValueError) as exc:
+        raise ResultFormatError(f"{source}: not a well-formed sweep point "
+                                f"({_first_problem(exc)})") from None
+    return run
 
 
 def structure(value: Any, cls: type[T]) -> T:

@@ -125,6 +125,10 @@ def resources_section(result: Result) -> Section:
     notes = ["Peak RSS is the harness process's high-water mark after the run (children "
              "measuring memory are not included); runs of a sweep go in order, so a "
              "larger ring after a smaller one shows its own peak."]
+    if result.executor is not None:
+        # The points ran in workers: each peak is its own worker's, not a running maximum.
+        notes = [f"Ran as tasks: {literal(result.executor)}. Wall time is the point's own "
+                 "in its worker, not the run's."]
     if result.estimated_peak_bytes is not None:
         notes.append(f"The memory estimate made before the run started, an upper bound for "
                      f"the process and the largest process it starts at once: "

@@ -37,6 +37,7 @@ from harness.core.servers import Server, servers_after
 from harness.core.workload import key_bytes, key_seconds, key_seconds_why, longest_name
 from harness.metrics.base import RunShape
 from harness.metrics.clients.metric import clients_cost
+from harness.metrics.fleet.metric import WORKER_BYTES
 from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms.cost import (
@@ -51,6 +52,7 @@ from harness.recipes.layouts.costs import calibration_cost, layout_cost
 from harness.recipes.peers.cost import foreign_cost as peers_foreign_cost
 from harness.recipes.peers.cost import foreign_routing_cost, peer_cost
 from harness.run.scenario import Recipe, Scenario
+from harness.run.sweep import sweep_workers, why_in_sequence
 
 #: what a run imports and allocates beyond what loading its scenario did, whatever its
 #: size (memray, the renderers, the metrics' modules): 17-22 MiB measured on the default
@@ -143,23 +145,55 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     return point + routed, [cost.seconds_only() for cost in metric_costs]
 
 
-def estimate(scenario: Scenario) -> Estimate:
+def estimate(scenario: Scenario, workers: int | None = None) -> Estimate:
     """The run's estimated peak over the sweep (operations included), and what sets it:
     what it imports, the keys and the foreign peers' batches held all run, and its sweep
     points one after another (`harness.core.cost`)."""
-    return Estimate(resident_bytes(), *_added(run_cost(scenario)))
+    return Estimate(resident_bytes(), *_added(run_cost(scenario, workers)))
 
 
 def _added(cost: Cost) -> tuple[int, str]:
     return int(min(cost.peak, 2.0**62)), cost.why
 
 
-def run_cost(scenario: Scenario) -> Cost:
+def run_cost(scenario: Scenario, workers: int | None = None) -> Cost:
     """The run's bytes (beyond this process as it is) and seconds (its own work beyond
     building rings and hashing keys) as one `Cost`, folded once: its sweep points one after
     another, the work every point repeats (each table metric's own, the tuned layouts'
     calibration, the foreign peers' routes, [clients]' routes), the keys, the foreign
-    peers' batches and what the run imports."""
+    peers' batches and what the run imports.
+
+    With `workers` (an executor's; None: no executor) and sweep points that are tasks
+    (`harness.run.sweep`), as many workers as run at once each hold one point
+    (`worker_cost`) beside this process's imports, and the seconds are shared by them (at
+    least the longest point's)."""
+    parts = _sweep_parts(scenario)
+    sequential = (parts.points + parts.repeated + parts.keys + foreign_cost(scenario)
+                  + Cost(held=RUN_IMPORT_BYTES)).whole()
+    if workers is None or why_in_sequence(scenario) is not None:
+        return sequential
+    at_once = sweep_workers(scenario, workers)
+    worker = _worker_cost(parts)
+    longest = (max(point.seconds for point in parts.each) + parts.keys.seconds
+               + parts.repeated.seconds / len(parts.each))
+    return Cost(held=RUN_IMPORT_BYTES + at_once * worker.peak, why=worker.why,
+                seconds=max(sequential.seconds / at_once, longest),
+                why_seconds=(f"{sequential.why_seconds}, shared by {at_once} workers"
+                             if sequential.why_seconds else ""))
+
+
+@dataclass(frozen=True)
+class _SweepParts:
+    #: the largest sweep point, and each one
+    points: Cost
+    each: list[Cost]
+    #: the work every point repeats, over the whole sweep
+    repeated: Cost
+    #: the keys, named and hashed (a worker does it again for its point)
+    keys: Cost
+
+
+def _sweep_parts(scenario: Scenario) -> _SweepParts:
     servers = scenario.ring_servers()
     fleets = [servers, *(servers_after(servers, op) for op in scenario.operations)]
     ring_why = ("the ring's size (servers' weights, generator.points_per_weight, operations' "
@@ -189,8 +223,21 @@ def run_cost(scenario: Scenario) -> Cost:
                      why="keys (count, name, distribution, universe)",
                      seconds=key_seconds(scenario.keys),
                      why_seconds=key_seconds_why(scenario.keys))
-    return (points + repeated + keys_held + foreign_cost(scenario)
-            + Cost(held=RUN_IMPORT_BYTES)).whole()
+    return _SweepParts(points, [point for point, _ in found], repeated, keys_held)
+
+
+def _worker_cost(parts: _SweepParts) -> Cost:
+    """What one worker holds running one sweep point: its interpreter and imports, the keys
+    it names, the largest point and the work the point repeats."""
+    return (parts.points + parts.repeated.bytes_only() + parts.keys
+            + Cost(held=WORKER_BYTES)).whole()
+
+
+def worker_cost(scenario: Scenario) -> Cost:
+    """One worker's share of a run whose sweep points are tasks."""
+    return _worker_cost(_sweep_parts(scenario))
+
+
 
 
 def foreign_cost(scenario: Scenario) -> Cost:
@@ -224,14 +271,27 @@ def _gib(value: float) -> str:
     return f"{value / 2**30:,.1f} GiB" if value < 2**60 else f"{value / 2**30:.3g} GiB"
 
 
-def check_memory(scenarios: Sequence[Scenario], command: Cost = NOTHING) -> None:
+def check_memory(scenarios: Sequence[Scenario], command: Cost = NOTHING,
+                 workers: int | None = None) -> None:
     """Refuse, before any work starts, a scenario whose estimate exceeds available memory,
     with what the command does beside the run on top (`command`: `run`'s rewrite of the
-    history's index, `harness.report.history_figures.index_cost`)."""
+    history's index, `harness.report.history_figures.index_cost`). With sweep points as
+    tasks on `workers`, a point larger than a worker's share is refused, as a fleet's data
+    centre is."""
     available = available_memory_bytes()
     for scenario in scenarios:
+        at_once = sweep_workers(scenario, workers or 1)
+        if available is not None and workers is not None and at_once > 1:
+            point = worker_cost(scenario)
+            share = available / at_once
+            if point.peak > share:
+                raise ScenarioError(
+                    f"{scenario.path}: a sweep point needs about {point.peak / 2**20:,.0f} "
+                    "MiB per task, more than a worker's share of this machine "
+                    f"({share / 2**20:,.0f} MiB of {available / 2**20:,.0f} MiB over "
+                    f"{at_once} workers): {point.why} must be smaller, or --workers fewer")
         # What this process holds already is not available memory's to give again.
-        found = run_cost(scenario) + command
+        found = run_cost(scenario, workers) + command
         added = min(found.peak, 2.0**62 + command.peak)
         if available is not None and added > available:
             raise ScenarioError(
@@ -246,11 +306,11 @@ DEFAULT_MAX_MINUTES = 10.0
 
 
 def check_time(scenarios: Sequence[Scenario], max_minutes: float,
-               command: Cost = NOTHING) -> None:
+               command: Cost = NOTHING, workers: int | None = None) -> None:
     """Refuse, before any work starts, a scenario whose own work (and what the command does
     beside it, `command`) would outlast the budget."""
     for scenario in scenarios:
-        found = run_cost(scenario) + command
+        found = run_cost(scenario, workers) + command
         if found.seconds > 60 * max_minutes:
             raise ScenarioError(
                 f"{scenario.path}: the run must fit the time budget of --max-minutes "

@@ -35,6 +35,7 @@ from harness.core.model import (
     RingInfo,
     Run,
     Subject,
+    run_to_json,
     structure,
 )
 from harness.core.progress import Progress
@@ -53,6 +54,7 @@ from harness.recipes.peers.foreign import ForeignPeer, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 from harness.run.estimate import estimate
 from harness.run.scenario import Recipe, Scenario
+from harness.run.sweep import SweepTask, points_as_tasks, ran_on_text, why_in_sequence
 
 
 def _peer_subject(name: str, peer: Peer, names: list[str],
@@ -99,6 +101,9 @@ class TaskPlace:
 
     executor: ExecutorChoice = LOCAL
     root: Path | None = None
+    #: whether a sweep's points run as tasks on the executor too (the user chose an
+    #: executor); else they run one after another here, as they always have
+    sweep: bool = False
 
 
 def run_recipe(
@@ -205,6 +210,18 @@ def _ring_info(algorithm: Algorithm, servers: Sequence[Server]) -> RingInfo | No
                     hash=params.get("hash", params.get("construction", "")))
 
 
+def run_point(task: SweepTask) -> dict[str, Any]:
+    """One sweep point, in a worker: its keys named, its recipe run (`run_recipe`), its
+    record sent back as the result serialises it. It reads nothing but the scenario."""
+    scenario = task.scenario
+    names = routed_names(scenario.keys, key_names(scenario.keys))
+    hashes = KeyHashes([name.encode() for name in names])
+    with (Progress(0, scenario.name, enabled=False) as quiet,
+          tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch):
+        return run_to_json(run_recipe(scenario, scenario.recipes()[task.index], names,
+                                      hashes, quiet, scratch))
+
+
 def run_scenario(
     scenario: Scenario, show_progress: bool | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -213,18 +230,24 @@ def run_scenario(
     """Run every recipe of the scenario's sweep; return the result. `tasks`: where a
     metric's independent tasks run and are kept (default: a local pool, not kept)."""
     started, start = clock(), time.perf_counter()
-    estimated = estimate(scenario)
+    estimated = estimate(scenario, tasks.executor.worker_count()
+                         if tasks is not None and tasks.sweep else None)
     recipes = scenario.recipes()
     with Progress(steps_per_run(scenario) * len(recipes), scenario.name,
                   enabled=show_progress) as progress:
-        progress.stage("naming keys")
-        names = routed_names(scenario.keys, key_names(scenario.keys))
-        hashes = KeyHashes([name.encode() for name in names])
-        # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM too).
-        with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
-            runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch, tasks)
-                    for recipe in recipes]
-
+        ran_on = None
+        if tasks is not None and tasks.sweep and why_in_sequence(scenario) is None:
+            runs = points_as_tasks(scenario, tasks.executor, tasks.root, progress,
+                                   steps_per_run(scenario), run_point)
+            ran_on = ran_on_text(scenario, tasks.executor)
+        else:
+            progress.stage("naming keys")
+            names = routed_names(scenario.keys, key_names(scenario.keys))
+            hashes = KeyHashes([name.encode() for name in names])
+            # One temporary folder per run, removed on every way out (Ctrl-C and SIGTERM).
+            with tempfile.TemporaryDirectory(prefix="ring-harness-") as scratch:
+                runs = [run_recipe(scenario, recipe, names, hashes, progress, scratch, tasks)
+                        for recipe in recipes]
 
     result = Result(
         format=FORMAT_NAME, format_version=FORMAT_VERSION, harness_version=VERSION,
@@ -233,7 +256,7 @@ def run_scenario(
         git_commit=git_commit(),
         started_at=started.isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - start, 1), runs=runs,
-        estimated_peak_bytes=estimated.peak_bytes,
+        estimated_peak_bytes=estimated.peak_bytes, executor=ran_on,
     )
     # Redacted before anything renders it: a record's note or table may quote a recipe's
     # parameters (a keyed hash's `hash_key` among them), and the Markdown, the page, the

@@ -208,6 +208,16 @@ ANCHOR_CLIENT: dict[str, Any] = {
     "clients": {"fleets": [{"servers": 3, "remove": "10.0.1.1:11211"}],
                 "recipes": [{"name": "recipe", "algorithm": "anchor", "capacity": 1_000_000}]}}
 
+#: a sweep of deterministic tables: its points run as tasks on the local pool, one per
+#: worker at once, each priced with its worker's interpreter (harness.run.sweep)
+SWEEP_AS_TASKS: dict[str, Any] = {
+    "name": "bound", "servers": {"count": 50, "weight": 1},
+    "generator": {"construction": "points", "points_per_weight": [400, 2000, 4000],
+                  "hash": "blake2b-32"},
+    "keys": {"count": 300_000, "name": "key-{i}"},
+    "measure": {"layouts": ["cffi-packed", "numpy-aligned"],
+                "metrics": ["balance", "collisions", "load", "movement"]}}
+
 
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(),
                     reason="the tree's memory is read from /proc/<pid>/smaps_rollup")
@@ -217,6 +227,7 @@ ANCHOR_CLIENT: dict[str, Any] = {
 @given(document=sized_scenarios(), history_size=st.sampled_from(HISTORY_SIZES),
        sidecars=st.booleans())
 @example(document=ANCHOR_CLIENT, history_size=0, sidecars=False)
+@example(document=SWEEP_AS_TASKS, history_size=0, sidecars=False)
 def test_measured_peak_stays_under_the_estimate(
     document: dict[str, Any], history_size: int, sidecars: bool,
     tmp_path_factory: pytest.TempPathFactory,

@@ -71,8 +71,9 @@ HISTORY_NAMES = ["latest", "previous", "7", "m/0001", "latest#k=16"]
 HISTORY_PLACES = ["hist", "file", "fifo", "file/below", "dangling", "n" * 300]
 #: --max-minutes as drawn: absent, or any of the float-like values
 MINUTES: list[list[str]] = [[], *(["--max-minutes", value] for value in FLOATS)]
-#: where a fleet's tasks run, as drawn: absent, valid, or hostile
+#: where a fleet's tasks and a sweep's points run, as drawn: absent, valid, or hostile
 EXECUTORS: list[list[str]] = [[], [], ["--executor", "local", "--workers", "1"],
+                              ["--executor", "local", "--workers", "2"],
                               ["--workers", "0"], ["--workers", "x"], ["--executor", "nope"],
                               ["--scheduler", "tcp://127.0.0.1:1"],
                               ["--executor", "local", "--task-dir", "file"]]
