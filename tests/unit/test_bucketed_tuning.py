@@ -210,12 +210,13 @@ def test_measure_times_every_stage_and_chooses_from_the_last() -> None:
     assert calibration.trials[calibration.chosen].stage == last
     assert last in (1, 3)  # a window's stage two is always followed by its stage three
     if last == 3:
-        winner = calibration.trials[len(WINDOWS)].tuning
-        assert {t.tuning for t in calibration.trials if t.stage == 2} == set(stage_two(winner))
-        second = next(t.tuning for t in calibration.trials if t.stage == 3)
-        assert second in set(stage_two(winner))
-        assert {t.tuning for t in calibration.trials if t.stage == 3} == set(
-            stage_three(second))
+        # Which stage-one trial won depends on the timings: stage two is the grid of one of
+        # them, and stage three the alignments of one of stage two's.
+        first = [t.tuning for t in calibration.trials if t.stage == 1]
+        second = {t.tuning for t in calibration.trials if t.stage == 2}
+        third = {t.tuning for t in calibration.trials if t.stage == 3}
+        assert any(second == set(stage_two(winner)) for winner in first)
+        assert any(third == set(stage_three(choice)) for choice in second)
     assert all(0 < t.min_ns <= t.median_ns <= t.max_ns for t in calibration.trials)
     assert calibration.trials[0].paired_ratio == 1.0
     assert calibration.trials[calibration.chosen].paired_ratio <= 1.0
