@@ -25,8 +25,10 @@ definitions the C batch forms (cext/client_hashes.c) are checked against.
 
 from __future__ import annotations
 
-__all__ = ["KAFKA_SEED", "REDIS_SLOTS", "cassandra_token", "kafka_partition", "murmur2_32",
-           "redis_keyslot", "twemproxy_fnv1a_64", "twemproxy_murmur"]
+from typing import AnyStr
+
+__all__ = ["KAFKA_SEED", "REDIS_SLOTS", "cassandra_token", "hash_tag", "kafka_partition",
+           "murmur2_32", "redis_keyslot", "twemproxy_fnv1a_64", "twemproxy_murmur"]
 
 MASK32 = 0xFFFFFFFF
 MURMUR2_M = 0x5BD1E995
@@ -72,11 +74,15 @@ def crc16_xmodem(data: bytes) -> int:
     return crc
 
 
-def hash_tag(key: bytes) -> bytes:
-    """What Redis Cluster hashes of a key: its hash tag if it has a non-empty one, else all."""
-    start = key.find(b"{")
+def hash_tag(key: AnyStr) -> AnyStr:
+    """What Redis Cluster hashes of a key (`keyHashSlot`, src/cluster.c): the text between
+    the first `{` and the first `}` after it when that is not empty, else all of it; for a
+    key's bytes or its name alike (the braces are ASCII, so both split a UTF-8 key at the
+    same place)."""
+    opening, closing = ("{", "}") if isinstance(key, str) else (b"{", b"}")
+    start = key.find(opening)
     if start >= 0:
-        end = key.find(b"}", start + 1)
+        end = key.find(closing, start + 1)
         if end > start + 1:
             return key[start + 1:end]
     return key

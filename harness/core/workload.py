@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.core.client_hashes import hash_tag
 from harness.core.regex_cost import SECONDS_PER_REGEX_STEP, search_steps
 
 DISTRIBUTIONS = ("uniform", "zipf")
@@ -175,18 +176,6 @@ def key_names(spec: KeysSpec) -> list[str]:
     key_of_rank = rng.permutation(spec.universe)
     distinct = _names(spec, key_of_rank.tolist())
     return [distinct[r] for r in requests.tolist()]
-
-
-def hash_tag(name: str) -> str:
-    """Redis Cluster's hash tag rule (`keyHashSlot`, src/cluster.c): the text between the
-    first `{` and the first `}` after it when that is not empty, else the whole name."""
-    start = name.find("{")
-    if start < 0:
-        return name
-    end = name.find("}", start + 1)
-    if end <= start + 1:
-        return name
-    return name[start + 1:end]
 
 
 def hashed_part(spec: KeysSpec) -> Callable[[str], str]:

@@ -1,7 +1,8 @@
 """`[keys] hash_part = "tag"` (harness/core/workload.py, on names) and the Redis Cluster
-client's tag (harness/core/client_hashes.py, on bytes, checked against Redis's own
-`keyHashSlot` vectors in tests/unit/test_client_recipes.py) take the same part of every
-key: braces anywhere, empty tags, unmatched braces, multi-byte text around them."""
+client's tag (harness/core/client_hashes.py, on bytes; one function serves both forms,
+checked against Redis's own `keyHashSlot` vectors in tests/unit/test_client_recipes.py)
+take the same part of every key: braces anywhere, empty tags, unmatched braces,
+multi-byte text around them."""
 
 from __future__ import annotations
 
@@ -17,4 +18,5 @@ NAMES = st.text(alphabet=st.sampled_from(["{", "}", "a", "é", "\u4e2d", "\U0001
 @settings(max_examples=1_000, deadline=None)
 @given(NAMES)
 def test_the_key_option_and_the_redis_client_hash_the_same_part(name: str) -> None:
-    assert workload.hash_tag(name).encode() == client_hashes.hash_tag(name.encode())
+    option = workload.hashed_part(workload.KeysSpec(hash_part="tag"))
+    assert option(name).encode() == client_hashes.hash_tag(name.encode())

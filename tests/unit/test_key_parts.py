@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import main
+from harness.core.client_hashes import hash_tag
 from harness.core.servers import Server
-from harness.core.workload import KeysSpec, hash_tag, key_bytes, key_names, routed_names
+from harness.core.workload import KeysSpec, key_bytes, key_names, routed_names
 from harness.recipes.algorithms.redis_slots import RedisSlotsAlgorithm
 
 
