@@ -89,7 +89,8 @@ def test_build(
     positions, owners = work.ring.positions, work.ring.owners
     repeats = range(max(1, BUILD_ROUND_ENTRIES // work.ring.entries))
     nbytes = cls.build(positions, owners).nbytes
-    reference = references.build_reference(positions, owners, nbytes)
+    reference = references.build_reference(positions, owners, nbytes, index_bits=cls.index_bits,
+                                           object_entries=cls.object_entries)
 
     def builds() -> None:
         for _ in repeats:

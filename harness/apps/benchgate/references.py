@@ -22,13 +22,42 @@ Reference = Callable[[], object]
 
 
 def build_reference(
-    positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16], nbytes: int
+    positions: npt.NDArray[np.unsignedinteger], owners: npt.NDArray[np.uint16], nbytes: int,
+    *, index_bits: int = 0, object_entries: bool = False,
 ) -> Reference:
     """Copy positions and owners (what any build must read) and fill a fresh buffer of the
     layout's own size (what it must write), so that both allocate alike
     (the suite also pins malloc's thresholds: harness.apps.benchgate.allocator).
+
+    A reference must be the same kind of work as the build it divides, or a busy machine
+    moves one more than the other. Two builds are not mostly moving bytes:
+    - a layout that also fills an index over the top `index_bits` bits of the hash (the
+      bucketed layout's offset table, `Layout.index_bits`) spends 100 us at 16k entries in
+      that scalar pass, against 4 us for the copies and the fill. Its reference computes
+      the same table the plain way (a count per bucket, then their running sum): against
+      the copies alone, unchanged code's ratio moved from 17 to 26 between quiet runs,
+      and past 2x between a busy moment and a quiet one, which failed CI; with it the
+      ratio reads 1.79-2.09, quiet or busy;
+    - a layout whose entries are Python objects (`Layout.object_entries`, tuples) spends
+      its build in the interpreter's allocator: 2.5 ms a round against 60 us for the
+      copies. Whenever the two cores had a third busy process its rounds were preempted
+      and the reference's slipped between time slices: unchanged code's ratio moved from
+      42 to 73-81. Its reference also makes a list of (position, owner) tuples of Python
+      ints, a round at least as long as the build's (converting to lists of ints alone, half as
+      long, still moved 2.3-4.9); with it the ratio reads 0.52-0.57, quiet or busy.
     """
-    return lambda: (positions.copy(), owners.copy(), np.ones(nbytes, dtype=np.uint8))
+    shift = positions.dtype.itemsize * 8 - index_bits
+
+    def reference() -> object:
+        made: tuple[object, ...] = (positions.copy(), owners.copy(),
+                                    np.ones(nbytes, dtype=np.uint8))
+        if index_bits:
+            made += (np.cumsum(np.bincount(positions >> shift, minlength=1 << index_bits)),)
+        if object_entries:
+            made += (list(zip(positions.tolist(), owners.tolist(), strict=True)),)
+        return made
+
+    return reference
 
 
 def scalar_reference(

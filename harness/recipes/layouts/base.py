@@ -26,6 +26,12 @@ class Layout(Protocol):
     hash_bits: ClassVar[int]
     #: the C functions its calls spend their time in; None: count the whole Python call
     c_functions: ClassVar[CFunctions | None]
+    #: how many top bits of the hash index a table the build fills beside the entries
+    #: (bucketed: 16, a start offset per bucket); 0, the default: no such table
+    index_bits: ClassVar[int]
+    #: whether each entry is a Python object the interpreter allocates (tuples), not a
+    #: slot of a flat array
+    object_entries: ClassVar[bool]
 
     @classmethod
     def build(
@@ -57,7 +63,7 @@ class Layout(Protocol):
 
 
 #: the members of `Layout` with a default in `LayoutBase`
-LAYOUT_DEFAULTS: tuple[str, ...] = ("c_functions",)
+LAYOUT_DEFAULTS: tuple[str, ...] = ("c_functions", "index_bits", "object_entries")
 
 
 class LayoutBase:
@@ -65,6 +71,10 @@ class LayoutBase:
 
     #: no C functions named: the counts metric counts the whole Python call
     c_functions: ClassVar[CFunctions | None] = None
+    #: no index table: the build writes the entries only
+    index_bits: ClassVar[int] = 0
+    #: entries in a flat array
+    object_entries: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)

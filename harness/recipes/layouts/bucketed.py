@@ -35,6 +35,8 @@ class BucketedLayout(LayoutBase):
     c_functions: ClassVar[CFunctions | None] = CFunctions(
         build="ring_bucketed_build", scalar="ring_bucketed_lookup",
         batch="ring_bucketed_lookup_many")
+    #: the offset table: where each of the 2**16 buckets of the top 16 bits starts
+    index_bits: ClassVar[int] = c_bucketed.BUCKETS.bit_length() - 1
 
     def __init__(self, ring: c_bucketed.CBucketedRing) -> None:
         self._ring = ring

@@ -22,6 +22,7 @@ SMALL_INTS = (-5, 256)
 class TuplesLayout(LayoutBase):
     name: ClassVar[str] = "tuples"
     hash_bits: ClassVar[int] = 32
+    object_entries: ClassVar[bool] = True
 
     def __init__(self, entries: list[tuple[int, int]]) -> None:
         self._entries = entries
