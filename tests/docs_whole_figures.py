@@ -10,14 +10,14 @@ A figure is a whole number with a unit or a result word next to it. Where it may
 
 - **Where a result is named.** A figure's sources are the committed results named where it
   stands: `results/NAME.md` (or `.json`, `.html`), or the scenario that writes it,
-  `NAME.toml`. A table row that names one has only its own (a table of scenarios checks each
-  row against its own result); otherwise its section's (heading to heading), and for a
-  time, a size in KiB to TB or a ratio, else its page's. There every figure must be printed
-  by one of them, in a unit of the same kind (a figure in minutes against a result's
-  seconds, in GB against MiB), to the figure's precision: half a unit of its last digit, or
-  10% when it says it is approximate ("about 4 minutes"). A count (keys, servers,
-  points...) or a percentage may instead be one of the scenario's inputs, a number of its
-  TOML file (a share such as 0.6 stands for 60%).
+  `NAME.toml`. A paragraph, list item or table row that names one has only its own (a
+  table of scenarios checks each row against its own result); otherwise its section's
+  (heading to heading), and for a time, a size in KiB to TB or a ratio, else its page's.
+  There every figure must be printed by one of them, in a unit of the same kind (a figure
+  in minutes against a result's seconds, in GB against MiB), to the figure's precision:
+  half a unit of its last digit, or 10% when it says it is approximate ("about 4
+  minutes"). A count (keys, servers, points...) or a percentage may instead be one of the
+  scenario's inputs, a number of its TOML file (a share such as 0.6 stands for 60%).
 - **Where no result is named**, counts and percentages describe a set-up and are left alone,
   but a time, a size in KiB to TB or a ratio (229x, "29 times faster") can only be a
   measurement, a cited figure or a setting of the tool: it must be one of those below.
@@ -33,6 +33,7 @@ A figure is a whole number with a unit or a result word next to it. Where it may
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import tomllib
@@ -140,8 +141,13 @@ def named_results(text: str, results: Path) -> list[str]:
     return names
 
 
+#: where a paragraph's next list item starts
+LIST_ITEM = re.compile(r"\n(?=[ \t]{0,3}(?:[-*+]|\d+\.)[ \t])")
+
+
 def _blocks(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) offsets of each paragraph of `text`, each table row its own."""
+    """(start, end) offsets of each paragraph of `text`, each table row and list item
+    its own."""
     start = 0
     for chunk in re.split(r"(\n[ \t]*\n)", text):
         lines = chunk.strip("\n").splitlines()
@@ -151,7 +157,8 @@ def _blocks(text: str) -> Iterator[tuple[int, int]]:
                 yield offset, offset + len(line)
                 offset += len(line)
         elif chunk.strip():
-            yield start, start + len(chunk)
+            cuts = [0, *(m.start() + 1 for m in LIST_ITEM.finditer(chunk)), len(chunk)]
+            yield from ((start + a, start + b) for a, b in itertools.pairwise(cuts))
         start += len(chunk)
 
 
@@ -186,8 +193,7 @@ def figures_of(page: str, text: str, results: Path) -> list[Figure]:
         section_start = max([h for h in heads if h <= start], default=0)
         section_end = min([h for h in heads if h > start], default=len(text))
         own = named_results(text[start:end], results)
-        is_row = clean[start:end].lstrip().startswith("|")
-        near = own if is_row and own else named_results(text[section_start:section_end], results)
+        near = own or named_results(text[section_start:section_end], results)
         for match in WHOLE.finditer(clean, start, end):
             unit = match.group("u1") or match.group("u2")
             if unit == "times" and not RATIO_TIMES.match(clean, match.end()):
