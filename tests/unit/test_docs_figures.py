@@ -12,6 +12,7 @@ regular expressions and tomllib only, like tests/unit/test_docs.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -519,6 +520,12 @@ def _whole_pages() -> list[tuple[str, str]]:
     return pages
 
 
+@functools.cache
+def _sources() -> Sources:
+    """The committed results, each read once for all the whole-figure tests."""
+    return Sources(ROOT / "results")
+
+
 def _allowed(figure: WholeFigure) -> bool:
     return ((figure.page, figure.text) in WHOLE_NOT_FROM_A_RESULT
             or ("*", figure.text) in WHOLE_NOT_FROM_A_RESULT)
@@ -529,7 +536,7 @@ def test_every_whole_figure_comes_from_a_committed_result() -> None:
     "1,000 keys", "229x") is printed by a committed result it may quote, or is exempt by
     one of the scan's rules (code, a citation, a bound, the cost model, a test's set-up),
     or is listed, with why, in WHOLE_NOT_FROM_A_RESULT."""
-    sources = Sources(ROOT / "results")
+    sources = _sources()
     stale = [figure for page, text in _whole_pages()
              for figure in unsourced(page, text, sources) if not _allowed(figure)]
     assert not stale, "whole figures no committed result gives:\n" + "\n".join(
@@ -540,7 +547,7 @@ def test_every_whole_figure_comes_from_a_committed_result() -> None:
 def test_the_whole_figure_scan_reads_the_docs() -> None:
     """The scan finds the docs' figures and checks most against results, and each entry
     of WHOLE_NOT_FROM_A_RESULT still names a figure that needs it (none left stale)."""
-    sources = Sources(ROOT / "results")
+    sources = _sources()
     figures = [figure for page, text in _whole_pages()
                for figure in figures_of(page, text, sources.results)]
     checked = [f for f in figures if not f.exempt and (f.sources or f.measured)]
@@ -559,7 +566,7 @@ def test_the_known_stale_run_time_is_caught() -> None:
     text = (DOCS / page).read_text(encoding="utf-8")
     quoted = "the committed run took 110.3 s with a peak resident set of 1,732.04 MiB"
     assert quoted in text
-    sources = Sources(ROOT / "results")
+    sources = _sources()
     assert not unsourced(page, text, sources)
     stale = text.replace(quoted, "a run of about 4 minutes on a busy machine")
     assert [f.text for f in unsourced(page, stale, sources)] == ["4 minutes"]
