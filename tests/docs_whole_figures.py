@@ -76,7 +76,7 @@ _SPACED = "|".join(sorted((re.escape(u) for u in UNITS if u not in ("%", "x")),
 #: product (160 x 625); "A to B unit" gives both ends. "times" counts as a ratio only before
 #: a comparison ("29 times faster", "1.26 times the base's"), not as a count of runs.
 WHOLE = re.compile(
-    rf"(?<![\w.,/^*\-])(?<!\d\*\*)(?P<n1>{_NUMBER})(?:\s?(?:to|\u2013)\s?(?P<n2>{_NUMBER}))?"
+    rf"(?<![\w.,/^\-])(?<!\d\*\*)(?P<n1>{_NUMBER})(?:\s?(?:to|\u2013)\s?(?P<n2>{_NUMBER}))?"
     rf"(?:(?P<u1>{_ATTACHED})|[ \t\n](?P<u2>{_SPACED}))(?![\w.]?\d)(?!\w)")
 RATIO_TIMES = re.compile(r"\s+(?:faster|slower|more|fewer|less|larger|smaller|the|as)\b")
 

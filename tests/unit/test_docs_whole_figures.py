@@ -89,6 +89,7 @@ def test_counts_come_from_the_result_or_its_scenario(sources: Sources) -> None:
     assert stale("`results/demo.md`: 1,235 keys move, 61% of them.", sources) == [
         "1,235 keys", "61%"]
     assert stale("`results/demo.md`: the removal moves 10% of keys.", sources) == []
+    assert stale("`results/demo.md`: the removal moves **11%** of keys.", sources) == ["11%"]
 
 
 def test_where_no_result_is_named_only_measurements_are_checked(sources: Sources) -> None:
