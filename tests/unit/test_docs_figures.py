@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.docs_whole_figures import Figure as WholeFigure
-from tests.docs_whole_figures import Sources, figures_of, unsourced
+from tests.docs_whole_figures import Sources, figures_of, named_results, unsourced
 from tests.paths import ROOT
 
 DOCS = ROOT / "docs"
@@ -406,8 +406,9 @@ def test_a_figure_is_found_only_whole() -> None:
     assert not appears("1,403.1", "1,403.11 MiB")
 
 
-#: where a guide page quotes results by name (`results/NAME.md`), a decimal figure of it
-#: that is not read from one of them, with why; every other such figure must be
+#: where a guide page quotes results by name (`results/NAME.md`, or the `NAME.toml` that
+#: writes it), a decimal figure of it that is not read from one of them, with why; every
+#: other such figure must be
 NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "70.2"): "the same scenario before protocol 2, not kept",
     ("guide/foreign-peers.md", "7.5"): "the same scenario before protocol 2, not kept",
@@ -418,9 +419,10 @@ NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "5.8"): "a second run with shared batches, not kept",
     ("guide/layouts.md", "37.5%"): "arithmetic: 6 bytes of padding in 16",
     ("guide/algorithms.md", "16.0"): "arithmetic: the table's bytes over its slots",
+    ("guide/clients.md", "2.5"): "a version: uhashring 2.5",
+    ("guide/clients.md", "3.6"): "a version: jump-consistent-hash 3.6",
+    ("guide/clients.md", "1.6"): "a version: memcached 1.6",
 }
-#: a result named on a page
-NAMED_RESULT = re.compile(r"results/((?:reproduce/)?[\w.-]+)\.(?:md|json|html)")
 #: a number as a result prints it, with its unit sign
 PRINTED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([x%]?)")
 #: pages that are not quoting today's results: the log of past measurements, the
@@ -446,17 +448,17 @@ def _rounds_to(figure: str, printed: str) -> bool:
 
 def _guide_quotes() -> list[tuple[str, str, list[str]]]:
     """(page, figure, results it names) for each decimal figure of a paragraph of a docs
-    page that names a committed result (figures in code are left out)."""
+    page that names a committed result, by its file or by the scenario that writes it
+    (figures in code are left out)."""
     quotes = []
     for path in sorted(DOCS.rglob("*.md")):
         page = path.relative_to(DOCS).as_posix()
         if page in NOT_SCANNED or page.startswith("reference/"):
             continue
         text = FENCE.sub("", path.read_text(encoding="utf-8"))
-        named = sorted({name for name in NAMED_RESULT.findall(text)
-                        if (ROOT / "results" / f"{name}.md").exists()})
+        named = sorted(named_results(text, ROOT / "results"))
         for paragraph in re.split(r"\n\s*\n", text):
-            if not NAMED_RESULT.search(paragraph):
+            if not named_results(paragraph, ROOT / "results"):
                 continue
             quotes += [(page, figure, named) for figure in DECIMAL.findall(prose(paragraph))]
     return quotes
@@ -467,7 +469,7 @@ def test_every_figure_beside_a_named_result_is_read_from_one() -> None:
     the page's precision, by one of the results its page names (or is listed, with why, in
     NOT_FROM_A_RESULT): a new quote cannot drift from its result silently."""
     quotes = _guide_quotes()
-    assert len(quotes) > 50  # the scan finds the guides' quotes (75 today)
+    assert len(quotes) > 100  # the scan finds the guides' quotes (148 today)
     printed: dict[str, str] = {}
     drifted = []
     for page, figure, named in quotes:
