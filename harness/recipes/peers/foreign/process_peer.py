@@ -40,6 +40,9 @@ T = TypeVar("T")
 class ProcessPeer:
     """A peer process, started and built for the servers; `close()` ends it."""
 
+    #: how tables name this door
+    DOOR = "process protocol (pipe)"
+
     def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
                  shared_batches: bool = True) -> None:
         """`shared_batches=False` keeps a protocol-2 peer to version 1's batches (to
