@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
 
+#: a door as a result that did not record its label names it: where a library ran (our
+#: process, before the worker; a worker, since) is not known, so it is not said
+UNRECORDED_DOORS = {"library": "C ABI", "command": DOORS["command"]}
+
 
 @dataclass
 class ForeignMove:
@@ -99,6 +103,10 @@ class ForeignFigures:
     #: the worker's around the C call (not waiting for the scheduler, which a busy machine
     #: adds to the pipe's hand-overs)
     pipe_minus_in_process_cpu_ns: Timing | None = None
+    #: how the table names its door, as the peer ran when measured (`DOORS`: "C ABI, in a
+    #: worker"); None in results written before it was recorded, where a library may have
+    #: run in our process or in a worker (`UNRECORDED_DOORS`)
+    door_label: str | None = None
 
 
 class ForeignMetric(MetricBase):
@@ -161,7 +169,8 @@ class ForeignMetric(MetricBase):
                 # with its CPU ns (ours and its process's) where every round has them
                 batch_ns=Timing.of(samples[name], cpu[name] if len(cpu[name]) == len(
                     samples[name]) else None), reference_ns=reference,
-                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input)
+                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input,
+                door_label=peer.DOOR)
             if isinstance(peer, ProcessPeer):
                 record.pss_before_build = peer.pss_before_build
                 record.pss_after_build = peer.pss_after_build
@@ -218,7 +227,7 @@ class ForeignMetric(MetricBase):
             measured = self._measured(run)
             if not measured:
                 continue
-            rows = [[text(name), text(DOORS.get(f.door, f.door)
+            rows = [[text(name), text((f.door_label or UNRECORDED_DOORS.get(f.door, f.door))
                                       + (", given key hashes" if f.input == "hashes" else "")),
                      text(f.identity),
                      text(f.routes_like or "(none claimed)"),

@@ -18,6 +18,7 @@ import json
 import struct
 import sys
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +40,7 @@ class LibraryPeer:
 
     #: how tables name this door: where the library's calls run (its build, every route,
     #: the C call timed; the memory probe's worker is another of these)
-    DOOR = "C ABI, in a worker"
+    DOOR: ClassVar[str] = "C ABI, in a worker"
 
     def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
                  worker: str = WORKER, environment: Mapping[str, str] | None = None) -> None:
