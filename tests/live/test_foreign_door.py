@@ -105,3 +105,8 @@ def test_the_door_names_where_the_library_ran(tmp_path: Path,
     result = json.loads((tmp_path / "out" / "door.json").read_text())
     (subject,) = [s for s in result["runs"][0]["subjects"] if s["name"] == "where"]
     assert subject["figures"]["memory"]["structure_bytes"] > 0
+    # what the table shows is what the run recorded, for either table
+    assert subject["figures"]["foreign"]["door_label"] == door
+    (speed,) = [s for s in result["runs"][0]["figures"]["clients"]["speeds"]
+                if s["client"] == "where"]
+    assert speed["runtime"] == runtime

@@ -418,6 +418,7 @@ NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "9.8"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "5.8"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "4.6"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "32.2"): "another run with the library in its worker, not kept",
     ("guide/foreign-peers.md", "5.3"): "another run with the library in its worker, not kept",
     ("guide/foreign-peers.md", "41.2"): "another run with the library in its worker, not kept",
     ("guide/foreign-peers.md", "2.7"): "another run with the library in its worker, not kept",
