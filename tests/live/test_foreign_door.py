@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.recipes.peers.foreign import DOORS
+from harness.core.fields import Fields
+from harness.core.servers import Server
+from harness.metrics.clients import metric as clients_metric
+from harness.metrics.clients.members import clients_of
+from harness.recipes.peers.foreign import DOORS, LibraryPeer, parse_foreign_peer
+from harness.recipes.peers.foreign.base import Batch
 from tests.live.test_foreign_containment import HEADER_DIR
 from tests.toolchains import require_program
 
@@ -60,6 +65,15 @@ void ring_peer_free(ring_peer *peer) { free(peer); }
 """
 
 
+def _library(tmp_path: Path) -> Path:
+    source = tmp_path / "where.c"
+    source.write_text(LIBRARY_SOURCE)
+    library = tmp_path / "libwhere.so"
+    subprocess.run([require_program("cc"), "-O1", "-Wall", "-Wextra", "-Werror", "-shared",
+                    "-fPIC", f"-I{HEADER_DIR}", str(source), "-o", str(library)], check=True)
+    return library
+
+
 def _table_cell(document: str, section: str, column: str, row: str) -> str:
     """The cell of `row` under `column` in the first table of the Markdown `section`."""
     text = document.split(f"## {section}")[1].split("\n## ")[0]
@@ -74,11 +88,7 @@ def _table_cell(document: str, section: str, column: str, row: str) -> str:
 
 def test_the_door_names_where_the_library_ran(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    source = tmp_path / "where.c"
-    source.write_text(LIBRARY_SOURCE)
-    library = tmp_path / "libwhere.so"
-    subprocess.run([require_program("cc"), "-O1", "-Wall", "-Wextra", "-Werror", "-shared",
-                    "-fPIC", f"-I{HEADER_DIR}", str(source), "-o", str(library)], check=True)
+    library = _library(tmp_path)
     pids_file = tmp_path / "pids"
     scenario = tmp_path / "door.toml"
     scenario.write_text(
@@ -110,3 +120,30 @@ def test_the_door_names_where_the_library_ran(tmp_path: Path,
     (speed,) = [s for s in result["runs"][0]["figures"]["clients"]["speeds"]
                 if s["client"] == "where"]
     assert speed["runtime"] == runtime
+
+
+def test_a_library_clients_own_clock_is_its_c_call(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clients speed table's own clock for a library is the C call its worker timed
+    (`last_call_ns`), as its note says, not our clock around the request: each route's
+    reported call is set here to 7 ns a key, and that is the figure, round by round."""
+    route = LibraryPeer.route_prepared
+
+    def reported(self: LibraryPeer, batch: Batch) -> object:
+        owners = route(self, batch)
+        self.last_call_ns = (7 * batch.keys, 0)
+        return owners
+
+    monkeypatch.setattr(LibraryPeer, "route_prepared", reported)
+    spec = parse_foreign_peer(Fields("test", "peer", {
+        "library": str(_library(tmp_path)), "name": "where", "params": str(tmp_path / "pids"),
+        "routes_like": {"algorithm": "modulo"}}))
+    (client,) = clients_of([], [spec], [])
+    assert client.runtime == DOORS["library"]
+    servers = [Server(f"10.0.{i}.1:11211") for i in range(5)]
+    names = [f"key-{i}" for i in range(300)]
+    speed = clients_metric._speed(client, servers, [n.encode() for n in names], names,
+                                  repeats=3, scalar_keys=10)
+    assert speed is not None and speed.protocol_ns is None and speed.own_ns is not None
+    assert speed.own_ns.rounds == 3
+    assert speed.own_ns.min == speed.own_ns.max == 7.0
