@@ -367,6 +367,25 @@ GUIDE_FIGURES += [
     *[("guide/scenarios.md", Cell("key-parts.md", "Balance", "k=160", column))
       for column in ("max/mean (key sample)", "cv_keys (key sample)", "cv_floor")],
 ]
+#: the pipe's cost: the pair's row of the overhead table (library, pipe, its C call,
+#: through the pipe, pipe minus the C call, the target, the same in CPU time, ...)
+OVERHEAD, OVERHEAD_SECTION = "foreign-overhead.md", "Foreign peers (libmemcached)"
+OVERHEAD_ROW = r"(?m)^\| libmemcached-abi +\| libmemcached-pipe +"
+#: a signed difference as the table prints it, each of its three figures captured in turn
+SIGNED = [r"([+-][\d.]+) \([+-][\d.]+ to [+-][\d.]+\)",
+          r"[+-][\d.]+ \(([+-][\d.]+) to [+-][\d.]+\)",
+          r"[+-][\d.]+ \([+-][\d.]+ to ([+-][\d.]+)\)"]
+GUIDE_FIGURES += [
+    *[("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION, OVERHEAD_ROW + pattern))
+      for pattern in (
+          # its C call: median, min, max
+          r"\| ([\d.]+) \(", r"\| [\d.]+ \(([\d.]+)-", r"\| [\d.]+ \([\d.]+-([\d.]+)\)",
+          # pipe minus the C call, by the wall clock and in CPU time
+          *[r"(?:\|[^|]*){2}\| " + signed for signed in SIGNED],
+          *[r"(?:\|[^|]*){4}\| " + signed for signed in SIGNED])],
+    ("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION,
+                                        OVERHEAD_ROW + r"(?:\|[^|]*){3}\| (met|missed) ")),
+]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
 
@@ -417,6 +436,17 @@ NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "2.1"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "9.8"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "5.8"): "a second run with shared batches, not kept",
+    ("guide/foreign-peers.md", "4.6"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "32.2"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "5.3"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "41.2"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.7"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.8"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.0"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "30.3"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "3.7"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "18.9"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "51.7"): "the run with the library in our process, replaced",
     ("guide/layouts.md", "37.5%"): "arithmetic: 6 bytes of padding in 16",
     ("guide/algorithms.md", "16.0"): "arithmetic: the table's bytes over its slots",
     ("guide/clients.md", "2.5"): "a version: uhashring 2.5",
