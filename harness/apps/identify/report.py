@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from harness.apps.identify.observations import Observations
-from harness.apps.identify.search import Found, Search, Space
+from harness.apps.identify.search import RING_SIZES, Found, Search, Space
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 
@@ -28,8 +28,11 @@ def render_space(observations: Observations, space: Space) -> str:
             f"search space: {space.total:,} candidates: {space.shipped} shipped recipes and "
             f"known clients, {space.modulo:,} hash-mod-N, {space.rendezvous:,} rendezvous, "
             f"{space.rings:,} rings ({space.ring_schemes:,} naming schemes x "
-            f"{space.ring_counts:,} count rules x 3 tie rules x up to 2 key hashes); at most "
-            f"{cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
+            f"{space.ring_counts:,} count rules x 3 tie rules x up to 3 key forms), "
+            f"{space.swept:,} counts swept off the ladder; keys cut to "
+            f"{', '.join(map(str, space.truncations)) or 'no length'} (bytes) and ring "
+            f"sizes {', '.join(f'{r:,}' for r in RING_SIZES)} read from the observations; "
+            f"at most {cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
             f"({cost.why_seconds})")
 
 
