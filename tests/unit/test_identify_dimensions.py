@@ -171,3 +171,28 @@ def test_bad_seed_one_line(seed: str, tmp_path: Any,
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--seed" in lines[0], err
     assert "an integer from 0 to 2**64-1" in lines[0]
+
+
+@pytest.mark.slow
+def test_declared_bytes_bound_the_count_sweep() -> None:
+    """The declared peak bounds the traced peak of a search that ends in the count sweep,
+    on a weighted fleet (every rounding swept) and with keys a truncation applies to."""
+    import tracemalloc
+
+    servers = (Server("alpha", 1), Server("beta", 2.5), Server("gamma", 1))
+    params = {"construction": "points", "hash": "crc32", "point_name": "{server}-{j}",
+              "points_per_weight": 13, "weight_rounding": "floor"}
+    keys = tuple(f"session-{i:05d}-x".encode() for i in range(300))
+    owners = tuple(get_algorithm("ring").build(list(servers), **params).route(
+        list(keys)).tolist())
+    observations = Observations(keys, owners, servers, "observed", "servers")
+    declared = search.declare(observations).cost.peak
+    tracemalloc.start()
+    try:
+        found = search.run_search(observations)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert found.ranked[0].agreement == 1.0
+    assert found.ranked[0].candidate.params["points_per_weight"] == 13
+    assert peak <= declared
