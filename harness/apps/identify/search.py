@@ -110,6 +110,8 @@ DERIVED_TRUNCATIONS = 4
 MAX_TRUNCATIONS = 8
 #: keys a truncation needs in shared prefixes to be taken from the data (of every 20)
 SHARED_SHARE = 20
+#: longest cut read from the data (the first `STRUCTURE_KEYS` keys are read)
+TRUNCATION_LIMIT = 1024
 #: keys whose order `structure` reads for a key form (a sample, so a form costs little)
 STRUCTURE_KEYS = 20_000
 #: the count sweep: points per weight up to this, and names hashed in all at most
@@ -330,8 +332,10 @@ def truncations(observations: Observations) -> tuple[int, ...]:
     servers, and pointless when no key is longer. First the smallest lengths that route
     every shared prefix to one server, when many keys share one (the data's own evidence),
     then the common limits of `KEY_TRUNCATIONS`."""
-    keys, owners = observations.keys, observations.owners
+    keys = observations.keys[:STRUCTURE_KEYS]  # what a length costs to read stays bounded
+    owners = observations.owners[:STRUCTURE_KEYS]
     longest = max(len(k) for k in keys)
+    limit = min(longest, TRUNCATION_LIMIT)  # so no prefix read is longer
 
     def shared(n: int) -> int | None:
         """Keys in a prefix of n bytes shared with another key; None: not one server."""
@@ -344,7 +348,7 @@ def truncations(observations: Observations) -> tuple[int, ...]:
             size[prefix] = size.get(prefix, 0) + 1
         return sum(c for c in size.values() if c > 1)
 
-    low, high = 0, longest  # consistency only grows with n; at the longest key it holds
+    low, high = 0, limit  # consistency only grows with n (at the longest key it holds)
     while low < high:
         middle = (low + high) // 2
         if shared(middle) is None:
@@ -352,7 +356,7 @@ def truncations(observations: Observations) -> tuple[int, ...]:
         else:
             high = middle
     out: list[int] = []
-    evidence = shared(low) if 0 < low < longest else None
+    evidence = shared(low) if 0 < low < limit else None
     if evidence is not None and evidence * SHARED_SHARE >= len(keys):
         out += [n for n in range(low, low + DERIVED_TRUNCATIONS) if n < longest]
     out += [n for n in KEY_TRUNCATIONS if low <= n < longest and n not in out]
