@@ -2,7 +2,8 @@
 once, the agreement each ring of client traits has with observed owners; it must be the
 agreement of that very ring routed by its plain-Python definition (`route_plain`), for
 every combination of traits (ring sizes, cut keys, ties, collision winners, digests,
-chains, weights)."""
+chains, weights). And the key truncations it tries (`search.truncations`) are exactly the
+lengths the observations allow, against a brute-force reading of every length."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.apps.identify import search
+from harness.apps.identify.observations import Observations
 from harness.apps.identify.search import _KeyHashes, count_agreements
 from harness.core.servers import Server
 from harness.recipes.constructions.client_traits import ClientTraits, route_plain
@@ -48,3 +51,30 @@ def test_every_count_agrees_with_its_plain_ring(params: dict[str, Any], weights:
             traits.chain == "none" or traits.weight_rounding == "half-even"):
         drawn = tuple(traits.name_counts(servers))
         assert agreement[[c for c, _ in vectors].index(drawn)] == 1.0
+
+
+def allowed(keys: list[bytes], owners: list[int], n: int) -> bool:
+    """No two keys that share their first n bytes were seen on different servers."""
+    return all(o == p for k, o in zip(keys, owners, strict=True)
+               for q, p in zip(keys, owners, strict=True) if k[:n] == q[:n])
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.lists(st.tuples(st.text(alphabet="ab-", min_size=1, max_size=20)
+                               .map(str.encode), st.integers(0, 2)),
+                     min_size=1, max_size=40, unique_by=lambda pair: pair[0]))
+def test_truncations_are_the_lengths_the_data_allows(data: list[tuple[bytes, int]]) -> None:
+    keys = [k for k, _ in data]
+    owners = [o for _, o in data]
+    servers = (Server("a"), Server("b"), Server("c"))
+    cuts = search.truncations(Observations(tuple(keys), tuple(owners), servers, "o", "s"))
+    longest = max(map(len, keys))
+    least = next(n for n in range(longest + 1) if allowed(keys, owners, n))
+    assert len(cuts) == len(set(cuts)) <= search.MAX_TRUNCATIONS
+    for n in cuts:
+        assert least <= n < longest and allowed(keys, owners, n)
+    common = [n for n in search.KEY_TRUNCATIONS if least <= n < longest]
+    derived = range(least, min(least + search.DERIVED_TRUNCATIONS, longest))
+    assert set(cuts) <= set(common) | set(derived)
+    kept = search.MAX_TRUNCATIONS - search.DERIVED_TRUNCATIONS
+    assert set(common[:kept]) <= set(cuts)
