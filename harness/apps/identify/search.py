@@ -167,8 +167,9 @@ class Space:
 
     @property
     def rings(self) -> int:
-        """Rings tried at most: each with every tie rule and up to three key forms."""
-        return self.ring_schemes * self.ring_counts * len(TIES) * 3
+        """Rings tried at most: each with every tie rule and every key form (its own key
+        hash, the most structured hash's, and up to `MAX_FORMS` cut or resized)."""
+        return self.ring_schemes * self.ring_counts * len(TIES) * (2 + MAX_FORMS)
 
     @property
     def total(self) -> int:
@@ -310,7 +311,7 @@ def rendezvous_candidates(observations: Observations, seeds: Sequence[int] = ()
             if seed and hash_name not in SEEDED_HASHES:
                 continue
             seeded = {"seed": seed} if seed else {}
-            named = f", seed {seed}" if seed else ""
+            named = f", seed {seed:#x}" if seed else ""
             for encoding in encodings(observations):
                 for template in RENDEZVOUS_TEMPLATES:
                     out.append(Candidate(f"rendezvous {hash_name}{named}", "traits",
@@ -436,7 +437,7 @@ def declare(observations: Observations, seeds: Sequence[int] = ()) -> Space:
     why = f"{keys:,} observed keys on {len(servers):,} servers"
     cost = Cost(held=held, peak=peak, seconds=seconds, why=why, why_seconds=(
         f"{len(schemes):,} ring naming schemes x {counts:,} count rules, "
-        f"{len(cuts)} key truncations x {len(RING_SIZES)} ring sizes on {why}"))
+        f"key truncations {len(cuts)} x ring sizes {len(RING_SIZES)} on {why}"))
     return Space(len(shipped), len(modulo), len(rendezvous), len(schemes), counts, cost,
                  cuts, KEY_HASH_RINGS * swept_vectors)
 
