@@ -1,6 +1,7 @@
 """`identify` searches ring sizes, points per weight off its ladder, key truncation and
 rendezvous seeds: a client of each kind found from 2,000 observed routes (the seeded
-rendezvous client is clandestined itself, its routing written by the client,
+rendezvous client is clandestined itself and the ring off the ladder uhashring, their
+routing written by the clients themselves,
 tests/fixtures/real_clients/generate.py), "no recipe matches" for a seed no list holds
 until `--seed` names it, and one-line errors for a bad `--seed`."""
 
@@ -43,13 +44,35 @@ def found_exactly(observations: Observations) -> dict[str, Any]:
     return best.candidate.params
 
 
+#: uhashring 2.5 with vnodes=37, its own routing (generate.py): its ring is the whole MD5
+#: of "<node>-<i>" for i < 37 x weight, a key at the first point past its MD5
+UHASHRING = {"construction": "points", "hash": "md5-32", "point_name": "{server}-{j}",
+             "points_per_weight": 37}
+
+
+def uhashring(label: str) -> Observations:
+    record = json.loads((FIXTURES / "real_clients" / "uhashring-vnodes-37.json").read_text())
+    fleet = next(f for f in record["fleets"] if f["label"] == label)
+    return Observations(tuple(k.encode() for k in record["keys"]), tuple(fleet["owners"]),
+                        tuple(Server(s["name"], s["weight"]) for s in fleet["servers"]),
+                        "observed", "servers")
+
+
+@pytest.mark.parametrize("label", ["5 equal", "5 weighted"])
+def test_uhashring_is_a_ring_of_traits(label: str) -> None:
+    """MD5's first 32 bits order uhashring's 128-bit points as it does (no two of these
+    share them), so the traits ring routes every key as uhashring did."""
+    observations = uhashring(label)
+    ring = get_algorithm("ring").build(list(observations.servers), **UHASHRING)
+    assert ring.route(list(observations.keys)).tolist() == list(observations.owners)
+
+
 @pytest.mark.slow
 def test_points_per_weight_off_the_ladder() -> None:
-    """37 MD5 points a server (the ladder has 32 and 40): the rings at 40 route most keys,
-    and the sweep of every count finds 37."""
+    """uhashring with 37 points a node (the ladder has 32 and 40): the rings at 40 route
+    most keys, and the sweep of every count finds 37."""
     assert 37 not in search.PER_WEIGHT
-    params = found_exactly(observed({"construction": "points", "hash": "md5-32",
-                                     "point_name": "{server}-{j}", "points_per_weight": 37}))
+    params = found_exactly(uhashring("5 equal"))
     assert params["points_per_weight"] == 37 and params["hash"] == "md5-32"
 
 
