@@ -117,6 +117,18 @@ def _minutes(text: str) -> float:
     return value
 
 
+def _seed(text: str) -> int:
+    """--seed: a hash seed, an integer from 0 to 2**64 - 1 (decimal, or hex with 0x)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(
+            f"an integer from 0 to 2**64-1, decimal or 0x hex (got {text!r})")
+    return value
+
+
 def _history_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument("--history", type=Path,
                          help="the run history's folder (default: $RING_HARNESS_HISTORY; "
@@ -269,6 +281,9 @@ def _parser() -> argparse.ArgumentParser:
                           help="refuse, before any work, a search estimated to take longer "
                                f"(default {DEFAULT_MAX_MINUTES:g})")
     identify.add_argument("--out", type=Path, help="also write the report to this file")
+    identify.add_argument("--seed", type=_seed, action="append", default=[],
+                          help="a rendezvous seed to try besides the search's own (an integer "
+                               "from 0 to 2**64-1, decimal or 0x hex; repeatable)")
     commands.add_parser(
         "doctor", help="what this machine has for the harness: the C core, the CPU results "
         "name, the history and tuning folders, each optional tool (or how to install it), "
@@ -385,7 +400,7 @@ def _identify(args: argparse.Namespace) -> int:
     def say(text: str) -> None:
         print(terminal_text(text), file=sys.stderr, flush=True)
 
-    report, _ = identify(args.routing, args.servers, args.max_minutes, say)
+    report, _ = identify(args.routing, args.servers, args.max_minutes, say, args.seed)
     if args.out is not None:
         write_atomically(args.out, report)
     print(terminal_text(report), end="")

@@ -691,6 +691,10 @@ HOSTILE_SERVERS = ['[[servers]]\nname = "a:1"\n', "[[servers]]\nname = 3\n",
                    '[[servers]]\nname = "d"\nweight = nan\n', '[[servers]]\nname = ""\n',
                    '[[servers]]\nname = "d"\nweight = "2"\n', "servers = 3\n", "[x]\n",
                    '[[servers]]\nname = "d\\n"\nweight = 1e300\n', "[[servers]\n"]
+#: --seed as drawn: absent, valid (decimal, hex, repeated), or hostile
+SEEDS: list[list[str]] = [[], ["--seed", "0"], ["--seed", "0x9747b28c", "--seed", "7"],
+                          ["--seed", "-1"], ["--seed", "x"], ["--seed", str(2**64)],
+                          ["--seed", "\udcff"], ["--seed", "1e3"], ["--seed"]]
 
 
 @SETTINGS
@@ -699,9 +703,9 @@ HOSTILE_SERVERS = ['[[servers]]\nname = "a:1"\n', "[[servers]]\nname = 3\n",
        routing=pick(["$routing"], [*PLACES, *DEVICE_INPUTS]),
        servers=pick(["$servers"], [*PLACES, *DEVICE_INPUTS]),
        out=st.none() | pick(["report.txt"], PLACES), minutes=st.sampled_from(MINUTES),
-       extra=st.sampled_from([[], ["--nope"], ["more"]]))
+       extra=st.sampled_from([[], ["--nope"], ["more"]]), seeds=st.sampled_from(SEEDS))
 def test_identify(row: str | None, server: str | None, routing: str, servers: str,
-                  out: str | None, minutes: list[str], extra: list[str],
+                  out: str | None, minutes: list[str], extra: list[str], seeds: list[str],
                   tmp_path_factory: pytest.TempPathFactory,
                   capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path_factory.mktemp("identify")
@@ -711,7 +715,8 @@ def test_identify(row: str | None, server: str | None, routing: str, servers: st
     servers_file.write_text(IDENTIFY_SERVERS + (server or ""), encoding="utf-8")
     inputs = {"$routing": str(routing_file), "$servers": str(servers_file)}
     argv = ["identify", inputs.get(routing) or place(folder, routing, routing_file),
-            inputs.get(servers) or place(folder, servers, servers_file), *minutes, *extra]
+            inputs.get(servers) or place(folder, servers, servers_file), *minutes, *extra,
+            *seeds]
     if out is not None:
         argv += ["--out", place(folder, out, routing_file)]
     code, _ = outcome(main, argv, folder, capsys)

@@ -52,3 +52,18 @@ def test_npm_hashring_is_not_libketama_at_7() -> None:
     owners = ketama.route([k.encode() for k in record["keys"]]).tolist()
     agree = sum(a == b for a, b in zip(owners, fleet["owners"], strict=True)) / len(owners)
     assert 0.9 < agree < 1.0
+
+
+@pytest.mark.parametrize(("label", "seed"), [("0x9747b28c", 0x9747B28C), ("1337", 1337)])
+def test_seeded_clandestined(label: str, seed: int) -> None:
+    """clandestined with a seed (given to its C MurmurHash3 as a signed int) routes as the
+    clandestined recipe with `seed` set, and not as the unseeded one."""
+    record = load(f"clandestined-seed-{label}")
+    fleet = record["fleets"][0]
+    servers = [Server(s["name"], s["weight"]) for s in fleet["servers"]]
+    _, algorithm, params = OTHER_CLIENTS["clandestined"]
+    keys = [k.encode() for k in record["keys"]]
+    seeded = get_algorithm(algorithm).build(servers, **params, seed=seed).route(keys)
+    assert seeded.tolist() == fleet["owners"]
+    unseeded = get_algorithm(algorithm).build(servers, **params).route(keys).tolist()
+    assert sum(a == b for a, b in zip(unseeded, fleet["owners"], strict=True)) < len(keys) / 2

@@ -9,7 +9,7 @@ the report (`report.render`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.apps.identify.observations import Observations, read_observations
@@ -22,10 +22,11 @@ __all__ = ["Observations", "Search", "Space", "declare", "identify", "read_obser
 
 
 def identify(routing: Path, servers: Path, max_minutes: float,
-             say: Callable[[str], None]) -> tuple[str, bool]:
-    """The report, and whether some recipe reproduces every observation."""
+             say: Callable[[str], None], seeds: Sequence[int] = ()) -> tuple[str, bool]:
+    """The report, and whether some recipe reproduces every observation; `seeds` are
+    rendezvous seeds tried besides the search's own."""
     observations = read_observations(routing, servers)
-    space = declare(observations)
+    space = declare(observations, seeds)
     if space.cost.seconds > 60 * max_minutes:
         raise ScenarioError(
             f"{routing}: the search must fit the time budget of --max-minutes {max_minutes:g} "
@@ -33,7 +34,7 @@ def identify(routing: Path, servers: Path, max_minutes: float,
             f"{space.cost.why_seconds}); expected fewer servers or keys, or a larger "
             "--max-minutes")
     say(render_space(observations, space))
-    search = run_search(observations, lambda text: say(f"  searching: {text}"))
+    search = run_search(observations, lambda text: say(f"  searching: {text}"), seeds)
     checked = confirmed(observations, search)
     return render(observations, space, search, checked), bool(checked and
                                                                checked[0][1] == 1.0)

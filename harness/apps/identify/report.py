@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from harness.apps.identify.observations import Observations
-from harness.apps.identify.search import Found, Search, Space
+from harness.apps.identify.search import MAX_FORMS, RING_SIZES, Found, Search, Space
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 
@@ -28,9 +28,22 @@ def render_space(observations: Observations, space: Space) -> str:
             f"search space: {space.total:,} candidates: {space.shipped} shipped recipes and "
             f"known clients, {space.modulo:,} hash-mod-N, {space.rendezvous:,} rendezvous, "
             f"{space.rings:,} rings ({space.ring_schemes:,} naming schemes x "
-            f"{space.ring_counts:,} count rules x 3 tie rules x up to 2 key hashes); at most "
-            f"{cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
+            f"{space.ring_counts:,} count rules x 3 tie rules x up to {2 + MAX_FORMS} key "
+            "forms), "
+            f"{space.swept:,} counts swept off the ladder; keys cut to "
+            f"{', '.join(map(str, space.truncations)) or 'no length'}"
+            f"{' bytes' if space.truncations else ''} and ring sizes "
+            f"{', '.join(map(power_text, RING_SIZES))} as the observations show them; "
+            f"at most {cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
             f"({cost.why_seconds})")
+
+
+def power_text(value: int) -> str:
+    """2**k and 2**k - 1 as such (ring sizes), any other number with thousands marks."""
+    for k in range(8, 65):
+        if value in (2**k, 2**k - 1):
+            return f"2^{k}" + ("-1" if value != 2**k else "")
+    return f"{value:,}"
 
 
 def confirmed(observations: Observations, search: Search) -> list[tuple[Found, float]]:
