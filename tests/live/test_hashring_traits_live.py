@@ -1,7 +1,8 @@
 """npm hashring 3.2.0, live under node, against its recipe as client traits
 (`known_clients.OTHER_CLIENTS["npm hashring"]`): every key, at the equal fleets where double
-precision floors a share to 39 digests (7, 14, 28, 49, 56, 98 servers), at others, and on
-weighted fleets."""
+precision floors a share to 39 digests (7, 14, 28, 49, 56, 98 servers), at others, on
+weighted fleets, and in every state of every fleet scenarios/clients.toml routes it on (the
+claim that scenario states for its hashring-js)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import subprocess
 import pytest
 
 from harness.core.servers import Server
+from harness.metrics.clients.options import ClientsOptions
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.known_clients import OTHER_CLIENTS
+from harness.run.scenario import load_scenario
+from tests.paths import ROOT
 from tests.toolchains import require_npm_hashring
 
 pytestmark = pytest.mark.tools("node")
@@ -24,6 +28,22 @@ FLEETS = {
     "weighted": [("a:1", 1), ("b:2", 3), ("c:3", 7), ("d:4", 2)],
     "weighted 9": [(f"w{i}:6379", 1 + i % 4) for i in range(9)],
 }
+
+
+def _clients_scenario_fleets() -> dict[str, list[tuple[str, int]]]:
+    scenario = load_scenario(ROOT / "scenarios" / "clients.toml")
+    found = {"clients.toml [servers]": [(s.name, int(s.weight)) for s in scenario.servers]}
+    options = scenario.measure.options["clients"]
+    assert isinstance(options, ClientsOptions)
+    for fleet in options.fleets:
+        if fleet.clients is None or "hashring-js" in fleet.clients:
+            for label, servers in fleet.states():
+                found[f"clients.toml {fleet.label}, {label}"] = [
+                    (s.name, int(s.weight)) for s in servers]
+    return found
+
+
+FLEETS.update(_clients_scenario_fleets())
 NODE = """
 const HashRing = require(process.argv[1]);
 const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
