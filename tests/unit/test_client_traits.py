@@ -15,7 +15,11 @@ from harness.core.servers import Server
 from harness.core.trait_hashes import TRAIT_HASHES
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import get_construction
-from harness.recipes.constructions.client_traits import ClientTraits, route_plain
+from harness.recipes.constructions.client_traits import (
+    ClientTraits,
+    route_plain,
+    trait_params,
+)
 from harness.recipes.constructions.known_clients import OTHER_CLIENTS, SHIPPED_AS_TRAITS
 from harness.recipes.traits import causes, recipe_traits
 
@@ -238,3 +242,28 @@ def test_each_differing_trait_is_named() -> None:
         "key hash: MD5, bytes 0-3 little-endian vs MD5, bytes 0-3 little-endian, of each "
         "character's low 8 bits, of the first 250 bytes",
         "ring size: (none) vs positions and key hashes modulo 1,000"]
+
+
+def _one_trait_changes() -> list[tuple[str, object]]:
+    """Every value of every choice trait, and the numeric traits at a value of their own."""
+    found: list[tuple[str, object]] = [("points_per_digest", 2), ("first_point", 1),
+                                       ("key_max_bytes", 8), ("ring_size", 1 << 20)]
+    for param in trait_params():
+        if param.kind == "choice" and isinstance(param.choices, tuple):
+            found += [(param.name, value) for value in param.choices]
+    return found
+
+
+@pytest.mark.parametrize(("trait", "value"), _one_trait_changes())
+def test_every_trait_value_is_described(trait: str, value: object) -> None:
+    """Any one trait set on a ring of MD5 names gives a description of every trait, in
+    words (no crash on a hash of another width, a keyed one, or a chain)."""
+    params: dict[str, object] = {"construction": "points", "hash": "md5-32", trait: value}
+    if value in ("blake2b-64", "fnv1-64", "fnv1a-64", "xxh64"):
+        params["hash"] = "blake2b-64"  # a 64-bit key hash needs a 64-bit ring
+    fleet = [Server(f"10.0.{i}.1:11211", 1 + i % 3) for i in range(5)]
+    described = recipe_traits("ring", params, fleet)
+    assert set(described) >= {"algorithm", "key hash", "point hash", "points per digest",
+                              "digest bytes used", "points per server", "weight rounding",
+                              "server name format", "collision winner", "wrap direction"}
+    assert all(isinstance(v, str) and v for v in described.values())
