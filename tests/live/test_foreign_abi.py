@@ -1,4 +1,4 @@
-"""The C ABI of in-process foreign peers: the header shipped in the package, its loader,
+"""The C ABI of library foreign peers: the header shipped in the package, its loader,
 and libmemcached 1.1.4's ketama through it, checked live on every key against our
 `libmemcached` construction (and through the process protocol, via peers/c/abi_pipe.c)."""
 
@@ -21,7 +21,7 @@ from harness.core.native.foreign import ABI_VERSION, DECLARATIONS, HEADER, Forei
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.constructions.libmemcached import float32_digest_counts
-from harness.recipes.peers.foreign import ForeignPeerSpec, open_foreign_peer
+from harness.recipes.peers.foreign import DOORS, ForeignPeerSpec, open_foreign_peer
 from harness.recipes.peers.foreign.claims import batch_for
 from harness.recipes.peers.foreign.protocol import PROTOCOL_VERSION
 from tests.paths import ROOT
@@ -156,11 +156,11 @@ def test_run_measures_the_library_like_a_layout(adapters: Path, tmp_path: Path,
     assert "## Foreign peers (libmemcached)" in document
     section = document.split("## Foreign peers (libmemcached)")[1].split("\n## ")[0]
     # The peers' own table; the pair's overhead table after it names them too.
-    section, overhead = section.split("| library, in process")
+    section, overhead = section.split("| library, through the C ABI")
     assert overhead.splitlines()[2].startswith("| abi ")
     rows = {line.split("|")[1].strip(): line for line in section.splitlines()
             if line.startswith("| abi ") or line.startswith("| pipe ")}
-    assert "C ABI, in process" in rows["abi"] and "1.000000" in rows["abi"]
+    assert f"| {DOORS['library']} " in rows["abi"] and "1.000000" in rows["abi"]
     assert "process protocol (pipe)" in rows["pipe"] and "KiB ->" in rows["pipe"]
     result = json.loads((tmp_path / "out" / "foreign.json").read_text())
     subjects = {s["name"]: s for s in result["runs"][0]["subjects"]}

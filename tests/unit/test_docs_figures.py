@@ -4,17 +4,22 @@ A figure is named by where the result prints it (a section's table, a row, a col
 sentence of the result) and is looked for in the page as the result prints it, to the same
 precision: a re-run result with other figures fails here until the page quotes them. Every
 decimal figure the performance reference quotes must be one of these, so the reference
-cannot quote a number no committed result holds. Plain file reads and regular expressions
-only, like tests/unit/test_docs.py.
+cannot quote a number no committed result holds; every decimal beside a named result, and
+every whole number with a unit anywhere in the docs and the README (tests/docs_whole_figures.py
+says where each may come from), must be printed by a committed result. Plain file reads,
+regular expressions and tomllib only, like tests/unit/test_docs.py.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 import pytest
 
+from tests.docs_whole_figures import Figure as WholeFigure
+from tests.docs_whole_figures import Sources, figures_of, named_results, unsourced
 from tests.paths import ROOT
 
 DOCS = ROOT / "docs"
@@ -368,6 +373,19 @@ GUIDE_FIGURES += [
      Sentence(CLOUDFLARE_6GB, "", r"run took ([\d.]+) s\.")),
 ]
 
+#: the 6 GB process's run time and peak as the scenario table quotes them
+GUIDE_FIGURES += [
+    ("guide/scenarios.md", Sentence(CLOUDFLARE_6GB, "", r"run took ([\d.]+) s\.")),
+    ("guide/scenarios.md", Sentence(CLOUDFLARE_6GB, "Resources",
+                                    r"(?m)^\| k=160 +\|[^|]+\|[^|]+\| ([\d.,]+ MiB) ")),
+    *[("guide/fleet-rollout.md", Sentence("fleet-cloudflare.md", FLEET, pattern))
+      for pattern in (r"(?m)^\| dc-032 .*?\| ([\d.]+ TiB) / [\d.]+ TiB",
+                      r"(?m)^\| dc-032 .*?\| [\d.]+ TiB / ([\d.]+ TiB)")],
+    *[("guide/replication.md", Cell("replication.md", f"Replication (k={k})", "plain",
+                                    "keys with two copies in one zone"))
+      for k in (1, 160)],
+]
+
 RANGE_SCANS = "Range scans"
 GUIDE_FIGURES += [
     *[("guide/algorithms.md", Cell("range-scans.md", RANGE_SCANS, row, column))
@@ -382,6 +400,25 @@ GUIDE_FIGURES += [
                                      r"(?m)^\| range 800 ranges .*\| ([\d.]+%) +\|$")),
     *[("guide/scenarios.md", Cell("key-parts.md", "Balance", "k=160", column))
       for column in ("max/mean (key sample)", "cv_keys (key sample)", "cv_floor")],
+]
+#: the pipe's cost: the pair's row of the overhead table (library, pipe, its C call,
+#: through the pipe, pipe minus the C call, the target, the same in CPU time, ...)
+OVERHEAD, OVERHEAD_SECTION = "foreign-overhead.md", "Foreign peers (libmemcached)"
+OVERHEAD_ROW = r"(?m)^\| libmemcached-abi +\| libmemcached-pipe +"
+#: a signed difference as the table prints it, each of its three figures captured in turn
+SIGNED = [r"([+-][\d.]+) \([+-][\d.]+ to [+-][\d.]+\)",
+          r"[+-][\d.]+ \(([+-][\d.]+) to [+-][\d.]+\)",
+          r"[+-][\d.]+ \([+-][\d.]+ to ([+-][\d.]+)\)"]
+GUIDE_FIGURES += [
+    *[("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION, OVERHEAD_ROW + pattern))
+      for pattern in (
+          # its C call: median, min, max
+          r"\| ([\d.]+) \(", r"\| [\d.]+ \(([\d.]+)-", r"\| [\d.]+ \([\d.]+-([\d.]+)\)",
+          # pipe minus the C call, by the wall clock and in CPU time
+          *[r"(?:\|[^|]*){2}\| " + signed for signed in SIGNED],
+          *[r"(?:\|[^|]*){4}\| " + signed for signed in SIGNED])],
+    ("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION,
+                                        OVERHEAD_ROW + r"(?:\|[^|]*){3}\| (met|missed) ")),
 ]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
@@ -422,8 +459,9 @@ def test_a_figure_is_found_only_whole() -> None:
     assert not appears("1,403.1", "1,403.11 MiB")
 
 
-#: where a guide page quotes results by name (`results/NAME.md`), a decimal figure of it
-#: that is not read from one of them, with why; every other such figure must be
+#: where a guide page quotes results by name (`results/NAME.md`, or the `NAME.toml` that
+#: writes it), a decimal figure of it that is not read from one of them, with why; every
+#: other such figure must be
 NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "70.2"): "the same scenario before protocol 2, not kept",
     ("guide/foreign-peers.md", "7.5"): "the same scenario before protocol 2, not kept",
@@ -432,11 +470,23 @@ NOT_FROM_A_RESULT = {
     ("guide/foreign-peers.md", "2.1"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "9.8"): "a second run with shared batches, not kept",
     ("guide/foreign-peers.md", "5.8"): "a second run with shared batches, not kept",
+    ("guide/foreign-peers.md", "4.6"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "32.2"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "5.3"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "41.2"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.7"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.8"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "2.0"): "another run with the library in its worker, not kept",
+    ("guide/foreign-peers.md", "30.3"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "3.7"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "18.9"): "the run with the library in our process, replaced",
+    ("guide/foreign-peers.md", "51.7"): "the run with the library in our process, replaced",
     ("guide/layouts.md", "37.5%"): "arithmetic: 6 bytes of padding in 16",
     ("guide/algorithms.md", "16.0"): "arithmetic: the table's bytes over its slots",
+    ("guide/clients.md", "2.5"): "a version: uhashring 2.5",
+    ("guide/clients.md", "3.6"): "a version: jump-consistent-hash 3.6",
+    ("guide/clients.md", "1.6"): "a version: memcached 1.6",
 }
-#: a result named on a page
-NAMED_RESULT = re.compile(r"results/([\w.-]+)\.(?:md|json|html)")
 #: a number as a result prints it, with its unit sign
 PRINTED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([x%]?)")
 #: pages that are not quoting today's results: the log of past measurements, the
@@ -462,17 +512,17 @@ def _rounds_to(figure: str, printed: str) -> bool:
 
 def _guide_quotes() -> list[tuple[str, str, list[str]]]:
     """(page, figure, results it names) for each decimal figure of a paragraph of a docs
-    page that names a committed result (figures in code are left out)."""
+    page that names a committed result, by its file or by the scenario that writes it
+    (figures in code are left out)."""
     quotes = []
     for path in sorted(DOCS.rglob("*.md")):
         page = path.relative_to(DOCS).as_posix()
         if page in NOT_SCANNED or page.startswith("reference/"):
             continue
         text = FENCE.sub("", path.read_text(encoding="utf-8"))
-        named = sorted({name for name in NAMED_RESULT.findall(text)
-                        if (ROOT / "results" / f"{name}.md").exists()})
+        named = sorted(named_results(text, ROOT / "results"))
         for paragraph in re.split(r"\n\s*\n", text):
-            if not NAMED_RESULT.search(paragraph):
+            if not named_results(paragraph, ROOT / "results"):
                 continue
             quotes += [(page, figure, named) for figure in DECIMAL.findall(prose(paragraph))]
     return quotes
@@ -483,7 +533,7 @@ def test_every_figure_beside_a_named_result_is_read_from_one() -> None:
     the page's precision, by one of the results its page names (or is listed, with why, in
     NOT_FROM_A_RESULT): a new quote cannot drift from its result silently."""
     quotes = _guide_quotes()
-    assert len(quotes) > 50  # the scan finds the guides' quotes (75 today)
+    assert len(quotes) > 100  # the scan finds the guides' quotes (148 today)
     printed: dict[str, str] = {}
     drifted = []
     for page, figure, named in quotes:
@@ -493,3 +543,96 @@ def test_every_figure_beside_a_named_result_is_read_from_one() -> None:
         if not _rounds_to(figure, text):
             drifted.append(f"docs/{page}: {figure} (names {', '.join(named)})")
     assert not drifted, "figures no named result prints:\n" + "\n".join(drifted)
+
+
+#: pages whose whole numbers are not today's results: the dated log of past measurements,
+#: and the scenario reference, generated from the fields' own descriptions
+WHOLE_NOT_SCANNED = ("performance-log.md", "reference/scenario.md")
+#: a whole figure the rules of tests/docs_whole_figures.py cannot place, by page ("*": any)
+#: and as the page writes it, with why it is not a result's figure
+WHOLE_NOT_FROM_A_RESULT = {
+    ("*", "256 KiB"): "the bucketed layout's fixed offset table: 65,537 offsets of 4 bytes",
+    ("guide/ab-gate.md", "16 times"): "a setting: the round scales a suite picks (4 or 16)",
+    ("guide/regression-gates.md", "16 times"): "a setting: the round scales (4 or 16)",
+    ("guide/regression-gates.md", "4 ms"): "the scheduler's time slice, a fact of the machine",
+    ("guide/regression-gates.md", "2x"): "the slowdown the gate's own tests inject and read",
+    ("guide/algorithms.md", "16 to 32 bytes"): "arithmetic: 8-byte entries, at most half full",
+    ("guide/algorithms.md", "4 to 15 nodes"): "the span of riak_core's own test cases",
+    ("guide/algorithms.md", "1,000,000 slots"): "an example of a parameter to sweep",
+    ("guide/clients.md", "103 points"): "arithmetic: Envoy's 1,024-point minimum over 10 hosts",
+    ("guide/counts.md", "32 KiB"): "the cache geometry the run sets (--I1=32768,8,64)",
+    ("guide/counts.md", "11%"): "arithmetic on the table above: 4.07 / 4.58, 260.7 / 235.3",
+    ("guide/layouts.md", "25%"): "arithmetic: 2 padding bytes in 8",
+    ("guide/layouts.md", "65,536 entries"): "the bucket count, 2**16 (n / 65,536 a bucket)",
+    ("guide/planning.md", "330x"): "arithmetic: 9,900 random points against 30 tokens",
+    ("guide/processes-and-migrations.md", "107 s"): "an earlier run, named as such, not kept",
+    ("guide/processes-and-migrations.md", "28%"): "an earlier run, named as such, not kept",
+    ("guide/processes-and-migrations.md", "18%"): "an earlier run, named as such, not kept",
+    ("guide/processes-and-migrations.md", "65,536 keys"): "the peer protocol's batch size",
+    ("guide/reproduction.md", "2 GB"): "arithmetic: 204.8 million points at 10 bytes",
+    ("tutorial.md", "24 KB"): "arithmetic: 103,386 - 79,059 bytes, both quoted beside it",
+    ("tutorial.md", "70%"): "arithmetic: the peak-to-mean 1.703, quoted beside it",
+    ("tutorial.md", "87,552 bytes"): "arithmetic: 103,386 - 15,834 bytes, both quoted beside it",
+}
+
+
+def _whole_pages() -> list[tuple[str, str]]:
+    """(page, text) of the README and every docs page the whole-number scan reads."""
+    pages = [("README.md", (ROOT / "README.md").read_text(encoding="utf-8"))]
+    for path in sorted(DOCS.rglob("*.md")):
+        page = path.relative_to(DOCS).as_posix()
+        if page not in WHOLE_NOT_SCANNED:
+            pages.append((page, path.read_text(encoding="utf-8")))
+    return pages
+
+
+@functools.cache
+def _sources() -> Sources:
+    """The committed results, each read once for all the whole-figure tests."""
+    return Sources(ROOT / "results")
+
+
+def _allowed(figure: WholeFigure) -> bool:
+    return ((figure.page, figure.text) in WHOLE_NOT_FROM_A_RESULT
+            or ("*", figure.text) in WHOLE_NOT_FROM_A_RESULT)
+
+
+def test_every_whole_figure_comes_from_a_committed_result() -> None:
+    """A whole number with a unit in the docs or the README ("about 4 minutes", "6 GB",
+    "1,000 keys", "229x") is printed by a committed result it may quote, or is exempt by
+    one of the scan's rules (code, a citation, a bound, the cost model, a test's set-up),
+    or is listed, with why, in WHOLE_NOT_FROM_A_RESULT."""
+    sources = _sources()
+    stale = [figure for page, text in _whole_pages()
+             for figure in unsourced(page, text, sources) if not _allowed(figure)]
+    assert not stale, "whole figures no committed result gives:\n" + "\n".join(
+        f"{'' if f.page == 'README.md' else 'docs/'}{f.page}:{f.line}: {f.text} "
+        f"(may quote: {', '.join(f.sources) or 'no result named'})" for f in stale)
+
+
+def test_the_whole_figure_scan_reads_the_docs() -> None:
+    """The scan finds the docs' figures and checks most against results, and each entry
+    of WHOLE_NOT_FROM_A_RESULT still names a figure that needs it (none left stale)."""
+    sources = _sources()
+    figures = [figure for page, text in _whole_pages()
+               for figure in figures_of(page, text, sources.results)]
+    checked = [f for f in figures if not f.exempt and (f.sources or f.measured)]
+    assert len(figures) > 300 and len(checked) > 150  # 465 and 228 today
+    needed = {(f.page, f.text) for page, text in _whole_pages()
+              for f in unsourced(page, text, sources)}
+    unused = [key for key in WHOLE_NOT_FROM_A_RESULT
+              if key not in needed and not (key[0] == "*" and key[1] in {t for _, t in needed})]
+    assert not unused, f"allowed figures the docs no longer state unsourced: {unused}"
+
+
+def test_the_known_stale_run_time_is_caught() -> None:
+    """The scenario table once gave the 6 GB process's run as "about 4 minutes on a busy
+    machine"; its committed result records 110.3 s, so that wording fails the scan."""
+    page = "guide/scenarios.md"
+    text = (DOCS / page).read_text(encoding="utf-8")
+    quoted = "the committed run took 110.3 s with a peak resident set of 1,732.04 MiB"
+    assert quoted in text
+    sources = _sources()
+    assert not unsourced(page, text, sources)
+    stale = text.replace(quoted, "a run of about 4 minutes on a busy machine")
+    assert [f.text for f in unsourced(page, stale, sources)] == ["4 minutes"]

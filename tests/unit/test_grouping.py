@@ -14,7 +14,8 @@ from tests.paths import GROUPS, TESTS
 #: and the helpers the groups share
 SHARED_FILES = {"__init__.py", "conftest.py", "paths.py", "toolchains.py", "browser.py",
                 "live_servers.py", "fake_peer.py", "injected_layouts.py", "peak_memory.py",
-                "screenshots.py", "shipped_estimates.py", "fuzz_peer.py", "fuzz_examples.py"}
+                "screenshots.py", "shipped_estimates.py", "fuzz_peer.py", "fuzz_examples.py",
+                "docs_whole_figures.py"}
 SHARED_FOLDERS = {"fixtures", "plugin_demo", *GROUPS}
 #: the helpers whose import means a live need (a browser, a server started by the test)
 LIVE_HELPERS = {"tests.browser", "tests.live_servers"}

@@ -5,10 +5,10 @@ The library implements the C ABI of `abi/ring_peer.h` (shipped in the package; `
 block (`cdef_blocks`) and calls the symbols the library exports. Everything above this
 module passes plain Python and numpy values.
 
-A library is trusted code in our process (as any C extension is): a wrong pointer in it
-can crash the run, which is why the process protocol exists for everything else. What
-can be checked here is: the ABI version, the symbols, each call's status, and the owners
-it writes (the caller checks they are in range).
+A library is loaded here only in a worker process (`foreign_worker.py`, supervised from
+`recipes/peers/foreign/library_peer.py`): a wrong pointer in it ends that process, not
+the run. What can be checked here is: the ABI version, the symbols, each call's status,
+and the owners it writes (the caller checks they are in range).
 """
 
 from __future__ import annotations

@@ -22,7 +22,13 @@ from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.base import Algorithm
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.peers.base import Peer
-from harness.recipes.peers.foreign import ForeignPeer, ProcessPeer, open_foreign_peer, protocol
+from harness.recipes.peers.foreign import (
+    DOORS,
+    ForeignPeer,
+    ProcessPeer,
+    open_foreign_peer,
+    protocol,
+)
 from harness.recipes.peers.foreign.claims import batch_for, owners_by_name
 from harness.recipes.peers.foreign.spec import ForeignPeerSpec
 
@@ -36,7 +42,7 @@ FASTEST_LAYOUT = {32: "bucketed", 64: "cffi-packed-64"}
 @dataclass(frozen=True)
 class Client:
     name: str
-    #: "Python", "C ABI, in process", "process protocol (pipe)" or "recipe of ours"
+    #: "Python", a foreign peer's door (`DOORS`) or "recipe of ours"
     runtime: str
     #: the recipe of ours it routes like: (algorithm, checked parameters), or None
     recipe: tuple[str, dict[str, Any]] | None
@@ -151,8 +157,7 @@ def clients_of(peers: Sequence[type[Peer]], foreign: Sequence[ForeignPeerSpec],
         recipe = None
         if spec.routes_like is not None and spec.exact:
             recipe = (str(spec.routes_like["algorithm"]), spec.recipe_params)
-        runtime = "C ABI, in process" if spec.kind == "library" else "process protocol (pipe)"
-        found.append(Client(spec.name, runtime, recipe, spec.exact,
+        found.append(Client(spec.name, DOORS[spec.kind], recipe, spec.exact,
                             "" if recipe else "claims no exact recipe", spec=spec))
     for item in recipes:
         found.append(Client(item.name, "recipe of ours", (item.algorithm, item.params), True,

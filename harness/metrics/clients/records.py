@@ -61,7 +61,7 @@ class ClientSpeed:
     """One client on the first fleet as it is, timed in rounds interleaved with our recipe."""
 
     client: str
-    #: "Python", "C ABI, in process" or "process protocol (pipe)"
+    #: "Python" or a foreign peer's door (`recipes.peers.foreign.DOORS`)
     runtime: str
     #: our recipe it routes like, in the form timed ("ring construction=libketama, cffi-packed")
     recipe: str

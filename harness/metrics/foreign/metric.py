@@ -5,7 +5,8 @@ per round, interleaved with our reference recipe routing the same keys from thei
 (hashing included, as the peer does), so the ratio holds on a noisy machine. The figures
 come from two clocks and are labelled apart:
 
-- `batch_ns`: timed by the harness around one call (the C ABI) or one request (the
+- `batch_ns`: timed by the harness around one call (the C ABI: in the library's worker,
+  around the C call alone, the hand-over to the worker left out) or one request (the
   pipe: the transfer both ways and the peer's decoding are in it; the request is encoded
   before the rounds, as the keys are packed once for a library);
 - `self_timed_ns`: the peer's own monotonic clock around its route (process peers that
@@ -17,9 +18,10 @@ moves, compared by server name, and, when it claims a recipe, its agreement with
 recipe on the fleet after the operation (a claimed parity that breaks there fails the
 run like any parity failure).
 
-Memory likewise: a library peer's mallocs are in our process and the memory metric
-measures them by memray, as a layout's; a process peer reports what it believes
-(`reported_bytes`, MEMORY), and the harness reads its PSS before and after BUILD.
+Memory likewise: the memory metric measures a library peer's mallocs by memray, as a
+layout's, in a supervised worker of its own (`memory_probe.py`); a process peer reports
+what it believes (`reported_bytes`, MEMORY), and the harness reads its PSS before and
+after BUILD.
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ from harness.core.tables import Answer, Cell, Section, Table, count, literal, nu
 from harness.metrics.base import MetricBase, answered_runs
 from harness.metrics.foreign.overhead import library_pairs, overhead_table, per_round_difference
 from harness.metrics.instruments.timing import Timing, timing_cell
-from harness.recipes.peers.foreign import ForeignPeer, LibraryPeer, ProcessPeer, protocol
+from harness.recipes.peers.foreign import DOORS, ForeignPeer, LibraryPeer, ProcessPeer, protocol
 from harness.recipes.peers.foreign.claims import batch_for, check_claim, owners_by_name
 
 if TYPE_CHECKING:
     from harness.core.model import Result, Run
     from harness.metrics.context import RunContext, RunPlan, Scope
 
-DOORS = {"library": "C ABI, in process", "command": "process protocol (pipe)"}
+#: a door as a result that did not record its label names it: where a library ran (our
+#: process, before the worker; a worker, since) is not known, so it is not said
+UNRECORDED_DOORS = {"library": "C ABI", "command": DOORS["command"]}
 
 
 @dataclass
@@ -89,14 +93,20 @@ class ForeignFigures:
     #: each operation of the scenario through its ADD and REMOVE (process peers that
     #: support them; None otherwise, and in results written before they were measured)
     moves: list[ForeignMove] | None = None
-    #: for a process peer serving a library the scenario also loads in process (abi_pipe):
-    #: that library peer's name, and this peer's time minus its, ns per key per round
-    #: (`overhead`); None otherwise
+    #: for a process peer serving a library the scenario also names as a library peer
+    #: (abi_pipe): that library peer's name, and this peer's time minus its C call's, ns per
+    #: key per round (`overhead`); None otherwise. ("in process": the names date from when
+    #: a library ran in ours; it now runs, and its C call is timed, in its worker.)
     same_library_as: str | None = None
     pipe_minus_in_process_ns: Timing | None = None
-    #: the same difference in CPU time, ours and both peers' processes' (not waiting for
-    #: the scheduler, which a busy machine adds to the pipe's hand-overs)
+    #: the same difference in CPU time: ours and the bridge's around the request, minus
+    #: the worker's around the C call (not waiting for the scheduler, which a busy machine
+    #: adds to the pipe's hand-overs)
     pipe_minus_in_process_cpu_ns: Timing | None = None
+    #: how the table names its door, as the peer ran when measured (`DOORS`: "C ABI, in a
+    #: worker"); None in results written before it was recorded, where a library may have
+    #: run in our process or in a worker (`UNRECORDED_DOORS`)
+    door_label: str | None = None
 
 
 class ForeignMetric(MetricBase):
@@ -159,7 +169,8 @@ class ForeignMetric(MetricBase):
                 # with its CPU ns (ours and its process's) where every round has them
                 batch_ns=Timing.of(samples[name], cpu[name] if len(cpu[name]) == len(
                     samples[name]) else None), reference_ns=reference,
-                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input)
+                reported_bytes=peer.nbytes, entries=peer.entries, input=peer.spec.input,
+                door_label=peer.DOOR)
             if isinstance(peer, ProcessPeer):
                 record.pss_before_build = peer.pss_before_build
                 record.pss_after_build = peer.pss_after_build
@@ -216,7 +227,7 @@ class ForeignMetric(MetricBase):
             measured = self._measured(run)
             if not measured:
                 continue
-            rows = [[text(name), text(DOORS.get(f.door, f.door)
+            rows = [[text(name), text((f.door_label or UNRECORDED_DOORS.get(f.door, f.door))
                                       + (", given key hashes" if f.input == "hashes" else "")),
                      text(f.identity),
                      text(f.routes_like or "(none claimed)"),
@@ -238,12 +249,14 @@ class ForeignMetric(MetricBase):
                     f"keys from their names in the same rounds: {reference} ns per key.",
                     "A peer given key hashes (input = 'hashes') is timed without hashing, "
                     "against our route that hashes.",
-                    "Timed by us: around the C call, or around the request through the pipe "
-                    "(encoded beforehand, as a library's keys are packed beforehand; the "
-                    "transfer both ways and the peer's decoding included). By its own clock: "
-                    "the peer's TIME answer, its route alone. A library peer's allocator "
-                    "bytes are in the peer table (memray); a process peer's memory is what "
-                    "it reports and its PSS."]).trimmed()
+                    "Timed by us: around the C call, in the library's worker process (the "
+                    "hand-over to the worker left out), or around the request through the "
+                    "pipe (encoded beforehand, as a library's keys are packed beforehand; "
+                    "the transfer both ways and the peer's decoding included). By its own "
+                    "clock: the peer's TIME answer, its route alone. A library peer's "
+                    "allocator bytes are measured by memray in another worker of its own, "
+                    "when the memory metric runs, and shown in the Peer libraries table; a "
+                    "process peer's memory is what it reports and its PSS."]).trimmed()
             moves = [[text(name), text(f"{m.operation} {m.server}"), pct(m.moved_fraction, 2),
                       number(m.agreement_after, 6) if m.agreement_after is not None
                       else text("")]

@@ -170,6 +170,15 @@ class MaglevAlgorithm(OneForm):
         return 24.0 * cls.estimated_entries(servers, params) + 64.0 * len(servers)
 
     @classmethod
+    def estimated_client_bytes(cls, servers: Sequence[Server], params: dict[str, Any]
+                               ) -> float:
+        """A client builds the C table alone (no reference): 2 bytes a slot held, and a
+        byte of "taken" a slot while it fills; measured by memray, a build routing 2,000
+        keys peaked at 3.00 bytes a slot at 1,000,003 and 10,000,019 slots, 3 and 40
+        servers alike. Four bytes a slot, and 64 a server."""
+        return 4.0 * cls.estimated_entries(servers, params) + 64.0 * len(servers)
+
+    @classmethod
     def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:

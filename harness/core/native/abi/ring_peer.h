@@ -1,11 +1,12 @@
-/* ring_peer.h: the C ABI of an in-process foreign peer for ring-harness.
+/* ring_peer.h: the C ABI of a foreign peer loaded as a library, for ring-harness.
  *
  * A peer is a shared library that exports the functions below (C linkage). The
- * harness loads it with dlopen (cffi ABI mode), builds it from the scenario's
- * servers, routes the scenario's keys through it, and measures it beside its own
- * layouts: the same keys, interleaved timing rounds, allocator bytes by memray
- * (the library's mallocs are in the harness's process), and parity with the
- * recipe the scenario says it routes like.
+ * harness loads it with dlopen (cffi ABI mode) in a supervised worker process,
+ * builds it from the scenario's servers, routes the scenario's keys through it, and
+ * measures it beside its own layouts: the same keys, interleaved timing rounds (each
+ * C call timed in the worker), allocator bytes by memray (in another worker, whose
+ * mallocs are the library's), and parity with the recipe the scenario says it
+ * routes like.
  *
  * `python -m harness abi` prints this file's path and the ABI version.
  *

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,8 @@ class Batch:
 
 
 class ForeignPeer(Protocol):
+    #: how tables name its door: where its code runs (`DOORS`)
+    DOOR: ClassVar[str]
     spec: ForeignPeerSpec
     #: what the peer says it is ("libmemcached 1.1.4 ketama"), for the report
     identity: str

@@ -18,6 +18,7 @@ import json
 import struct
 import sys
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,10 @@ WORKER = "harness.core.native.foreign_worker"
 
 class LibraryPeer:
     """A ring a shared library built in its worker process; `close()` ends the worker."""
+
+    #: how tables name this door: where the library's calls run (its build, every route,
+    #: the C call timed; the memory probe's worker is another of these)
+    DOOR: ClassVar[str] = "C ABI, in a worker"
 
     def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
                  worker: str = WORKER, environment: Mapping[str, str] | None = None) -> None:

@@ -15,7 +15,7 @@ round sends only where it lies, so the timing rounds time the same thing in both
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,9 @@ T = TypeVar("T")
 
 class ProcessPeer:
     """A peer process, started and built for the servers; `close()` ends it."""
+
+    #: how tables name this door
+    DOOR: ClassVar[str] = "process protocol (pipe)"
 
     def __init__(self, spec: ForeignPeerSpec, servers: Sequence[Server], *,
                  shared_batches: bool = True) -> None:

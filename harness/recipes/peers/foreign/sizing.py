@@ -1,6 +1,7 @@
 """What we hold for a foreign peer, before it is started: each peer's own share.
 
-A library peer's ring is in our process (its mallocs), so its structure is ours to count;
+A library peer's ring is in its worker, a process kept beside ours through the run, so
+its structure is counted with ours (an upper bound for our process alone);
 a process peer's structure is in its own process (the report gives its PSS), but the
 batch we hold for it is ours: the packed keys, and for the pipe the encoded request and
 the reply. All peers' batches are held at once through the timing rounds; the check of a
