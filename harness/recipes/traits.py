@@ -13,6 +13,10 @@ when a server is on that port; its single-precision digest counts matter only wh
 they floor differently from the exact fraction; which server keeps a shared position
 matters only where two points share one (given the ring built there).
 
+The `points` construction's client traits are stated in the words of the shipped
+constructions, so traits that build a shipped ring (`known_clients.SHIPPED_AS_TRAITS`)
+name no cause against it, and a known client's traits (npm hashring's) only those that bite.
+
 A construction or algorithm without an entry here is described by its name and its
 parameters, each its own trait (a parameter that differs is then the named cause).
 """
@@ -22,8 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from harness.core.hashing import hash_bits
 from harness.core.ring import Ring
 from harness.core.servers import Server
+from harness.core.trait_hashes import DIGEST_HASHES, TRAIT_HASHES
+from harness.recipes.constructions.client_traits import ClientTraits
 from harness.recipes.constructions.libketama import digest_counts
 from harness.recipes.constructions.libmemcached import DEFAULT_PORT, float32_digest_counts
 
@@ -37,6 +44,8 @@ WEIGHT_ROUNDING = "weight rounding"
 NAME_FORMAT = "server name format"
 COLLISION_WINNER = "collision winner"
 WRAP = "wrap direction"
+#: named only for a ring reduced below its hash's width (client traits' `ring_size`)
+RING_SIZE = "ring size"
 #: the traits every known recipe states, in the order causes are named
 TRAITS = (ALGORITHM, KEY_HASH, POINT_HASH, POINTS_PER_DIGEST, DIGEST_BYTES, POINTS_PER_SERVER,
           WEIGHT_ROUNDING, NAME_FORMAT, COLLISION_WINNER, WRAP)
@@ -60,16 +69,93 @@ _ALGORITHM_KEY_HASH = {"jump": "xxHash64, seed 0", "maglev": "xxHash64, seed 0",
 Traits = dict[str, str]
 
 
+#: how a client trait hash reads a key or a point name (the ring's own are in _HASH_TEXT)
+_TRAIT_HASH_TEXT = {
+    "md5-32le": "MD5, bytes 0-3 little-endian", "sha1-32": "SHA-1, bytes 0-3 big-endian",
+    "sha1-32le": "SHA-1, bytes 0-3 little-endian", "fnv1-32": "FNV-1, 32 bits",
+    "fnv1a-32": "FNV-1a, 32 bits", "fnv1-64": "FNV-1, 64 bits", "fnv1a-64": "FNV-1a, 64 bits",
+    "oaat-32": "Jenkins' one-at-a-time", "murmur3-32": "MurmurHash3 x86_32, seed 0",
+    "xxh32": "xxHash32, seed 0", "xxh64": "xxHash64, seed 0",
+    "crc32-hi15": "CRC-32, bits 16-30",
+}
+_DIGEST_NAMES = {"md5": "MD5", "sha1": "SHA-1", "blake2b": "BLAKE2b"}
+_COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen")
+_ROUNDED = {"half-even": "rounded half to even", "half-up": "rounded half up",
+            "floor": "rounded down (at least 1)", "ceil": "rounded up"}
+_SHARE_ROUNDED = {"share-double": "double-precision share, floored",
+                  "share-double-scaled": "double-precision P x N x weight / total, floored",
+                  "share-single": "single-precision share, floored"}
+_TIES = {"at-or-after": CLOCKWISE, "after": "first point > hash, wrapping",
+         "at-or-before": "last point <= hash, wrapping"}
+
+
+def _hash_text(name: str) -> str:
+    return _HASH_TEXT[name][0] if name in _HASH_TEXT else _TRAIT_HASH_TEXT.get(name, name)
+
+
+def _digest_bytes(traits: ClientTraits) -> str:
+    """Which bytes of each name's hash become points."""
+    digest = DIGEST_HASHES.get(traits.hash)
+    if digest is None:
+        if traits.hash in _HASH_TEXT:
+            return _HASH_TEXT[traits.hash][1]
+        width = TRAIT_HASHES[traits.hash].bits if traits.hash in TRAIT_HASHES else hash_bits(
+            traits.hash)  # a keyed hash (SipHash) is no trait hash
+        return f"{width // 8} of {width // 8}"
+    if traits.points_per_digest == 1:
+        used = _HASH_TEXT[traits.hash][1] if traits.hash in _HASH_TEXT else f"4 of {digest.size}"
+        return used if digest.order == "big" else f"{used} (little-endian)"
+    words = traits.points_per_digest
+    return (f"{4 * words} of {digest.size} ({_COUNT_WORDS[words - 1]} {digest.order}-endian "
+            "words)")
+
+
 def _points(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
-    hash_name = str(params["hash"])
-    hashed, used = _HASH_TEXT.get(hash_name, (hash_name, hash_name))
-    per_weight = int(params["points_per_weight"])
-    whole = all(float(s.weight).is_integer() for s in servers)
-    return {ALGORITHM: "ring", KEY_HASH: hashed, POINT_HASH: hashed, POINTS_PER_DIGEST: "1",
-            DIGEST_BYTES: used, POINTS_PER_SERVER: f"{per_weight} x weight",
-            WEIGHT_ROUNDING: "none (whole weights)" if whole else "rounded to nearest",
-            NAME_FORMAT: str(params["point_name"]), COLLISION_WINNER: "first-listed server",
-            WRAP: CLOCKWISE}
+    """The `points` construction, client traits included, in the words the shipped
+    constructions use: a client's traits that build a shipped ring state its traits."""
+    traits = ClientTraits.from_params(dict(params))
+    per_digest = traits.points_per_digest
+    key_hash = _hash_text(traits.key_hash_name)
+    if traits.key_encoding != "utf-8":
+        key_hash += ", of each character's low 8 bits"
+    if traits.key_max_bytes:
+        key_hash += f", of the first {traits.key_max_bytes} bytes"
+    # A digest's hash by its name: "digest bytes used" says which of its words are points.
+    point_hash = (_DIGEST_NAMES.get(traits.hash.split("-")[0], traits.hash)
+                  if traits.hash in DIGEST_HASHES else _hash_text(traits.hash))
+    if traits.chain != "none":
+        point_hash += " chained from the name"
+    per = traits.points_per_weight
+    scale = f"{per_digest} x " if per_digest > 1 else ""
+    if traits.share_rounding:
+        points_per_server = f"{scale}floor({per} x N x weight / total)"
+        exact = ClientTraits.from_params({**dict(params), "weight_rounding": "share-exact"})
+        rounding = ("exact fraction, floored"
+                    if traits.name_counts(servers) == exact.name_counts(servers)
+                    else _SHARE_ROUNDED[traits.weight_rounding])
+    else:
+        points_per_server = f"{scale}{per} x weight"
+        whole = all(float(per * s.weight).is_integer() for s in servers)
+        rounding = "none (whole weights)" if whole else _ROUNDED[traits.weight_rounding]
+    names = traits.chain_name if traits.chain != "none" else traits.point_name
+    if traits.server_form == "host-nul-port":
+        names = ("host, zero byte, port" if names == "{server}"
+                 else f"{names}, {{server}} as host, zero byte, port")
+    elif (traits.server_form == "without-port-11211"
+          and any(s.name.endswith(DEFAULT_PORT) for s in servers)):
+        names = f"{names}, {DEFAULT_PORT} left out"
+    if traits.first_point and traits.chain == "none":
+        names += f", j from {traits.first_point}"
+    found = {ALGORITHM: "ring", KEY_HASH: key_hash, POINT_HASH: point_hash,
+             POINTS_PER_DIGEST: str(per_digest), DIGEST_BYTES: _digest_bytes(traits),
+             POINTS_PER_SERVER: points_per_server, WEIGHT_ROUNDING: rounding,
+             NAME_FORMAT: names,
+             COLLISION_WINNER: f"{traits.collision_winner}-listed server",
+             WRAP: _TIES[traits.tie]}
+    if traits.reduces:
+        found[RING_SIZE] = f"positions and key hashes modulo {traits.ring_size:,}"
+    return found
 
 
 def _ketama(servers: Sequence[Server], counts: list[int], names: str,

@@ -15,8 +15,13 @@ from harness.core.servers import Server
 from harness.core.trait_hashes import TRAIT_HASHES
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import get_construction
-from harness.recipes.constructions.client_traits import ClientTraits, route_plain
+from harness.recipes.constructions.client_traits import (
+    ClientTraits,
+    route_plain,
+    trait_params,
+)
 from harness.recipes.constructions.known_clients import OTHER_CLIENTS, SHIPPED_AS_TRAITS
+from harness.recipes.traits import causes, recipe_traits
 
 # (hash, input, expected): FNV from the FNV authors' test vectors, one-at-a-time from
 # Jenkins' page as Wikipedia quotes it, MurmurHash3 from SMHasher's verification
@@ -179,3 +184,86 @@ def test_traits_ring_within_its_priced_bytes(params: dict[str, object]) -> None:
     priced = generation_cost({"construction": "points", "point_name": "{server}:{j}",
                               **params}, points).peak
     assert peak <= priced
+
+
+# -- the traits as the clients matrix names them (harness/recipes/traits.py) ---------------
+
+#: libmemcached's ketama mode takes no weights ("100" points a server); its traits restate
+#: the ring of equal weights only, so their descriptions differ in that, truly
+DESCRIBED_ALIKE = [name for name in SHIPPED_AS_TRAITS if name != "libmemcached ketama"]
+
+
+@pytest.mark.parametrize("fleet", list(FLEETS))
+@pytest.mark.parametrize("client", DESCRIBED_ALIKE)
+def test_restated_constructions_name_no_cause(client: str, fleet: str) -> None:
+    """A shipped construction and the traits that build its ring are described alike, so
+    the matrix names no cause between a client and its restatement."""
+    shipped_params, traits = SHIPPED_AS_TRAITS[client]
+    servers = FLEETS[fleet]
+    params = dict(shipped_params)
+    if get_construction(params["construction"], **{
+            k: v for k, v in params.items() if k != "construction"}).check_servers(servers):
+        pytest.skip(f"{client} refuses this fleet")
+    assert causes(recipe_traits("ring", params, servers),
+                  recipe_traits("ring", {"construction": "points", **traits}, servers)) == []
+
+
+def test_npm_hashring_names_only_what_bites() -> None:
+    """On 10 equal servers with no equal points npm hashring's traits and libketama name no
+    cause; at 7, the double-precision floor (39 digests, not 40) is named; without the ring,
+    the collision winner is."""
+    _, _, npm = OTHER_CLIENTS["npm hashring"]
+    ten = [Server(f"10.0.{i}.1:11211") for i in range(10)]
+    ketama = {"construction": "libketama"}
+    rings = [get_construction("libketama").build_ring(ten),
+             get_construction("points", **{k: v for k, v in npm.items()
+                                           if k != "construction"}).build_ring(ten)]
+    assert causes(recipe_traits("ring", ketama, ten, rings[0]),
+                  recipe_traits("ring", npm, ten, rings[1])) == []
+    assert causes(recipe_traits("ring", ketama, ten), recipe_traits("ring", npm, ten)) == [
+        "collision winner: last-listed server vs first-listed server"]
+    seven = [Server(f"10.0.{i}.1:11211") for i in range(7)]
+    assert causes(recipe_traits("ring", ketama, seven), recipe_traits("ring", npm, seven))[0] == (
+        "weight rounding: exact fraction, floored vs double-precision share, floored")
+
+
+def test_each_differing_trait_is_named() -> None:
+    """PyPI hashring against npm hashring: three words of each digest and the next point
+    strictly after the key's hash; a traits ring's key encoding, cut and ring size too."""
+    fleet = [Server(f"10.0.{i}.1:11211") for i in range(10)]
+    _, _, npm = OTHER_CLIENTS["npm hashring"]
+    _, _, pypi = OTHER_CLIENTS["pypi hashring"]
+    named = [c.split(":")[0] for c in causes(recipe_traits("ring", npm, fleet),
+                                             recipe_traits("ring", pypi, fleet))]
+    assert named == ["points per digest", "digest bytes used", "points per server",
+                     "collision winner", "wrap direction"]
+    odd = {**npm, "key_encoding": "low-8-bits", "key_max_bytes": 250, "ring_size": 1000}
+    assert causes(recipe_traits("ring", npm, fleet), recipe_traits("ring", odd, fleet)) == [
+        "key hash: MD5, bytes 0-3 little-endian vs MD5, bytes 0-3 little-endian, of each "
+        "character's low 8 bits, of the first 250 bytes",
+        "ring size: (none) vs positions and key hashes modulo 1,000"]
+
+
+def _one_trait_changes() -> list[tuple[str, object]]:
+    """Every value of every choice trait, and the numeric traits at a value of their own."""
+    found: list[tuple[str, object]] = [("points_per_digest", 2), ("first_point", 1),
+                                       ("key_max_bytes", 8), ("ring_size", 1 << 20)]
+    for param in trait_params():
+        if param.kind == "choice" and isinstance(param.choices, tuple):
+            found += [(param.name, value) for value in param.choices]
+    return found
+
+
+@pytest.mark.parametrize(("trait", "value"), _one_trait_changes())
+def test_every_trait_value_is_described(trait: str, value: object) -> None:
+    """Any one trait set on a ring of MD5 names gives a description of every trait, in
+    words (no crash on a hash of another width, a keyed one, or a chain)."""
+    params: dict[str, object] = {"construction": "points", "hash": "md5-32", trait: value}
+    if value in ("blake2b-64", "fnv1-64", "fnv1a-64", "xxh64"):
+        params["hash"] = "blake2b-64"  # a 64-bit key hash needs a 64-bit ring
+    fleet = [Server(f"10.0.{i}.1:11211", 1 + i % 3) for i in range(5)]
+    described = recipe_traits("ring", params, fleet)
+    assert set(described) >= {"algorithm", "key hash", "point hash", "points per digest",
+                              "digest bytes used", "points per server", "weight rounding",
+                              "server name format", "collision winner", "wrap direction"}
+    assert all(isinstance(v, str) and v for v in described.values())

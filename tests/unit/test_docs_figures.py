@@ -307,6 +307,40 @@ GUIDE_FIGURES += [
     ("guide/clients.md", Sentence(PROXIES, PROXIES_2000, moved("envoy-maglev", True))),
 ]
 
+CLIENTS_10 = "Will the clients agree? 10 servers, equal weights"
+CLIENTS_100 = "Will the clients agree? 100 servers, weights 1:2:4"
+
+
+def pair(a: str, b: str, predicted: bool = False) -> str:
+    """A pair's measured (or predicted) share, in its state's first table (as it is)."""
+    return rf"\| {re.escape(a)} / {re.escape(b)} +\| {_CELL if predicted else ''}{_PERCENT}"
+
+
+#: the clients matrix as docs/guide/clients.md reads it (proxies included): agreements
+#: with their predictions, the proxies' columns of nginx's row, and the keys each moves
+GUIDE_FIGURES += [
+    ("guide/clients.md", Sentence("clients.md", "", r"run took ([\d.]+) s\.")),
+    *[("guide/clients.md", Sentence("clients.md", CLIENTS_10, pair(a, b, predicted)))
+      for a, b in (("uhashring-ketama", "libmemcached"), ("groupcache", "nginx"))
+      for predicted in (False, True)],
+    ("guide/clients.md", Sentence("clients.md", CLIENTS_10, pair("uhashring-ketama",
+                                                                 "twemproxy"))),
+    # nginx's agreement with envoy-ring-hash (16th column) and envoy-maglev (17th)
+    *[("guide/clients.md", Sentence("clients.md", CLIENTS_10,
+                                    rf"\| nginx +\| {_CELL * skip}{_PERCENT}"))
+      for skip in (15, 16)],
+    *[("guide/clients.md", Sentence("clients.md", CLIENTS_100,
+                                    pair("uhashring-ketama", "libmemcached", predicted)))
+      for predicted in (False, True)],
+    *[("guide/clients.md", Sentence("clients.md", CLIENTS_10, moved(client, False)))
+      for client in ("uhashring-ketama", "nginx", "envoy-maglev", "jump-consistent-hash",
+                     "haproxy", "envoy-ring-hash")],
+    ("guide/clients.md", Sentence("clients.md", CLIENTS_10, moved("envoy-ring-hash", True))),
+    *[("guide/clients.md", Sentence("clients.md", CLIENTS_100, moved(client, False)))
+      for client in ("uhashring-ketama", "haproxy", "envoy-maglev", "envoy-ring-hash")],
+    ("guide/clients.md", Sentence("clients.md", CLIENTS_100, moved("envoy-ring-hash", True))),
+]
+
 #: a rollout's total extra origin fetches, staged and all at once, in three migrations
 GUIDE_FIGURES += [
     ("guide/processes-and-migrations.md", Cell(result, section, row, "value"))
