@@ -42,12 +42,14 @@ from harness.metrics.parity import PLAIN_REFERENCE_KEYS
 from harness.metrics.registry import get_metric
 from harness.recipes.algorithms.cost import (
     algorithm_cost,
+    build_seconds,
     entries_of,
     generation_cost,
     ring_cost,
     routing_cost,
 )
 from harness.recipes.algorithms.ring import NO_LAYOUT
+from harness.recipes.layouts.costs import build_cost as layout_build_cost
 from harness.recipes.layouts.costs import calibration_cost, layout_cost
 from harness.recipes.peers.cost import foreign_cost as peers_foreign_cost
 from harness.recipes.peers.cost import foreign_routing_cost, peer_cost
@@ -93,6 +95,11 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     measure, keys = scenario.measure, scenario.keys.count
     servers = fleets[0]
     entries = entries_of(recipe.algorithm, recipe.params, fleets)
+    # The point's recipe built once (its ring generated and held in its own layout), on
+    # its fleet; what a metric rebuilds is priced at the largest fleet's build.
+    one_build, build_why = build_seconds(recipe.algorithm, recipe.params, fleets)
+    build_why = f"{build_why}, set by {why}"
+    built = Cost(seconds=one_build, why_seconds=f"building it: {build_why}")
     if "layout" in recipe.params:  # a ring: its arrays, its own layout and the measured ones
         bits = _ring_bits(scenario, recipe)
         arrays = float((bits // 8 + 2) * entries)
@@ -101,6 +108,9 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
         costs = tuple(layout_cost(name) for name in measure.layouts)
         form_bytes = 0.0
         reference = forms.held - sum(cost.held_bytes(entries) for cost in costs)
+        # Each measured layout but the ring's own is built from the ring's arrays.
+        built += layout_build_cost([name for name in measure.layouts
+                                    if name != recipe.params["layout"]], entries)
     else:
         bits, arrays, costs, generation = 64, 0.0, (), Cost()
         forms = algorithm_cost(recipe.algorithm, recipe.params, fleets, len(measure.forms))
@@ -113,7 +123,10 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
                      peer_bytes=max((peer.held for peer in each_peer), default=0.0),
                      operations=len(scenario.operations), options=measure.options,
                      longest_key_name=longest_name(scenario.keys),
-                     params=recipe.params, algorithm=recipe.algorithm)
+                     params=recipe.params, algorithm=recipe.algorithm,
+                     build_seconds=max(build_seconds(recipe.algorithm, recipe.params, [fleet])[0]
+                                       for fleet in fleets),
+                     build_why=build_why)
     metrics = [get_metric(name) for name in
                dict.fromkeys([*measure.metrics, *measure.options])]
     lookup = Cost(peak=shape.largest_lookup_bytes())
@@ -142,7 +155,7 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
             routed += routing_cost(recipe.algorithm, recipe.params, servers,
                                    reference_keys=lookups, fast_keys=0, plain_keys=0,
                                    label=f"[{name}]: {lookups:,} objects routed, ")
-    return point + routed, [cost.seconds_only() for cost in metric_costs]
+    return point + built.whole() + routed, [cost.seconds_only() for cost in metric_costs]
 
 
 def estimate(scenario: Scenario, workers: int | None = None) -> Estimate:
@@ -301,6 +314,13 @@ def check_memory(scenarios: Sequence[Scenario], command: Cost = NOTHING,
             )
 
 
+def _minutes(seconds: float) -> str:
+    """Minutes as the refusal names them: whole above ten, two figures below (a budget of
+    0.05 refused for 0.11 minutes, not for "0")."""
+    minutes = seconds / 60
+    return f"{minutes:,.0f}" if minutes >= 10 else f"{minutes:.2g}"
+
+
 #: the time budget of a run when none is given (`--max-minutes`)
 DEFAULT_MAX_MINUTES = 10.0
 
@@ -314,6 +334,6 @@ def check_time(scenarios: Sequence[Scenario], max_minutes: float,
         if found.seconds > 60 * max_minutes:
             raise ScenarioError(
                 f"{scenario.path}: the run must fit the time budget of --max-minutes "
-                f"{max_minutes:g} (got an estimated {found.seconds / 60:,.0f} minutes: "
+                f"{max_minutes:g} (got an estimated {_minutes(found.seconds)} minutes: "
                 f"{found.why_seconds}); expected fewer servers, keys or slots, or a larger "
                 "--max-minutes")
