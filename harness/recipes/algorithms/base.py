@@ -104,8 +104,8 @@ class Algorithm(Protocol):
     def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:
-        """Seconds its own work takes beyond what every recipe pays (building a ring and
-        hashing keys, bounded by the memory estimate): `reference_keys` looked up by its
+        """Seconds its own work takes beyond its build (`estimated_build_seconds`) and
+        hashing keys (what every recipe pays): `reference_keys` looked up by its
         vectorised reference, `fast_keys` by its fastest form and `plain_keys` by its
         plain-Python reference; and what sets them. Checked against the run's time budget
         before any work (default: 0, nothing beyond)."""
