@@ -91,6 +91,9 @@ class RunShape:
     #: of the run's recipe costs in time
     build_seconds: float = 0.0
     build_why: str = ""
+    #: each server's capabilities, in the order of the servers (a process's rings are the
+    #: servers holding each set of them)
+    capabilities: tuple[tuple[str, ...], ...] = ()
 
     def largest_build_and_lookup_bytes(self) -> float:
         """The costliest measured layout built and then looking up every key (0 without

@@ -134,7 +134,8 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
                      params=recipe.params, algorithm=recipe.algorithm,
                      build_seconds=max(build_seconds(recipe.algorithm, recipe.params, [fleet])[0]
                                        for fleet in fleets),
-                     build_why=build_why)
+                     build_why=build_why,
+                     capabilities=tuple(scenario.ring_capabilities()))
     metrics = [get_metric(name) for name in
                dict.fromkeys([*measure.metrics, *measure.options])]
     lookup = Cost(peak=shape.largest_lookup_bytes())

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.core.params import keyword_fields
 from harness.core.servers import fleet_servers
+from harness.metrics.process import FILTER_SECONDS_PER_ENTRY
 from harness.recipes.algorithms import ALGORITHMS, BUILT_IN
 from harness.recipes.algorithms.base import Routing
 from harness.recipes.constructions import CONSTRUCTIONS
@@ -33,6 +34,7 @@ from harness.recipes.layouts.costs import (
 )
 from harness.run.estimate import run_cost
 from harness.run.scenario import load_scenario
+from tests.paths import ROOT
 from tests.property.test_fuzz import toml_document
 
 #: the hostile pass's scenario: Envoy's largest ring, rebuilt after one operation
@@ -193,3 +195,16 @@ def test_each_build_a_run_makes_is_priced(tmp_path: Path) -> None:
     without = dict(ENVOY_8M, operations=[])
     path.write_text(toml_document(without), encoding="utf-8")
     assert one <= run_cost(load_scenario(path)).seconds < 2 * one
+
+
+def test_a_process_prices_every_ring_in_each_layout() -> None:
+    """scenarios/process-cloudflare.toml: 32 rings of the servers holding each combination
+    of capabilities, each filtered and built in three layouts; their entries are the
+    ring's, each server counted once per ring it is in (8,125,932 built in the committed
+    result, 8,126,400 estimated before collisions), and they name the run's seconds."""
+    scenario = load_scenario(ROOT / "scenarios" / "process-cloudflare.toml")
+    cost = run_cost(scenario)
+    assert cost.why_seconds.startswith("[process]: 32 rings of 8,126,400 entries in all")
+    layouts = scenario.measure.options["process"].layouts
+    each = FILTER_SECONDS_PER_ENTRY + sum(build_seconds_per_entry(name) for name in layouts)
+    assert cost.seconds >= 8_126_400 * each

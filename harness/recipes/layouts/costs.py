@@ -132,13 +132,16 @@ def layout_cost(name: str) -> LayoutCost:
 
 #: seconds a layout's build takes per entry, by what it builds (`LayoutBase`'s traits):
 #: Python objects an entry (`object_entries`: tuples, 127 to 353 ns measured at 1,000,000
-#: and 100,000 entries), an index table beside the entries (`index_bits`: bucketed, 1.2 to
-#: 4.7 ns), or a flat array copied from the ring's (0.1 to 0.7 ns); the best of three
-#: builds (`benchmarks/build_rates.py`, 2026-12-05, load average 4.3 on 2 shared cores),
-#: priced with a margin (the objects' garbage collection varies most)
+#: and 100,000 entries), an index table beside the entries (`index_bits`: bucketed), or a
+#: flat array copied from the ring's. Rebuilt into the same memory (the best of three
+#: builds, `benchmarks/build_rates.py`, 2026-12-05, load average 4.3 on 2 shared cores) a
+#: flat array takes 0.1 to 0.7 ns and bucketed 1.2 to 4.7; built into fresh memory, as a
+#: run builds its rings, 3.1 to 8.3 ns and 3.3 (the committed
+#: results/process-cloudflare-6gb.json: 753M entries in each of three layouts). Priced at
+#: the most with a margin of 1.5 (the objects' garbage collection varies most).
 OBJECT_BUILD_SECONDS_PER_ENTRY = 500e-9
-INDEXED_BUILD_SECONDS_PER_ENTRY = 8e-9
-FLAT_BUILD_SECONDS_PER_ENTRY = 2e-9
+INDEXED_BUILD_SECONDS_PER_ENTRY = 15e-9
+FLAT_BUILD_SECONDS_PER_ENTRY = 12.5e-9
 
 
 def build_seconds_per_entry(name: str) -> float:
