@@ -86,6 +86,14 @@ class RunShape:
     #: generating its ring and holding it with its forms, peers and working bytes; a metric
     #: that builds rings of the run's recipe beside the run's own prices each at this
     point_bytes: float = 0.0
+    #: seconds one build of the point's recipe takes (`Algorithm.estimated_build_seconds`,
+    #: on the largest of its fleets), and what sets them: what each ring a metric builds
+    #: of the run's recipe costs in time
+    build_seconds: float = 0.0
+    build_why: str = ""
+    #: each server's capabilities, in the order of the servers (a process's rings are the
+    #: servers holding each set of them)
+    capabilities: tuple[tuple[str, ...], ...] = ()
 
     def largest_build_and_lookup_bytes(self) -> float:
         """The costliest measured layout built and then looking up every key (0 without
@@ -109,6 +117,10 @@ class Working:
     #: rings of the run's recipe it holds at once beside the run's own, each priced as the
     #: run's ring is (the more costly of generating and holding it)
     rings: int = 0
+    #: rings of the run's recipe it builds over its work, one after another (movement's
+    #: fleet after each operation), each priced at `RunShape.build_seconds`; at least
+    #: `rings`, which it builds too
+    builds: int = 0
 
 
 NOTHING_MORE = Working()
@@ -316,7 +328,8 @@ class MetricBase:
         """What measuring one sweep point adds to what the point holds, from the estimate
         methods above: while it works, its working bytes (`working`, asked when not given),
         its table's own work and the rings it builds beside the run's (each
-        `shape.point_bytes`); the seconds of its own work. It holds nothing once done
+        `shape.point_bytes`); the seconds of its own work and of the rings it builds (each
+        `shape.build_seconds`). It holds nothing once done
         (`Cost.held` is 0)."""
         if working is None:
             working = self.working(shape)
@@ -325,7 +338,11 @@ class MetricBase:
                                 self.estimated_seconds(options, servers))
                                if options is not None else (0.0, (0.0, "")))
         table = own + working.rings * shape.point_bytes
-        return Cost(peak=working.bytes + table, seconds=seconds,
+        builds = max(working.rings, working.builds)
+        rebuilt = builds * shape.build_seconds
+        if rebuilt > seconds:  # the rings it builds name its seconds
+            why = f"{builds:,} more build(s) of the run's recipe, each {shape.build_why}"
+        return Cost(peak=working.bytes + table, seconds=seconds + rebuilt,
                     why=f"[{self.name}] ({self.cost_fields})" if table else "",
                     why_seconds=f"[{self.name}]: {why}" if why else "")
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core import charts
+from harness.core.cost import Cost
 from harness.core.errors import ScenarioError
 from harness.core.fields import Fields
 from harness.core.servers import Server, fleet_servers
@@ -54,7 +55,7 @@ from harness.core.tables import (
     pct,
     text,
 )
-from harness.metrics.base import MetricBase, Reference, ScenarioView
+from harness.metrics.base import MetricBase, Reference, RunShape, ScenarioView, Working
 from harness.recipes.algorithms import get_algorithm
 from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT, points_for
@@ -222,6 +223,35 @@ class EquivalenceMetric(MetricBase):
         assert isinstance(options, EquivalenceOptions)
         points = max(options.max_points, options.against_max_points)
         return float((GENERATION_BYTES_PER_POINT + 8) * points)
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """Its bytes (`estimated_bytes`), and the seconds of every ring it builds, one
+        after another: on each fleet, the random recipe at each of its points per weight
+        and the run's recipe at each of its own, within their caps, each priced by its
+        algorithm's build (`Algorithm.estimated_build_seconds`)."""
+        found = super().cost(shape, servers, working)
+        options = shape.options.get(self.name)
+        if not isinstance(options, EquivalenceOptions) or not shape.algorithm:
+            return found
+        own = {**shape.params, "layout": NO_LAYOUT}
+        against = {"construction": "points", **options.against, "layout": NO_LAYOUT}
+        recipes = ((shape.algorithm, own, options.points_per_weight
+                    or (own.get("points_per_weight", 1),), options.max_points),
+                   ("ring", against, options.against_points_per_weight,
+                    options.against_max_points))
+        seconds = 0.0
+        for fleet in options.fleets:
+            members = fleet.server_list()
+            for name, params, sweep, cap in recipes:
+                for k in sweep:
+                    if sum(points_for(s.weight, k) for s in members) <= cap:
+                        seconds += get_algorithm(name).estimated_build_seconds(
+                            members, {**params, "points_per_weight": k})[0]
+        built = Cost(seconds=seconds, why_seconds=(
+            f"[{self.name}]: every ring of its sweeps built on {len(options.fleets)} "
+            "fleet(s) (fleets, points_per_weight, max_points, against)"))
+        return found + built
 
     @staticmethod
     def parse_options(table: Fields) -> EquivalenceOptions:

@@ -157,11 +157,14 @@ class MovementMetric(MetricBase):
 
     def working(self, shape: RunShape) -> Working:
         """The fleet after each operation, built beside the one before (its reference and
-        peers), a lookup of every key in it, and four arrays of owner numbers."""
+        peers), a lookup of every key in it, and four arrays of owner numbers; one build
+        of the recipe an operation (a removal a construction says how to make is not
+        rebuilt, and is priced as one all the same)."""
         if not shape.operations:
             return NOTHING_MORE
         return Working(shape.reference_bytes + shape.peer_bytes
-                       + shape.largest_lookup_bytes() + 4 * 8.0 * shape.keys)
+                       + shape.largest_lookup_bytes() + 4 * 8.0 * shape.keys,
+                       builds=shape.operations)
 
     def measure(self, context: RunContext) -> list[Movement]:
         records = []

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from harness.core import charts
+from harness.core.cost import Cost
 from harness.core.errors import ParityError, ScenarioError
 from harness.core.fields import Fields
 from harness.core.machine import available_memory_bytes
@@ -44,7 +45,7 @@ from harness.metrics.base import (
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.constructions.generator import GENERATION_BYTES_PER_POINT
 from harness.recipes.layouts import LAYOUTS
-from harness.recipes.layouts.costs import layout_cost
+from harness.recipes.layouts.costs import build_seconds_per_entry, layout_cost
 
 if TYPE_CHECKING:
     from harness.core.model import Result
@@ -57,6 +58,12 @@ RESIDENT_BYTES_PER_ENTRY = 14
 SAMPLE_WHEN_TOO_BIG = 8
 #: the fleet's points while its rings are filtered from them: one packed word each
 FLEET_BYTES_PER_POINT = 8
+
+
+#: seconds a ring entry takes to be filtered from the fleet's points: 15 ns measured in
+#: the committed results/process-cloudflare-6gb.json (rings_s 11.3 s for 753M entries),
+#: with a margin of 1.5
+FILTER_SECONDS_PER_ENTRY = 25e-9
 
 
 @dataclass(frozen=True)
@@ -181,6 +188,34 @@ class ProcessMetric(MetricBase):
         return Working(float(FLEET_BYTES_PER_POINT * shape.entries + shape.ring_array_bytes
                              + layouts + GENERATION_BYTES_PER_POINT * shape.entries
                              + shape.reference_bytes))
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """`MetricBase.cost`, and the seconds of its rings: the fleet's points generated
+        once and one ring built afresh to compare (each a build of the run's recipe), and
+        every ring of an eligibility set filtered from those points and built in each of
+        `process.layouts` (all of them priced, a sample or not). A ring holds the points of
+        the servers with its set, so the rings' entries are the ring's, each server's
+        share counted once for every set it holds."""
+        found = super().cost(shape, servers, working)
+        options = shape.options.get(self.name)
+        if not isinstance(options, ProcessOptions) or len(shape.capabilities) != len(servers):
+            return found
+        sets = [set(s) for s in eligibility_sets(shape.capabilities, options.eligibility)]
+        weight = sum(server.weight for server in servers)
+        # servers of one capability set are in the same rings: counted by set
+        shares: dict[frozenset[str], float] = {}
+        for server, held in zip(servers, shape.capabilities, strict=True):
+            shares[frozenset(held)] = shares.get(frozenset(held), 0.0) + server.weight / weight
+        rings_entries = shape.entries * sum(
+            share * sum(1 for needed in sets if needed <= held) for held, share in shares.items())
+        per_entry = FILTER_SECONDS_PER_ENTRY + sum(build_seconds_per_entry(name)
+                                                   for name in options.layouts)
+        seconds = 2 * shape.build_seconds + per_entry * rings_entries
+        return found + Cost(seconds=seconds, why_seconds=(
+            f"[{self.name}]: {len(sets):,} rings of {rings_entries:,.0f} entries in all, each "
+            f"built in {len(options.layouts)} layouts (process.eligibility, process.layouts, "
+            "the servers' capabilities)"))
 
     name: ClassVar[str] = "process"
     table: ClassVar[str] = "process"

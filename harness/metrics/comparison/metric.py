@@ -166,7 +166,8 @@ class ComparisonMetric(MetricBase):
 
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
         """Each recipe's own work on each fleet (its keys, its parity keys in plain Python),
-        and its three moves; the ring's generation is bounded by the memory estimate."""
+        and its three moves; and its four builds there, the fleet's and each move's
+        (`Algorithm.estimated_build_seconds`)."""
         assert isinstance(options, ComparisonOptions)
         parts: list[tuple[float, str]] = [(0.0, "")]
         for spec in options.fleets:
@@ -179,7 +180,11 @@ class ComparisonMetric(MetricBase):
                     fast_keys=4 * spec.keys + spec.zipf_requests
                     + (options.repeats + 1) * min(options.batch_keys, spec.keys),
                     plain_keys=spec.parity_keys)
-                parts.append((seconds, f"{why} (fleet of {spec.servers:,})"))
+                built, built_why = get_algorithm(recipe.algorithm).estimated_build_seconds(
+                    fleet, recipe.params)
+                if 4 * built > seconds:
+                    why = f"4 builds, each {built_why}"
+                parts.append((seconds + 4 * built, f"{why} (fleet of {spec.servers:,})"))
         return sum(s for s, _ in parts), max(parts)[1]
 
     def estimated_bytes(self, options: Any, servers: Sequence[Server]) -> float:

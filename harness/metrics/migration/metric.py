@@ -362,10 +362,7 @@ class MigrationMetric(MetricBase):
             return NOTHING_MORE
         if new_recipe(shape, options) is not None:  # priced by its own figures (`cost`)
             return NOTHING_MORE
-        old_points, new_points = shape.params.get("points_per_weight"), options.to.get(
-            "points_per_weight")
-        scale = (new_points / old_points if isinstance(old_points, int)
-                 and isinstance(new_points, int) and old_points > 0 else 1.0)
+        scale = _scale(shape, options)
         new_ring = scale * shape.reference_bytes
         if not isinstance(shape.options.get("process"), ProcessOptions):
             return Working(new_ring)
@@ -374,7 +371,8 @@ class MigrationMetric(MetricBase):
 
     def cost(self, shape: RunShape, servers: Sequence[Server],
              working: Working | None = None) -> Cost:
-        """The metric's own work, and a new recipe that is not the run's ring re-pointed
+        """The metric's own work, the run's ring re-pointed built once (its build's seconds
+        scaled as its points per weight go), or a new recipe that is not the run's ring
         (`new_recipe`), priced by its algorithm on its own parameters (`recipe_cost`: a
         Maglev table of 400,000,009 slots, a DxHash of 2e8), held while the metric works,
         with the seconds of routing the universe through it."""
@@ -382,8 +380,13 @@ class MigrationMetric(MetricBase):
         options = shape.options.get(self.name)
         recipe = (new_recipe(shape, options) if isinstance(options, MigrationOptions)
                   and servers else None)
-        if recipe is None or not isinstance(options, MigrationOptions):
+        if not isinstance(options, MigrationOptions):
             return own
+        if recipe is None:  # the run's ring re-pointed (or a peer): built once, as it grows
+            rebuilt = 0.0 if "peer" in options.to else _scale(shape, options) * shape.build_seconds
+            return own + Cost(seconds=rebuilt, why_seconds=(
+                f"[{self.name}]: migration.to's ring built, {shape.build_why}"
+                if rebuilt else ""))
         name, params = recipe
         # routed by its reference (`sides.SortedKeys.owners`), which it holds too
         built = recipe_cost(name, params, [servers], keys=options.universe, builds=1,
@@ -782,3 +785,12 @@ def changes(algorithm: str, params: dict[str, Any], m: Migration) -> str:
 def _bytes(value: int | None) -> str:
     """A side's bytes, or that a peer does not say them (it answers no MEMORY)."""
     return "unknown (the peer does not say)" if value is None else kib(value).text
+
+
+def _scale(shape: RunShape, options: MigrationOptions) -> float:
+    """The new ring's size over the run's: as their points per unit weight go (1 where `to`
+    leaves them, or names another algorithm)."""
+    old_points, new_points = shape.params.get("points_per_weight"), options.to.get(
+        "points_per_weight")
+    return (new_points / old_points if isinstance(old_points, int)
+            and isinstance(new_points, int) and old_points > 0 else 1.0)

@@ -309,15 +309,16 @@ class ReplicationMetric(MetricBase):
         return seconds, f"{options.objects:,} objects of {options.copies} copies"
 
     def working(self, shape: RunShape) -> Working:
-        """The ring rebuilt for the failure, then for the join: one at a time; on a ring,
+        """The ring rebuilt for the failure, then for the join: one at a time (two builds);
+        on a ring,
         two per-point tables of R uint16 alive at once (before, and after the change);
         with data centres, also the ring's owners as a Python list while the walk is
         tabled (a list slot and an int object: 40 bytes a token)."""
         options = shape.options.get(self.name)
         if not isinstance(options, ReplicationOptions) or not shape.ring_array_bytes:
-            return Working(rings=1)
+            return Working(rings=1, builds=2)
         walk = 40.0 * shape.entries if options.datacenters is not None else 0.0
-        return Working(2 * 2.0 * options.copies * shape.entries + walk, rings=1)
+        return Working(2 * 2.0 * options.copies * shape.entries + walk, rings=1, builds=2)
 
     def cost(self, shape: RunShape, servers: Sequence[Server],
              working: Working | None = None) -> Cost:

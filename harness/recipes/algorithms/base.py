@@ -104,11 +104,23 @@ class Algorithm(Protocol):
     def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:
-        """Seconds its own work takes beyond what every recipe pays (building a ring and
-        hashing keys, bounded by the memory estimate): `reference_keys` looked up by its
+        """Seconds its own work takes beyond its build (`estimated_build_seconds`) and
+        hashing keys (what every recipe pays): `reference_keys` looked up by its
         vectorised reference, `fast_keys` by its fastest form and `plain_keys` by its
         plain-Python reference; and what sets them. Checked against the run's time budget
         before any work (default: 0, nothing beyond)."""
+        ...
+
+    @classmethod
+    def estimated_build_seconds(cls, servers: Sequence[Server], params: dict[str, Any]
+                                ) -> tuple[float, str]:
+        """Seconds one `from_params` takes for these servers (a ring's points generated and
+        held in its own layout; an algorithm's tables filled), and what sets them; what
+        its reference builds on first use is priced by `estimated_seconds` where it is the
+        larger cost (Maglev's, anchor's, DxHash's plain tables). Checked against the run's
+        time budget before any work, once for every build a run makes (default:
+        `build_seconds_per_entry`, or `UNMEASURED_BUILD_SECONDS_PER_ENTRY` when it is None,
+        per estimated entry)."""
         ...
 
     @classmethod
@@ -221,9 +233,15 @@ class Algorithm(Protocol):
 #: pointer and int object for the reference, and the fast form's own table
 ALGORITHM_BYTES_PER_ENTRY = 64
 
+#: seconds a build takes per entry of an algorithm that does not say (a plugin's): a
+#: plain-Python table an entry, as the slowest of ours fill theirs (anchor's reference,
+#: 0.5 us a slot)
+UNMEASURED_BUILD_SECONDS_PER_ENTRY = 1e-6
+
 #: the members of `Algorithm` with a default in `Routing`
 DEFAULTS: tuple[str, ...] = (
     "from_params", "removal_problem", "metric_problem", "estimated_seconds",
+    "estimated_build_seconds",
     "estimated_bytes", "estimated_client_bytes", "ring",
     "construction", "route_one", "reset", "slot_counts", "without", "rebalanced")
 
@@ -270,6 +288,11 @@ class Routing:
     construction: Construction | None = None
     #: no one-call route: the comparison times no "(route)" row
     route_one: Callable[[bytes], int] | None = None
+    #: seconds `from_params` takes per estimated entry, measured by
+    #: benchmarks/build_rates.py (each algorithm says where); None: not measured, priced at
+    #: `UNMEASURED_BUILD_SECONDS_PER_ENTRY` (tests/unit/test_build_prices.py requires every
+    #: registered algorithm of ours to say)
+    build_seconds_per_entry: ClassVar[float | None] = None
 
     def hash_keys(self, keys: Sequence[bytes]) -> npt.NDArray[np.unsignedinteger]:
         raise NotImplementedError
@@ -303,6 +326,17 @@ class Routing:
                           plain_keys: int) -> tuple[float, str]:
         """0: nothing beyond the work every recipe does."""
         return 0.0, ""
+
+    @classmethod
+    def estimated_build_seconds(cls, servers: Sequence[Server], params: dict[str, Any]
+                                ) -> tuple[float, str]:
+        """`build_seconds_per_entry` per estimated entry (`UNMEASURED_BUILD_SECONDS_PER_ENTRY`
+        when it is None)."""
+        algorithm = cast("type[Algorithm]", cls)
+        rate = (UNMEASURED_BUILD_SECONDS_PER_ENTRY if cls.build_seconds_per_entry is None
+                else cls.build_seconds_per_entry)
+        entries = algorithm.estimated_entries(servers, params)
+        return rate * entries, f"{algorithm.name} builds {entries:,} entries"
 
     @classmethod
     def estimated_bytes(cls, servers: Sequence[Server], params: dict[str, Any]) -> float:

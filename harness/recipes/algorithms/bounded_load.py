@@ -87,7 +87,7 @@ from harness.core.params import Param, parse_params
 from harness.core.ring import Ring
 from harness.core.servers import Server
 from harness.recipes.algorithms.base import OneForm
-from harness.recipes.algorithms.ring import RingAlgorithm
+from harness.recipes.algorithms.ring import NO_LAYOUT, RingAlgorithm
 from harness.recipes.constructions import Construction
 
 DEFAULT_BALANCE_FACTOR = 125
@@ -128,6 +128,10 @@ def slots_telescoped(served: int, factor: int, weight: int, cumulative: int, tot
     """The same slots, written as the difference of two cumulative shares of `tot`."""
     tot = -(-(served + 1) * factor // 100)
     return max(1, ((cumulative + weight) * tot) // total - (cumulative * tot) // total)
+
+
+#: seconds a point of its ring takes to reach its C form, beyond the ring's own build
+COPY_SECONDS_PER_POINT = 100e-9
 
 
 class BoundedLoadAlgorithm(OneForm):
@@ -173,6 +177,17 @@ class BoundedLoadAlgorithm(OneForm):
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
         return RingAlgorithm.estimated_entries(servers, params)
+
+    @classmethod
+    def estimated_build_seconds(cls, servers: Sequence[Server], params: dict[str, Any]
+                                ) -> tuple[float, str]:
+        """Its ring's points built by their construction, with no layout, then copied into
+        its C form (158 ns a point in all at 1,000,000 points of the C-named `points`, 99
+        of them the points': benchmarks/build_rates.py, 2026-12-05, best of 2); the copy
+        priced at 100 ns a point."""
+        seconds, why = RingAlgorithm.estimated_build_seconds(
+            servers, {**params, "layout": NO_LAYOUT})
+        return seconds + COPY_SECONDS_PER_POINT * cls.estimated_entries(servers, params), why
 
     @classmethod
     def label_for(cls, params: dict[str, Any]) -> str:

@@ -47,6 +47,13 @@ def entries_of(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Serv
     return max(algorithm.estimated_entries(fleet, params) for fleet in fleets)
 
 
+def build_seconds(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]]
+                  ) -> tuple[float, str]:
+    """Seconds one build of the recipe takes on the first of `fleets`
+    (`Algorithm.estimated_build_seconds`), and what sets them."""
+    return get_algorithm(name).estimated_build_seconds(fleets[0], params)
+
+
 def generation_cost(params: dict[str, Any], entries: int, nodes: int = 1,
                     builds: int = 1) -> Cost:
     """Generating a ring's points: names C does not format, or a keyed hash (the C generator
@@ -106,9 +113,10 @@ def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Ser
     reference held; any other algorithm's built form, as a client builds it, with no
     plain-Python reference (`Algorithm.estimated_client_bytes`), or with its references
     when the caller routes by them (`references`: `Algorithm.estimated_bytes`); and
-    the seconds of `builds` builds, each routing `keys` keys by its fastest form (by its
-    reference with `references`; `Algorithm.estimated_seconds`, which prices a table's
-    filling). `why` names the fields that set it, for both texts."""
+    the seconds of `builds` builds (`Algorithm.estimated_build_seconds`), each routing
+    `keys` keys by its fastest form (by its reference with `references`;
+    `Algorithm.estimated_seconds`, which prices a reference's table filling). `why` names
+    the fields that set it, for both texts."""
     algorithm = get_algorithm(name)
     entries = entries_of(name, params, fleets)
     if "layout" in params:  # a ring: its widest hash, its own reference layout
@@ -123,4 +131,5 @@ def recipe_cost(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Ser
     seconds, _ = algorithm.estimated_seconds(
         largest, params, reference_keys=keys if references else 0,
         fast_keys=0 if references else keys, plain_keys=0)
+    seconds += algorithm.estimated_build_seconds(largest, params)[0]
     return replace(built, seconds=builds * seconds, why=why, why_seconds=why).whole()

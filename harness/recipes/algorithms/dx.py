@@ -95,6 +95,10 @@ class DxAlgorithm(FixedCapacity[c_dx.CDx, DxReference]):
     """DxHash over the servers, in configuration order."""
 
     name: ClassVar[str] = "dx"
+    #: a build: its C flags, an entry of 128 slots (5 ns an entry at 1,000,000 slots); the
+    #: plain-Python reference's flags are priced by `estimated_seconds`; measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 1e-6
     declared: ClassVar[tuple[Param, ...]] = (CAPACITY,)
     capacity_words = ("dx's", "slots")
 

@@ -39,6 +39,9 @@ class KafkaMurmur2Algorithm(OneForm):
     """Kafka's default partitioner over the servers, partition i being servers[i]."""
 
     name: ClassVar[str] = "kafka-murmur2"
+    #: a build: nothing but its servers (10 to 60 ns a server on 1,000); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 200e-9
 
     @classmethod
     def check_servers(cls, servers: Sequence[Server], params: dict[str, Any]) -> str | None:

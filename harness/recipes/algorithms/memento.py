@@ -100,6 +100,9 @@ class MementoAlgorithm(RemovesInPlace[c_memento.CMemento, MementoReference]):
     """MementoHash over the servers, in configuration order."""
 
     name: ClassVar[str] = "memento"
+    #: a build: its C form and reference (0.1 us a server on 1,000); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 200e-9
 
     def new_binding(self) -> c_memento.CMemento:
         return c_memento.CMemento(self.initial)

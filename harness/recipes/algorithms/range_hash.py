@@ -43,6 +43,10 @@ class RangeHashBinding(Protocol):
 class StatelessRangeHash(Buckets):
     """A stateless range hash over the servers, in configuration order."""
 
+    #: a build holds its servers alone (28 to 107 ns a server on 1,000, jump, jumpback,
+    #: binomial, fliphash and powerch: benchmarks/build_rates.py, 2026-12-05, best of 2)
+    build_seconds_per_entry: ClassVar[float | None] = 200e-9
+
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)
         self._c = self.binding(len(self._servers))

@@ -214,6 +214,10 @@ class RangePartition(OneForm):
     """Ordered key ranges cut at a sample's quantiles, placed by capped rendezvous."""
 
     name: ClassVar[str] = "range"
+    #: a build: nothing beyond sorting its sample, which `estimated_seconds` prices (84 ms
+    #: measured for 200,000 sample keys, priced 0.64 s there); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 0.0
     declared: ClassVar[tuple[Param, ...]] = (RANGE_KEYS, SAMPLE_NAME, SAMPLE_COUNT)
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any],

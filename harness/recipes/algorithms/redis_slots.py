@@ -88,6 +88,9 @@ class RedisSlotsAlgorithm(OneForm):
     """Redis Cluster's 16,384 key slots, shared among the servers as redis-cli does."""
 
     name: ClassVar[str] = "redis-slots"
+    #: a build: its 16,384 slots shared out (75 ns a slot); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 150e-9
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)

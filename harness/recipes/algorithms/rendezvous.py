@@ -143,6 +143,9 @@ class RendezvousAlgorithm(OneForm):
     """pymemcache's rendezvous hashing over the servers (no weights)."""
 
     name: ClassVar[str] = "rendezvous"
+    #: a build: each server's key table (132 us a server on 1,000 servers); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 200e-6
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)

@@ -50,6 +50,9 @@ class RendezvousScoreAlgorithm(OneForm):
     """Rendezvous over the servers with a declared score (no weights)."""
 
     name: ClassVar[str] = "rendezvous-score"
+    #: a build: each server's name encoded and scored (9 us a server on 1,000); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 15e-6
     #: a client's recipe, routed in plain Python: [comparison] measures it only when named
     compared_by_default: ClassVar[bool] = False
     declared: ClassVar[tuple[Param, ...]] = (

@@ -124,6 +124,9 @@ class WeightedRendezvousAlgorithm(OneForm):
     """mcrouter's weighted rendezvous hashing over the servers, in configuration order."""
 
     name: ClassVar[str] = "rendezvous-weighted"
+    #: a build: each server's scores' table (20 to 30 us a server on 1,000); measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 45e-6
 
     def __init__(self, servers: Sequence[Server], params: dict[str, Any]) -> None:
         super().__init__(servers, params)

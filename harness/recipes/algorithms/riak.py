@@ -66,6 +66,10 @@ class RiakAlgorithm(OneForm):
     """riak_core's ring of Q partitions, claimed by the servers as they join."""
 
     name: ClassVar[str] = "riak"
+    #: a build: its partitions claimed (66 us a partition, 1,024 on 64 servers); the
+    #: claim's growth with the servers is priced by `estimated_seconds`; measured by
+    #: benchmarks/build_rates.py (2026-12-05, best of 2, load average 3.9), with a margin
+    build_seconds_per_entry: ClassVar[float | None] = 100e-6
     declared: ClassVar[tuple[Param, ...]] = (
         Param("ring_creation_size", "int", 64,
               "partitions of the ring (Riak's ring_size: a power of 2, 8 to 1,024)",

@@ -30,8 +30,10 @@ from harness.core.stats import arc_shares
 from harness.recipes.algorithms.base import Algorithm, Routing, checked_keywords
 from harness.recipes.constructions import CONSTRUCTIONS, Construction, get_construction
 from harness.recipes.constructions.base import Rebalanced
+from harness.recipes.constructions.build_time import build_seconds as ring_build_seconds
 from harness.recipes.constructions.points import settle_hash_key
 from harness.recipes.layouts import LAYOUTS, Layout
+from harness.recipes.layouts.costs import build_seconds_per_entry
 
 #: the layout a ring is held in when none is named, by hash width
 DEFAULT_LAYOUT = {32: "numpy-aligned", 64: "numpy-aligned-64"}
@@ -135,6 +137,20 @@ class RingAlgorithm(Routing):
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
         return sum(cls.construction_of(params).point_counts(servers))
+
+    @classmethod
+    def estimated_build_seconds(cls, servers: Sequence[Server], params: dict[str, Any]
+                                ) -> tuple[float, str]:
+        """Its points built by its construction (`constructions.build_time`), then held in
+        its own layout (`layouts.costs.build_seconds_per_entry`); no run builds the
+        construction's plain-Python reference."""
+        counts = cls.construction_of(params).point_counts(servers)
+        entries = sum(counts)
+        seconds, why = ring_build_seconds(params, counts)
+        layout = params.get("layout", NO_LAYOUT)
+        if layout != NO_LAYOUT:
+            seconds += build_seconds_per_entry(layout) * entries
+        return seconds, why
 
     @classmethod
     def build(cls, servers: Sequence[Server], **params: Any) -> Self:

@@ -153,10 +153,11 @@ def hash_counts(weights: Sequence[float], minimum_ring_size: int,
     counts = []
     for weight in weights:
         target += scale * weight
-        taken = 0
-        while current < target:
-            taken += 1
-            current += 1
+        # Envoy's `while (current < target) { ++current; }`, one step at a time: `current`
+        # stays a whole number (exact in a double below 2**53, and the ring is at most
+        # 2**23), so the steps are as many as the whole numbers from it up to `target`.
+        taken = max(0, math.ceil(target) - int(current))
+        current += taken
         counts.append(taken)
     return math.ceil(scale), counts
 

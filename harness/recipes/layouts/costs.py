@@ -130,6 +130,38 @@ def layout_cost(name: str) -> LayoutCost:
     )
 
 
+#: seconds a layout's build takes per entry, by what it builds (`LayoutBase`'s traits):
+#: Python objects an entry (`object_entries`: tuples, 127 to 353 ns measured at 1,000,000
+#: and 100,000 entries), an index table beside the entries (`index_bits`: bucketed), or a
+#: flat array copied from the ring's. Rebuilt into the same memory (the best of three
+#: builds, `benchmarks/build_rates.py`, 2026-12-05, load average 4.3 on 2 shared cores) a
+#: flat array takes 0.1 to 0.7 ns and bucketed 1.2 to 4.7; built into fresh memory, as a
+#: run builds its rings, 3.1 to 8.3 ns and 3.3 (the committed
+#: results/process-cloudflare-6gb.json: 753M entries in each of three layouts). Priced at
+#: the most with a margin of 1.5 (the objects' garbage collection varies most).
+OBJECT_BUILD_SECONDS_PER_ENTRY = 500e-9
+INDEXED_BUILD_SECONDS_PER_ENTRY = 15e-9
+FLAT_BUILD_SECONDS_PER_ENTRY = 12.5e-9
+
+
+def build_seconds_per_entry(name: str) -> float:
+    """Seconds the named layout's build takes per entry."""
+    layout = LAYOUTS[name]
+    if layout.object_entries:
+        return OBJECT_BUILD_SECONDS_PER_ENTRY
+    if layout.index_bits:
+        return INDEXED_BUILD_SECONDS_PER_ENTRY
+    return FLAT_BUILD_SECONDS_PER_ENTRY
+
+
+def build_cost(names: Sequence[str], entries: int) -> Cost:
+    """The seconds of building each named layout once from a ring of `entries` points."""
+    seconds = sum(build_seconds_per_entry(name) for name in names) * entries
+    return Cost(seconds=seconds, why_seconds=(
+        f"measure.layouts: {', '.join(names)} built from {entries:,} points"
+        if seconds else ""))
+
+
 def calibration_cost(names: Sequence[str]) -> Cost:
     """The measured layouts tuned by measurement before their timing, at one sweep point
     (`bucketed_tuning.CALIBRATION_SECONDS` each; a tuning cache hit costs nothing)."""
