@@ -145,20 +145,20 @@ def named_results(text: str, results: Path) -> list[str]:
 LIST_ITEM = re.compile(r"\n(?=[ \t]{0,3}(?:[-*+]|\d+\.)[ \t])")
 
 
-def _blocks(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) offsets of each paragraph of `text`, each table row and list item
-    its own."""
+def _blocks(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, table header) of each paragraph of `text`, each table row and list
+    item its own; the header is a table row's first row, "" outside tables."""
     start = 0
     for chunk in re.split(r"(\n[ \t]*\n)", text):
         lines = chunk.strip("\n").splitlines()
         if chunk.strip() and all(line.lstrip().startswith("|") for line in lines):
             offset = start
             for line in chunk.splitlines(keepends=True):
-                yield offset, offset + len(line)
+                yield offset, offset + len(line), lines[0]
                 offset += len(line)
         elif chunk.strip():
             cuts = [0, *(m.start() + 1 for m in LIST_ITEM.finditer(chunk)), len(chunk)]
-            yield from ((start + a, start + b) for a, b in itertools.pairwise(cuts))
+            yield from ((start + a, start + b, "") for a, b in itertools.pairwise(cuts))
         start += len(chunk)
 
 
@@ -189,7 +189,7 @@ def figures_of(page: str, text: str, results: Path) -> list[Figure]:
     clean = prose_of(text)
     heads = [m.start() for m in HEADING.finditer(text)]
     page_sources = named_results(text, results)
-    for start, end in _blocks(clean):
+    for start, end, header in _blocks(clean):
         section_start = max([h for h in heads if h <= start], default=0)
         section_end = min([h for h in heads if h > start], default=len(text))
         own = named_results(text[start:end], results)
@@ -201,6 +201,9 @@ def figures_of(page: str, text: str, results: Path) -> list[Figure]:
             at = match.start()
             line = text.count("\n", 0, at) + 1
             exempt = _exemption(text, clean, start, end, at)
+            if not exempt and ESTIMATE.search(header):
+                # a table of the cost model's prices ("priced at"): each row a price
+                exempt = "estimate"
             approximate = APPROXIMATE.search(clean[max(start, at - 12):at]) is not None
             # a count or a share quotes a result only where one is named near it; a
             # measurement may quote any the page names

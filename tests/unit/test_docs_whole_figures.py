@@ -113,6 +113,16 @@ def test_the_exemptions(sources: Sources) -> None:
         assert stale(text, sources) == [], text
 
 
+def test_a_table_of_prices_is_the_cost_model(sources: Sources) -> None:
+    """A table whose header says its numbers are prices holds the cost model's rates; the
+    same row under a header of readings must come from a result."""
+    row = "| a `points` ring | 150 ns a point |\n"
+    assert stale("`results/demo.md`:\n\n| what is built | priced at |\n|---|---|\n" + row,
+                 sources) == []
+    assert stale("`results/demo.md`:\n\n| what is built | took |\n|---|---|\n" + row,
+                 sources) == ["150 ns"]
+
+
 def test_a_table_row_naming_a_result_has_only_its_own(sources: Sources) -> None:
     """A row quoting another row's result fails: other.md ran 250.0 s, demo.md 110.3 s."""
     table = ("| scenario | run |\n|---|---|\n"
