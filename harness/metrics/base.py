@@ -94,6 +94,12 @@ class RunShape:
     #: each server's capabilities, in the order of the servers (a process's rings are the
     #: servers holding each set of them)
     capabilities: tuple[tuple[str, ...], ...] = ()
+    #: timed rounds after the first (`measure.repeats`)
+    repeats: int = 0
+    #: forms measured (a ring's layouts, an algorithm's forms) and peers of ours: each
+    #: probed alone in a fresh process by the memory metric
+    forms: int = 0
+    peers: int = 0
 
     def largest_build_and_lookup_bytes(self) -> float:
         """The costliest measured layout built and then looking up every key (0 without

@@ -19,12 +19,14 @@ over the first `scalar_keys` of them. Each is counted after one warm-up pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from harness.core.cost import Cost
 from harness.core.tables import Answer, Cell, Section, Table, literal, number, text
 from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.callgrind import (
@@ -37,6 +39,7 @@ from harness.recipes.layouts import get_layout
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run, Subject
+    from harness.core.servers import Server
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -68,6 +71,21 @@ def _path(events: Any, keys: int, counted: str) -> PathCounts:
 CALLGRIND_PROCESS_BYTES = 160 * 2**20
 
 
+#: one probe's seconds under callgrind (valgrind starting, an interpreter importing the
+#: harness and numpy, the ring loaded, the layout built, every key looked up in a batch
+#: and `scalar_keys` one by one), all of it run about fifty times slower than natively.
+#: Measured by benchmarks/run_rates.py and by hand on 2026-12-05 (load average 0.7 to 2.6,
+#: best of 2): 1.9 to 2.8 s a probe at 100,000 entries, 20,000 keys and 2,000 scalar keys;
+#: 0.9 us more an entry (numpy-packed, 1,000,000 entries; cffi-packed none), 10 to 11 us
+#: more a batch key (200,000 keys), and a scalar key 311 to 352 us in a layout that looks
+#: up in Python (numpy-packed and -aligned, 20,463 instructions a key), 30 us in C
+#: (cffi-packed). Priced with a margin of 1.5.
+CALLGRIND_PROBE_SECONDS = 3.0
+CALLGRIND_SECONDS_PER_ENTRY = 1.5e-6
+CALLGRIND_SECONDS_PER_KEY = 18e-6
+CALLGRIND_SECONDS_PER_SCALAR_KEY = {True: 45e-6, False: 530e-6}  # scalar lookup in C?
+
+
 class CountsMetric(MetricBase):
     """Instructions and simulated D1/LL misses per key of every layout (callgrind)."""
     name: ClassVar[str] = "counts"
@@ -92,6 +110,22 @@ class CountsMetric(MetricBase):
         keys = shape.key_hash_bytes * shape.keys
         layout = shape.largest_build_and_lookup_bytes()
         return Working(CALLGRIND_PROCESS_BYTES + 3 * (shape.ring_array_bytes + keys + layout))
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """Its working bytes, and the seconds of its probes under callgrind, one for each
+        layout, one after another (`CALLGRIND_PROBE_SECONDS` and the rates below it)."""
+        scalar_keys = min(shape.scalar_keys, shape.keys)
+        seconds = sum(CALLGRIND_PROBE_SECONDS + CALLGRIND_SECONDS_PER_ENTRY * shape.entries
+                      + CALLGRIND_SECONDS_PER_KEY * shape.keys
+                      + CALLGRIND_SECONDS_PER_SCALAR_KEY[layout.scalar_in_c] * scalar_keys
+                      for layout in shape.layouts)
+        return super().cost(shape, servers, working) + Cost(
+            seconds=seconds, why_seconds=(
+                f"[{self.name}]: {len(shape.layouts)} layout(s) of {shape.entries:,} "
+                f"entries under callgrind, {shape.keys:,} keys and {scalar_keys:,} scalar "
+                "keys each (measure.layouts, keys.count, measure.scalar_keys)"
+                if seconds else ""))
 
     def measure(self, context: RunContext) -> dict[str, Counts]:
         ring = context.algorithm.ring

@@ -30,7 +30,7 @@ import json
 import sys
 import tempfile
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core import charts
+from harness.core.cost import Cost
 from harness.core.servers import Server
 from harness.core.tables import (
     Answer,
@@ -187,6 +188,15 @@ NAME_BYTES = 160
 MEMRAY_BYTES_PER_BLOCK = 128
 
 
+#: one probe's seconds: a fresh interpreter importing the harness, loading the ring and
+#: building one layout twice (memray's pass and tracemalloc's), then looking up every key.
+#: Measured by benchmarks/run_rates.py (2026-12-05, load average 0.7 to 2.6, best of 2):
+#: 0.3 s for each of numpy-aligned, cffi-packed and bucketed at 100,000 entries, 0.6 to
+#: 0.7 s at 10,000,000 (about 40 ns an entry); priced with a margin of 1.5
+PROBE_SECONDS = 0.45
+PROBE_SECONDS_PER_ENTRY = 60e-9
+
+
 class MemoryMetric(MetricBase):
     """Allocator-level bytes of each form and peer, each measured alone in a fresh process."""
     name: ClassVar[str] = "memory"
@@ -212,6 +222,21 @@ class MemoryMetric(MetricBase):
         if shape.peer_bytes:
             probe = max(probe, NAME_BYTES * shape.keys + 2 * shape.peer_bytes)
         return Working(max(shape.ring_array_bytes + keys, PROBE_PROCESS_BYTES + probe))
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """Its working bytes, and the seconds of its probes: one fresh process for each
+        form and each peer of ours, one after another, each building what it measures
+        (an algorithm's form as the run builds it, `shape.build_seconds`)."""
+        probes = shape.forms + shape.peers
+        seconds = probes * (PROBE_SECONDS + PROBE_SECONDS_PER_ENTRY * shape.entries)
+        if not shape.layouts:
+            seconds += shape.forms * shape.build_seconds
+        return super().cost(shape, servers, working) + Cost(
+            seconds=seconds, why_seconds=(
+                f"[{self.name}]: {probes} fresh process(es), each building one form or "
+                f"peer of {shape.entries:,} entries (measure.layouts, measure.peers)"
+                if seconds else ""))
 
     def measure(self, context: RunContext) -> dict[str, Memory]:
         workdir = Path(context.workdir)

@@ -11,11 +11,13 @@ Compare layouts as ratios of one run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core import charts
 from harness.core.calibration import Calibration
+from harness.core.cost import Cost
 from harness.core.tables import Answer, Cell, Section, Table, literal, ratio, text
 from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.calibration_tables import calibration_table
@@ -28,9 +30,11 @@ from harness.metrics.instruments.timing import (
     timing_cell,
 )
 from harness.recipes.layouts.bucketed_tuning import CALIBRATION_BYTES, Tunable
+from harness.recipes.layouts.costs import FLOOR_SECONDS_PER_KEY, lookup_cost
 
 if TYPE_CHECKING:  # the metric's interface; the measuring code needs none of these
     from harness.core.model import Result, Run
+    from harness.core.servers import Server
     from harness.metrics.context import RunContext, RunPlan, Scope
 
 
@@ -90,6 +94,23 @@ class ThroughputMetric(MetricBase):
         return Working(4.0 * shape.entries + shape.largest_lookup_bytes()
                        + SCALAR_KEY_BYTES * shape.scalar_keys * (len(shape.layouts) + 2)
                        + CALIBRATION_BYTES)
+
+    def cost(self, shape: RunShape, servers: Sequence[Server],
+             working: Working | None = None) -> Cost:
+        """Its working bytes, and the seconds of its rounds over a ring's layouts (the
+        first, untimed, included): every key in a batch and `scalar_keys` one by one in
+        each layout, priced by the layout's lookup rates, with the memory floor beside
+        them. An algorithm's rounds are priced by its own `estimated_seconds`
+        (`harness.run.estimate`)."""
+        rounds = shape.repeats + 1
+        lookups = lookup_cost(shape.layouts, shape.entries, rounds * shape.keys,
+                              rounds * shape.scalar_keys,
+                              f"[{self.name}]: {rounds} rounds of {shape.keys:,} keys in a "
+                              f"batch and {shape.scalar_keys:,} one by one in each of "
+                              f"measure.layouts, {shape.entries:,} entries")
+        floor = (rounds * shape.keys * FLOOR_SECONDS_PER_KEY) if shape.layouts else 0.0
+        return super().cost(shape, servers, working) + replace(
+            lookups, seconds=lookups.seconds + floor)
 
     def measure(self, context: RunContext) -> dict[str, Throughput]:
         calibrations: dict[str, Calibration] = {}

@@ -59,6 +59,7 @@ from harness.recipes.algorithms.cost import (
 from harness.recipes.algorithms.ring import NO_LAYOUT
 from harness.recipes.layouts.costs import build_cost as layout_build_cost
 from harness.recipes.layouts.costs import calibration_cost, layout_cost
+from harness.recipes.layouts.costs import lookup_cost as layout_lookup_cost
 from harness.recipes.peers.cost import foreign_cost as peers_foreign_cost
 from harness.recipes.peers.cost import foreign_routing_cost, peer_cost
 from harness.run.scenario import Recipe, Scenario
@@ -135,7 +136,10 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
                      build_seconds=max(build_seconds(recipe.algorithm, recipe.params, [fleet])[0]
                                        for fleet in fleets),
                      build_why=build_why,
-                     capabilities=tuple(scenario.ring_capabilities()))
+                     capabilities=tuple(scenario.ring_capabilities()),
+                     repeats=measure.repeats,
+                     forms=len(measure.forms),
+                     peers=len(measure.peers))
     metrics = [get_metric(name) for name in
                dict.fromkeys([*measure.metrics, *measure.options])]
     lookup = Cost(peak=shape.largest_lookup_bytes())
@@ -152,11 +156,17 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     point = replace(generation, why=why).then(point.whole() if point.why == why else point)
     # Parity routes every key through the reference and each form; the throughput rounds
     # time them again; every operation repeats the lot on the changed fleet.
+    # A ring's forms are its layouts, each priced by its own lookup rates: parity's batch
+    # of every key and scalar sample here, throughput's rounds by that metric's `cost`.
     rounds = 1 + len(scenario.operations)
+    sample = min(PLAIN_REFERENCE_KEYS, keys)
     routed = routing_cost(recipe.algorithm, recipe.params, servers,
                           reference_keys=rounds * keys,
-                          fast_keys=rounds * keys * (2 + measure.repeats),
-                          plain_keys=rounds * min(PLAIN_REFERENCE_KEYS, keys))
+                          fast_keys=0 if costs else rounds * keys * (2 + measure.repeats),
+                          plain_keys=rounds * sample)
+    routed += layout_lookup_cost(costs, entries, keys, sample,
+                                 f"parity: {keys:,} keys looked up in each of "
+                                 f"measure.layouts, {entries:,} entries")
     # Keys the table metrics route through the algorithm's reference, priced by it.
     for name, options in measure.options.items():
         lookups = get_metric(name).reference_lookups(options)

@@ -132,7 +132,8 @@ def test_the_estimate_prices_a_point_per_worker_and_shares_the_time(
     # Each point's lookups priced at 10 s, so that the shares are plain to read.
     monkeypatch.setattr(estimate_module, "routing_cost",
                         lambda *_a, **_k: Cost(seconds=10.0, why_seconds="lookups"))
-    # and their builds at nothing
+    # their layouts' parity lookups and builds at nothing
+    monkeypatch.setattr(estimate_module, "layout_lookup_cost", lambda *_a, **_k: Cost())
     monkeypatch.setattr(estimate_module, "build_seconds", lambda *_a, **_k: (0.0, ""))
     monkeypatch.setattr(estimate_module, "layout_build_cost", lambda *_a, **_k: Cost())
     alone, one, pooled, wide = (run_cost(scenario), run_cost(scenario, workers=1),

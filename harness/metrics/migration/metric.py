@@ -262,6 +262,15 @@ PEER_SIDE_BYTES_PER_BATCH_KEY = 256
 #: plain Python example peer about 3,000, uhashring asked key by key as much, the C
 #: library under 1,000)
 PEER_SIDE_NS_PER_OBJECT = 20_000
+#: ns the replay takes a request (the zipf stream drawn, each request's owner before and
+#: after, three replays through the C LRU model) and an object (its name formatted, hashed
+#: for the rollout and by each side's recipe, sorted and routed by a ring's reference):
+#: 130 and 625 measured by benchmarks/run_rates.py (4,000,000 requests over 100 servers of
+#: 5,000 objects, 1,000,000 objects; 2026-12-05, load average 0.7 to 2.6, best of 2), in
+#: line with the 4.4 to 4.8 CPU seconds the committed migration-120, tutorial-migration
+#: and migration-100k-to-10k record for 20,000,000 requests; priced with a margin of 1.5
+REPLAY_NS_PER_REQUEST = 200
+REPLAY_NS_PER_OBJECT = 1_000
 
 
 def _check_migration_peers(scenario: ScenarioView, options: MigrationOptions,
@@ -344,13 +353,19 @@ class MigrationMetric(MetricBase):
 
     def estimated_seconds(self, options: Any, servers: Sequence[Server]) -> tuple[float, str]:
         """A peer side routes every object of the universe through the peer (its library's
-        call, or batches through the pipe); a recipe side is priced with the run's keys."""
+        call, or batches through the pipe); a recipe side is priced with the run's keys; and
+        the replay of every request and the objects' names and routes."""
         assert isinstance(options, MigrationOptions)
-        if not options.peer_sides:
-            return 0.0, ""
-        seconds = options.peer_sides * options.universe * PEER_SIDE_NS_PER_OBJECT * 1e-9
-        return seconds, (f"the peer side routes each of universe = {options.universe:,} "
-                         "objects")
+        requests = options.warmup_requests + len(options.stages) * options.requests_per_stage
+        replay = (requests * REPLAY_NS_PER_REQUEST
+                  + options.universe * REPLAY_NS_PER_OBJECT) * 1e-9
+        peers = options.peer_sides * options.universe * PEER_SIDE_NS_PER_OBJECT * 1e-9
+        if peers > replay:
+            return replay + peers, (f"the peer side routes each of universe = "
+                                    f"{options.universe:,} objects")
+        return replay + peers, (f"{requests:,} requests replayed three ways over universe = "
+                                f"{options.universe:,} objects (warmup_requests, stages, "
+                                "requests_per_stage)")
 
     def working(self, shape: RunShape) -> Working:
         """The new recipe's ring of all servers, held throughout; with [process], each ring

@@ -33,7 +33,11 @@ from harness.recipes.constructions.base import Rebalanced
 from harness.recipes.constructions.build_time import build_seconds as ring_build_seconds
 from harness.recipes.constructions.points import settle_hash_key
 from harness.recipes.layouts import LAYOUTS, Layout
-from harness.recipes.layouts.costs import build_seconds_per_entry
+from harness.recipes.layouts.costs import (
+    NUMPY_FLAT_LOOKUPS,
+    build_seconds_per_entry,
+    lookup_rates,
+)
 
 #: the layout a ring is held in when none is named, by hash width
 DEFAULT_LAYOUT = {32: "numpy-aligned", 64: "numpy-aligned-64"}
@@ -41,6 +45,10 @@ DEFAULT_LAYOUT = {32: "numpy-aligned", 64: "numpy-aligned-64"}
 #: sorted arrays (for runs that measure the ring itself, where a layout would only cost
 #: memory: a 204.8M-point ring in tuples would take 30 GB)
 NO_LAYOUT = "none"
+#: seconds the plain-Python reference takes a key (`reference_lookup_many`: a bisect of
+#: a Python list a key); priced as the slowest Python lookup of the layouts' rates
+#: (tuples, 1.8 us at 16,777,216 entries, benchmarks/run_rates.py) with margin
+PLAIN_SECONDS_PER_KEY = 3e-6
 
 
 class ReferenceForm:
@@ -137,6 +145,22 @@ class RingAlgorithm(Routing):
     @classmethod
     def estimated_entries(cls, servers: Sequence[Server], params: dict[str, Any]) -> int:
         return sum(cls.construction_of(params).point_counts(servers))
+
+    @classmethod
+    def estimated_seconds(cls, servers: Sequence[Server], params: dict[str, Any], *,
+                          reference_keys: int, fast_keys: int,
+                          plain_keys: int) -> tuple[float, str]:
+        """Its lookups: the vectorised reference is numpy's search of the ring's sorted
+        arrays (priced as a numpy layout's batch), the fast form its own layout's batch,
+        the plain-Python reference a bisect a key (`PLAIN_SECONDS_PER_KEY`)."""
+        entries = cls.estimated_entries(servers, params)
+        layout = params.get("layout", NO_LAYOUT)
+        fast = (lookup_rates(layout) if layout != NO_LAYOUT else NUMPY_FLAT_LOOKUPS)
+        seconds = (reference_keys * NUMPY_FLAT_LOOKUPS.batch(entries)
+                   + fast_keys * fast.batch(entries) + plain_keys * PLAIN_SECONDS_PER_KEY)
+        keys = reference_keys + fast_keys + plain_keys
+        return seconds, (f"{keys:,} lookups in a ring of {entries:,} entries"
+                         if seconds else "")
 
     @classmethod
     def estimated_build_seconds(cls, servers: Sequence[Server], params: dict[str, Any]

@@ -11,6 +11,7 @@ tracemalloc cannot see, and their builds allocate nothing else.
 
 from __future__ import annotations
 
+import math
 import sys
 import tracemalloc
 from collections.abc import Sequence
@@ -44,6 +45,68 @@ class Line:
         return self.fixed + self.slope * n
 
 
+#: the ring sizes the lookup rates are priced at (`LookupRates`): in L1 and L2 caches, past
+#: the L2, and past the last level
+RATE_ENTRIES = (2**11, 2**16, 2**24)
+
+
+@dataclass(frozen=True)
+class LookupRates:
+    """Seconds a lookup takes per key, batch and scalar, priced at each of `RATE_ENTRIES`
+    and read between them on log2(entries) (a binary search's steps), carried on above
+    the largest size at the last slope and held at the smallest's below it."""
+
+    batch_at: tuple[float, float, float]
+    scalar_at: tuple[float, float, float]
+
+    @staticmethod
+    def _at(prices: tuple[float, float, float], entries: int) -> float:
+        steps = math.log2(max(entries, 1))
+        sizes = [math.log2(size) for size in RATE_ENTRIES]
+        if steps <= sizes[0]:
+            return prices[0]
+        # the segment the size falls in, the last one carried on above it
+        i = 0 if steps <= sizes[1] else 1
+        slope = (prices[i + 1] - prices[i]) / (sizes[i + 1] - sizes[i])
+        return prices[i] + slope * (steps - sizes[i])
+
+    def batch(self, entries: int) -> float:
+        return self._at(self.batch_at, entries)
+
+    def scalar(self, entries: int) -> float:
+        return self._at(self.scalar_at, entries)
+
+
+#: each kind of layout's lookups, priced from benchmarks/run_rates.py (2026-12-05 on the
+#: shared 2-core machine, load average 2.7 to 2.8; 200,000 random keys in one batch and
+#: 5,000 in a Python loop, as throughput's rounds time them; the best of 3 to 5 of each
+#: layout of the kind, the slowest layout's best) with a margin of 1.5. Measured, ns a key
+#: at 2,048, 65,536 and 16,777,216 entries, batch, then scalar: tuples 346, 943, 5,065;
+#: 318, 851, 1,808. The numpy layouts 50-51, 87-178, 828-1,472; 596-623, 786-1,638,
+#: 1,210-1,856. The cffi layouts 45, 155-181, 309-568; 57-61, 110-119, 241-678. Bucketed
+#: 2.2, 8.2, 14.3; 30, 41, 73.
+OBJECT_LOOKUPS = LookupRates((520e-9, 1.5e-6, 7.6e-6), (480e-9, 1.3e-6, 2.8e-6))
+INDEXED_LOOKUPS = LookupRates((4e-9, 15e-9, 25e-9), (45e-9, 65e-9, 110e-9))
+C_FLAT_LOOKUPS = LookupRates((70e-9, 270e-9, 850e-9), (90e-9, 180e-9, 1.0e-6))
+NUMPY_FLAT_LOOKUPS = LookupRates((80e-9, 270e-9, 2.25e-6), (940e-9, 2.5e-6, 2.8e-6))
+#: the memory floor throughput times beside the layouts, one random read a key (5.6 to
+#: 11.4 ns measured in results/hash-bits-32.json), with margin
+FLOOR_SECONDS_PER_KEY = 20e-9
+
+
+def lookup_rates(name: str) -> LookupRates:
+    """The named layout's lookup prices, by what it is made of (`LayoutBase`'s traits):
+    Python objects, an index table, C's search of a flat array, or numpy's."""
+    layout = LAYOUTS[name]
+    if layout.object_entries:
+        return OBJECT_LOOKUPS
+    if layout.index_bits:
+        return INDEXED_LOOKUPS
+    if layout.c_functions is not None:
+        return C_FLAT_LOOKUPS
+    return NUMPY_FLAT_LOOKUPS
+
+
 @dataclass(frozen=True)
 class LayoutCost:
     """A layout's memory as lines in its entries (and, for lookups, in the batch's keys)."""
@@ -63,6 +126,16 @@ class LayoutCost:
     #: hashes cost a point and a key, read here so that the estimate asks the layout's
     #: cost alone, not the registry beside it
     hash_bits: int = 64
+    #: what its lookups cost in time (`lookup_rates`)
+    lookups: LookupRates = NUMPY_FLAT_LOOKUPS
+    #: whether its scalar lookup runs in C (`c_functions`): a Python one runs about twelve
+    #: times as many instructions a key under callgrind
+    scalar_in_c: bool = False
+
+    def lookup_seconds(self, entries: int, batch_keys: int, scalar_keys: int) -> float:
+        """Seconds `batch_keys` looked up in batches and `scalar_keys` one by one take."""
+        return (batch_keys * self.lookups.batch(entries)
+                + scalar_keys * self.lookups.scalar(entries))
 
     def held_bytes(self, entries: int) -> float:
         return self.held.at(entries)
@@ -127,6 +200,8 @@ def layout_cost(name: str) -> LayoutCost:
         lookup_per_key=max(0.0, (lookup2 - lookup1) / (MANY_KEYS - FEW_KEYS)),
         blocks=Line.through(SMALL, blocks0, LARGE, blocks1),
         hash_bits=LAYOUTS[name].hash_bits,
+        lookups=lookup_rates(name),
+        scalar_in_c=LAYOUTS[name].c_functions is not None,
     )
 
 
@@ -160,6 +235,14 @@ def build_cost(names: Sequence[str], entries: int) -> Cost:
     return Cost(seconds=seconds, why_seconds=(
         f"measure.layouts: {', '.join(names)} built from {entries:,} points"
         if seconds else ""))
+
+
+def lookup_cost(costs: Sequence[LayoutCost], entries: int, batch_keys: int,
+                scalar_keys: int, why: str) -> Cost:
+    """The seconds of every layout in `costs` looking `batch_keys` up in batches and
+    `scalar_keys` one by one, in a ring of `entries` points; `why` names what sets them."""
+    seconds = sum(cost.lookup_seconds(entries, batch_keys, scalar_keys) for cost in costs)
+    return Cost(seconds=seconds, why_seconds=why if seconds else "")
 
 
 def calibration_cost(names: Sequence[str]) -> Cost:
