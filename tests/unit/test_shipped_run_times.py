@@ -21,6 +21,11 @@ FACTOR = 3.0
 #: what no estimate prices: the interpreter's start, imports, writing the result
 ALLOWANCE_S = 10.0
 
+def within_rule(measured: float, estimated: float) -> bool:
+    """Whether a run that took `measured` seconds kept to its estimate of `estimated`."""
+    return measured <= FACTOR * estimated + ALLOWANCE_S
+
+
 ESTIMATES: dict[str, dict[str, object]] = json.loads(FIXTURE.read_text())
 
 
@@ -48,12 +53,22 @@ def test_every_shipped_scenario_has_a_committed_result_or_is_named() -> None:
     assert len(RUN_SECONDS) > 40
 
 
+def test_the_rule_refuses_a_run_past_its_estimate() -> None:
+    """The check can fail: beyond-6-bytes' committed 63.2 s against its estimate before
+    throughput's lookups were priced (14.862 s) breaks it; the same run against 20 s does
+    not, nor a run of 9 s estimated at nothing (the allowance)."""
+    assert not within_rule(63.2, 14.862)
+    assert within_rule(63.2, 20.0)
+    assert within_rule(9.0, 0.0)
+    assert not within_rule(10.1, 0.0)
+
+
 @pytest.mark.parametrize("scenario", sorted(frozenset(ESTIMATES) - WITHOUT_RESULT))
 def test_committed_run_is_within_its_estimate(scenario: str) -> None:
     measured = RUN_SECONDS[scenario]
     estimated = ESTIMATES[scenario]["seconds"]
     assert isinstance(estimated, float | int)
-    assert measured <= FACTOR * estimated + ALLOWANCE_S, (
+    assert within_rule(measured, float(estimated)), (
         f"{scenario}: its committed run took {measured} s, more than {FACTOR:g} x its "
         f"estimated {estimated} s + {ALLOWANCE_S:g} s (estimate set by: "
         f"{ESTIMATES[scenario]['seconds_culprit']})")

@@ -1,0 +1,137 @@
+"""The prices of a run's work beyond its builds (benchmarks/run_rates.py measured them): a
+ring's lookups by the layout that answers them, the memory and callgrind probes, and
+`[migration]`'s replay. That the prices bound the committed runs is
+tests/unit/test_shipped_run_times.py's; here, that each follows what sets it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from harness.core.servers import fleet_servers
+from harness.metrics.base import RunShape
+from harness.metrics.counts import CountsMetric
+from harness.metrics.memory import PROBE_SECONDS, MemoryMetric
+from harness.metrics.migration.metric import MigrationMetric, MigrationOptions
+from harness.metrics.throughput import ThroughputMetric
+from harness.recipes.algorithms import get_algorithm
+from harness.recipes.layouts import LAYOUTS
+from harness.recipes.layouts.costs import (
+    C_FLAT_LOOKUPS,
+    INDEXED_LOOKUPS,
+    NUMPY_FLAT_LOOKUPS,
+    OBJECT_LOOKUPS,
+    RATE_ENTRIES,
+    LookupRates,
+    layout_cost,
+    lookup_rates,
+)
+
+RATES = [OBJECT_LOOKUPS, INDEXED_LOOKUPS, C_FLAT_LOOKUPS, NUMPY_FLAT_LOOKUPS]
+
+
+@pytest.mark.parametrize("rates", RATES)
+def test_lookup_rates_are_the_measured_prices_at_their_sizes_and_grow_between(
+        rates: LookupRates) -> None:
+    for i, size in enumerate(RATE_ENTRIES):
+        assert rates.batch(size) == pytest.approx(rates.batch_at[i])
+        assert rates.scalar(size) == pytest.approx(rates.scalar_at[i])
+    # held below the smallest size (a ring in cache), carried on above the largest
+    assert rates.batch(3) == rates.batch_at[0]
+    sizes = [2**bits for bits in range(8, 31)]
+    for read in (rates.batch, rates.scalar):
+        values = [read(size) for size in sizes]
+        assert values == sorted(values)
+        assert read(2**30) > read(2**24)
+
+
+def test_each_layout_is_priced_by_what_it_is_made_of() -> None:
+    assert lookup_rates("tuples") is OBJECT_LOOKUPS
+    assert lookup_rates("bucketed") is INDEXED_LOOKUPS
+    assert lookup_rates("cffi-packed") is C_FLAT_LOOKUPS
+    assert lookup_rates("numpy-aligned") is NUMPY_FLAT_LOOKUPS
+    for name, layout in LAYOUTS.items():
+        cost = layout_cost(name)
+        assert cost.lookups is lookup_rates(name)
+        assert cost.scalar_in_c == (layout.c_functions is not None)
+
+
+def _ring_shape(layouts: list[str], entries: int = 1_000_000, keys: int = 200_000,
+                repeats: int = 3) -> RunShape:
+    return RunShape(entries=entries, keys=keys, key_hash_bytes=4,
+                    ring_array_bytes=6.0 * entries, reference_bytes=14.0 * entries,
+                    layouts=tuple(layout_cost(name) for name in layouts), form_bytes=0.0,
+                    scalar_keys=5_000, peer_bytes=0.0, operations=0, repeats=repeats,
+                    forms=len(layouts))
+
+
+SERVERS = fleet_servers(10, (1.0,), "10.0.{i}.1:80")
+
+
+def test_throughput_prices_its_rounds_per_layout() -> None:
+    metric = ThroughputMetric()
+    one = metric.cost(_ring_shape(["cffi-packed"]), SERVERS)
+    two = metric.cost(_ring_shape(["cffi-packed", "numpy-aligned"]), SERVERS)
+    more_rounds = metric.cost(_ring_shape(["cffi-packed"], repeats=7), SERVERS)
+    larger = metric.cost(_ring_shape(["cffi-packed"], entries=16_000_000), SERVERS)
+    assert 0 < one.seconds < two.seconds
+    # 8 rounds against 4
+    assert more_rounds.seconds == pytest.approx(2 * one.seconds)
+    assert larger.seconds > one.seconds
+    assert "4 rounds of 200,000 keys" in one.why_seconds
+    # an algorithm's rounds are its own estimate's (no layouts here)
+    assert metric.cost(_ring_shape([]), SERVERS).seconds == 0
+
+
+def test_a_probe_process_per_form_and_peer() -> None:
+    metric = MemoryMetric()
+    shape = _ring_shape(["cffi-packed", "bucketed"])
+    two = metric.cost(shape, SERVERS).seconds
+    three = metric.cost(replace(shape, peers=1), SERVERS).seconds
+    assert two >= 2 * PROBE_SECONDS
+    assert three == pytest.approx(1.5 * two)
+    assert metric.cost(replace(shape, entries=10 * shape.entries), SERVERS).seconds > two
+
+
+def test_callgrind_prices_a_python_scalar_lookup_above_a_c_one() -> None:
+    metric = CountsMetric()
+    in_c = metric.cost(_ring_shape(["cffi-packed"]), SERVERS).seconds
+    in_python = metric.cost(_ring_shape(["numpy-packed"]), SERVERS).seconds
+    both = metric.cost(_ring_shape(["cffi-packed", "numpy-packed"]), SERVERS).seconds
+    assert 0 < in_c < in_python
+    assert both == pytest.approx(in_c + in_python)
+
+
+def test_the_migration_replay_grows_with_its_requests_and_objects() -> None:
+    metric = MigrationMetric()
+
+    def seconds(warmup: int = 2_000_000, per_stage: int = 1_000_000,
+                universe: int = 1_000_000) -> float:
+        options = MigrationOptions(to={"points_per_weight": 16}, warmup_requests=warmup,
+                                   requests_per_stage=per_stage, universe=universe)
+        return metric.estimated_seconds(options, SERVERS)[0]
+
+    base = seconds()
+    assert base > 0
+    assert seconds(warmup=4_000_000) > base
+    assert seconds(per_stage=2_000_000) > base
+    assert seconds(universe=2_000_000) > base
+    why = metric.estimated_seconds(MigrationOptions(to={"points_per_weight": 16}),
+                                   SERVERS)[1]
+    assert "requests replayed three ways" in why
+
+
+def test_a_ring_prices_its_lookups_by_its_own_layout() -> None:
+    ring = get_algorithm("ring")
+    params = {"construction": "points", "points_per_weight": 100_000, "hash": "blake2b-32"}
+
+    def seconds(layout: str, **keys: int) -> float:
+        counts = {"reference_keys": 0, "fast_keys": 0, "plain_keys": 0, **keys}
+        return ring.estimated_seconds(SERVERS, {**params, "layout": layout}, **counts)[0]
+
+    assert seconds("bucketed") == 0
+    assert seconds("bucketed", fast_keys=1_000) < seconds("numpy-aligned", fast_keys=1_000)
+    assert seconds("bucketed", reference_keys=1_000) == \
+        seconds("numpy-aligned", reference_keys=1_000) > 0
+    assert seconds("bucketed", plain_keys=1_000) > seconds("bucketed", fast_keys=1_000)
