@@ -4,7 +4,8 @@ most 3x the estimated seconds plus a fixed allowance (`harness.run.estimate`'s r
 committed results record ("run took N s", `Result.duration_s`), measured on other days and
 at other loads, which is what the factor of 3 is for; the estimates are the committed ones
 (tests/fixtures/shipped_estimates.json, held to the cost model by
-tests/unit/test_shipped_estimates.py)."""
+tests/unit/test_shipped_estimates.py). And no scenario whose run fit the default
+`--max-minutes` is estimated past it, which would refuse it by default."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 import pytest
 
 from harness.report.results import load_result
+from harness.run.estimate import DEFAULT_MAX_MINUTES
 from tests.paths import ROOT
 from tests.shipped_estimates import FIXTURE
 
@@ -72,3 +74,15 @@ def test_committed_run_is_within_its_estimate(scenario: str) -> None:
         f"{scenario}: its committed run took {measured} s, more than {FACTOR:g} x its "
         f"estimated {estimated} s + {ALLOWANCE_S:g} s (estimate set by: "
         f"{ESTIMATES[scenario]['seconds_culprit']})")
+
+
+@pytest.mark.parametrize("scenario", sorted(frozenset(ESTIMATES) - WITHOUT_RESULT))
+def test_a_shipped_scenario_is_not_refused_by_the_default_budget(scenario: str) -> None:
+    """A scenario whose committed run fit the default --max-minutes is estimated within it:
+    an estimate past it would refuse, by default, a run that takes far less."""
+    estimated = ESTIMATES[scenario]["seconds"]
+    assert isinstance(estimated, float | int)
+    if RUN_SECONDS[scenario] <= 60 * DEFAULT_MAX_MINUTES:
+        assert estimated <= 60 * DEFAULT_MAX_MINUTES, (
+            f"{scenario}: estimated at {estimated} s, past the default --max-minutes "
+            f"{DEFAULT_MAX_MINUTES:g}, though its committed run took {RUN_SECONDS[scenario]} s")
