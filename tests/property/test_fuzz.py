@@ -43,7 +43,13 @@ GOOD: dict[str, dict[str, list[Any]]] = {
              "distribution": ["uniform", "zipf"], "seed": [1, 7]},
     "measure": {"layouts": [["numpy-packed"], ["cffi-packed", "bucketed"]],
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
-                "repeats": [1], "scalar_keys": [10], "peers": [["uhashring"]]},
+                "repeats": [1], "scalar_keys": [10],
+                # a known client claimed by name (its recipe checked against the peer on
+                # every key, not held to it), and a name no known client has
+                "peers": [["uhashring"], *([{
+                    "command": ["python3", str(ROOT / "peers" / "python" / "ketama_peer.py")],
+                    "name": "k", "exact": False, "routes_like": {"client": client}}]
+                    for client in ("npm hashring", "nope"))]},
 }
 #: tables that turn a metric on when present: drawn now and then, always small
 OPTIONAL: dict[str, dict[str, list[Any]]] = {

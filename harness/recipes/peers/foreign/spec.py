@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from harness.core.fields import Fields
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.constructions.known_clients import OTHER_CLIENTS
 
 #: seconds a peer may take to answer one request before it is stopped
 DEFAULT_TIMEOUT_S = 60.0
@@ -158,10 +159,24 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
 
 
 def _routes_like(table: Fields) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The recipe the peer claims to route like, checked as the recipe's own table is."""
+    """The recipe the peer claims to route like, checked as the recipe's own table is; or
+    a known client by name (`client = "npm hashring"`, `known_clients.OTHER_CLIENTS`), which
+    stands for its recipe and takes no other field."""
     inner = table.take_table("routes_like")
     if not inner.table:
         return None, {}
+    if inner.has("client"):
+        client = inner.take_choice("client", list(OTHER_CLIENTS))
+        for key in inner.table:  # the client's recipe is its own: no field beside the name
+            if key != "client":
+                raise inner.error(key, f"absent beside client (the recipe is {client}'s)",
+                                  inner.table[key])
+        inner.finish()
+        _, algorithm_name, stated = OTHER_CLIENTS[client]
+        params = Fields(inner.file, inner.path, dict(stated), declares=False)
+        checked = get_algorithm(algorithm_name).parse_params(params)
+        params.finish()
+        return {"algorithm": algorithm_name, "client": client, **stated}, checked
     algorithm = get_algorithm(inner.take_choice("algorithm", list(ALGORITHMS), "ring"))
     rest = inner.take_rest()
     params = Fields(inner.file, inner.path, rest, declares=False)
