@@ -25,8 +25,8 @@ layouts = ["numpy-packed"]
 metrics = ["balance"]
 repeats = 1
 scalar_keys = 10
-peers = [{{ command = ["python3", "peers/python/ketama_peer.py"], name = "k",
-           routes_like = {routes_like} }}]
+peers = [{{ command = ["python3", "peers/python/ketama_peer.py"], name = "k", """ \
+    """routes_like = {routes_like} }}]
 """
 
 
