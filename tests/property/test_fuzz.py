@@ -63,7 +63,11 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                  "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
     # two recipes of ours as clients, on fleets of a few servers (every state routes every key)
     "clients": {"recipes": [[{"name": "a", "construction": "libketama"},
-                             {"name": "b", "construction": "nginx"}]],
+                             {"name": "b", "construction": "nginx"}],
+                            # a known client by name, and a name no known client has
+                            *([{"name": "a", "construction": "libketama"},
+                               {"name": "b", "client": client}]
+                              for client in ("npm hashring", "nope"))],
                 "fleets": [[{"servers": 3}],
                            [{"servers": 4, "weights": [1, 2], "remove": "10.0.1.1:11211",
                              "add": "new:1", "label": "x|\n<y>"}]]},
