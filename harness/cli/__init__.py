@@ -278,7 +278,9 @@ def _parser() -> argparse.ArgumentParser:
                           help="the servers in client order: a TOML file of [[servers]] "
                                "name and weight, or a CSV of name[,weight]")
     identify.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
-                          help="refuse, before any work, a search estimated to take longer "
+                          help="the time budget, held before each stage of the search: a "
+                               "stage whose estimate, added to those of the stages run, is "
+                               "longer is refused before it starts (exit 2) "
                                f"(default {DEFAULT_MAX_MINUTES:g})")
     identify.add_argument("--out", type=Path, help="also write the report to this file")
     identify.add_argument("--seed", type=_seed, action="append", default=[],

@@ -12,8 +12,8 @@ Two implementations of one rule, cross-checked by tests/unit/test_cache_model.py
 Speed, on one stream: 10M requests drawn zipf (exponent 1) over 1M keys, each key on
 one of 100 servers, 10,000 objects per server (miss ratio 7.6%).
 measured: 0.3 to 0.5 s for 10M requests on this machine in most runs, up to 1.5 s while
-other work loaded its two shared cores (load average 6). tests/unit/test_cache_model.py
-replays the same stream and fails past 10 s.
+other work loaded its two shared cores (load average 6); `benchmarks/lru_replay.py` times
+it (tests/unit/test_cache_model.py checks its miss ratio, not its speed).
 
 Why C rather than a library: every Python LRU pays interpreter work per request.
 cachetools.LRUCache (8.0.2) is pure Python: 5.5 to 6 s for the first 1M requests of
@@ -130,3 +130,17 @@ def lru_misses_reference(
                 cache.popitem(last=False)
             missed.append(True)
     return np.array(missed, dtype=np.bool_)
+
+
+def speed_stream(
+    requests: int, universe: int, n_servers: int, seed: int
+) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint32]]:
+    """The stream this module's speed is quoted on: (servers, keys), popularity of the key
+    of rank r proportional to 1/r, ranks placed on random keys, each key always on the
+    same server (as a ring would place it)."""
+    rng = np.random.default_rng(seed)
+    popularity = 1.0 / np.arange(1, universe + 1, dtype=np.float64)
+    ranks = rng.choice(universe, size=requests, p=popularity / popularity.sum())
+    keys = rng.permutation(universe).astype(np.uint32)[ranks]
+    servers = (keys.astype(np.uint64) * 2654435761 % 2**32 % n_servers).astype(np.uint16)
+    return servers, keys

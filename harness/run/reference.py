@@ -28,6 +28,7 @@ from harness.metrics.registry import get_metric, table_metrics
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.algorithms.ring import RingAlgorithm
 from harness.recipes.constructions import CONSTRUCTIONS
+from harness.recipes.constructions.known_clients import OTHER_CLIENTS
 from harness.run.scenario import parse_scenario
 
 #: the scenario's own tables, in the order the page gives them, with what each is for;
@@ -45,6 +46,8 @@ OWN_TABLES: dict[str, str] = {
     "measure.peers[]": "A foreign peer in `measure.peers`: a shared library behind the C "
                        "ABI, or a command behind the process protocol "
                        "([foreign peers](../guide/foreign-peers.md)).",
+    "measure.peers[].routes_like": "The recipe of ours the peer claims to route like: a "
+                                   "recipe's table, or a known client by name.",
     "operations[]": "One change to the fleet (an `[[operations]]` entry): which keys move.",
     "gate": "The thresholds `ring-harness gate` judges a change by: the largest ratio, new "
             "over old, each figure may reach ([gate your ring](../guide/gate-your-ring.md)).",
@@ -55,7 +58,10 @@ OWN_FREE_FORM: dict[str, str] = {
     "servers.capabilities": "any capability name, set to the share of servers (0 to 1) "
                             "drawn to hold it",
     "measure.peers[].routes_like": "`algorithm` (default `\"ring\"`) and that recipe's "
-                                   "parameters, as in `[generator]` or `[algorithm]`",
+                                   "parameters, as in `[generator]` or `[algorithm]`; or "
+                                   "`client`, a known client's name alone ("
+                                   + ", ".join(f'`"{name}"`' for name in OTHER_CLIENTS)
+                                   + "), standing for its recipe",
 }
 
 #: branches the shipped scenarios leave out, each a small valid scenario (a table metric

@@ -43,7 +43,13 @@ GOOD: dict[str, dict[str, list[Any]]] = {
              "distribution": ["uniform", "zipf"], "seed": [1, 7]},
     "measure": {"layouts": [["numpy-packed"], ["cffi-packed", "bucketed"]],
                 "metrics": [["balance"], ["collisions", "load"], ["movement"]],
-                "repeats": [1], "scalar_keys": [10], "peers": [["uhashring"]]},
+                "repeats": [1], "scalar_keys": [10],
+                # a known client claimed by name (its recipe checked against the peer on
+                # every key, not held to it), and a name no known client has
+                "peers": [["uhashring"], *([{
+                    "command": ["python3", str(ROOT / "peers" / "python" / "ketama_peer.py")],
+                    "name": "k", "exact": False, "routes_like": {"client": client}}]
+                    for client in ("npm hashring", "nope"))]},
 }
 #: tables that turn a metric on when present: drawn now and then, always small
 OPTIONAL: dict[str, dict[str, list[Any]]] = {
@@ -57,7 +63,11 @@ OPTIONAL: dict[str, dict[str, list[Any]]] = {
                  "repeats": [1], "scalar_keys": [10], "batch_keys": [100], "memory": [False]},
     # two recipes of ours as clients, on fleets of a few servers (every state routes every key)
     "clients": {"recipes": [[{"name": "a", "construction": "libketama"},
-                             {"name": "b", "construction": "nginx"}]],
+                             {"name": "b", "construction": "nginx"}],
+                            # a known client by name, and a name no known client has
+                            *([{"name": "a", "construction": "libketama"},
+                               {"name": "b", "client": client}]
+                              for client in ("npm hashring", "nope"))],
                 "fleets": [[{"servers": 3}],
                            [{"servers": 4, "weights": [1, 2], "remove": "10.0.1.1:11211",
                              "add": "new:1", "label": "x|\n<y>"}]]},

@@ -50,10 +50,13 @@ def npm_hashring_traits() -> dict[str, Any]:
 
 
 def test_hashring_js_claims_the_npm_hashring_traits() -> None:
-    """The scenario's claim is the known client's recipe, parameter for parameter."""
+    """The scenario's claim is the known client, by name: its recipe, parameter for
+    parameter."""
     spec = next(p for p in SCENARIO.measure.foreign_peers if p.name == "hashring-js")
     assert spec.exact and spec.routes_like is not None
-    stated = {k: v for k, v in spec.routes_like.items() if k not in ("algorithm", "construction")}
+    assert spec.routes_like["client"] == "npm hashring"
+    stated = {k: v for k, v in spec.routes_like.items()
+              if k not in ("algorithm", "construction", "client")}
     assert spec.routes_like["construction"] == "points"
     assert stated == npm_hashring_traits()
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from harness.apps.identify.observations import Observations
-from harness.apps.identify.search import MAX_FORMS, RING_SIZES, Found, Search, Space
+from harness.apps.identify.search import MAX_FORMS, RING_SIZES, STAGES, Found, Search, Space
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
 
@@ -20,7 +20,7 @@ SHOWN = 5
 MISSED_SHOWN = 5
 
 
-def render_space(observations: Observations, space: Space) -> str:
+def render_space(observations: Observations, space: Space, max_minutes: float) -> str:
     cost = space.cost
     return (f"identify: {len(observations.keys):,} observed keys on "
             f"{len(observations.servers):,} servers ({observations.routing_file}, "
@@ -35,7 +35,14 @@ def render_space(observations: Observations, space: Space) -> str:
             f"{' bytes' if space.truncations else ''} and ring sizes "
             f"{', '.join(map(power_text, RING_SIZES))} as the observations show them; "
             f"at most {cost.seconds:,.0f} s and {cost.peak / 2**20:,.0f} MiB estimated "
-            f"({cost.why_seconds})")
+            f"({cost.why_seconds})\n"
+            f"stages, estimated: {stage_text(space)}; each starts only while the estimates "
+            f"of the stages run and its own fit --max-minutes {max_minutes:g}, and the "
+            "stages after rendezvous only while no candidate reproduces every key")
+
+
+def stage_text(space: Space) -> str:
+    return ", ".join(f"{STAGES[stage]} {seconds:,.1f} s" for stage, seconds in space.stages)
 
 
 def power_text(value: int) -> str:
@@ -86,7 +93,7 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def render(observations: Observations, space: Space, search: Search,
-           checked: list[tuple[Found, float]]) -> str:
+           checked: list[tuple[Found, float]], max_minutes: float | None = None) -> str:
     lines = []
     matches = [(f, a) for f, a in checked if a == 1.0]
     if matches:
@@ -112,6 +119,10 @@ def render(observations: Observations, space: Space, search: Search,
                  f"{search.seconds:,.1f} s"
                  + (f"; rings searched up to hash {search.stopped_after}"
                     if search.stopped_after else ""))
+    if search.skipped:
+        budget = f" --max-minutes {max_minutes:g}" if max_minutes is not None else " budget"
+        lines.append(f"not searched, over the{budget} with a recipe already found: "
+                     + ", ".join(STAGES[stage] for stage in search.skipped))
     return "\n".join(lines) + "\n"
 
 

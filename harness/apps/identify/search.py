@@ -35,6 +35,9 @@ Order of the search, cheapest and likeliest first:
    again with every other key hash of their width (a client may hash keys otherwise than
    points).
 
+Each stage is priced on its own (`declare`, `Space.stages`), so the time budget can be held
+stage by stage (`budget.StageBudget`, passed to `run_search` as its `gate`).
+
 What it does not search: truncation lengths and ring sizes outside those lists, counts past
 `MAX_SWEPT_PER_WEIGHT` (or `SWEEP_NAMES` names in all), seeds of hashes other than
 MurmurHash3 and xxHash, and key truncation in rendezvous scores.
@@ -63,6 +66,12 @@ from harness.recipes.constructions.known_clients import OTHER_CLIENTS
 
 #: keys a candidate routes before it may route them all
 SAMPLE_KEYS = 96
+#: the stages of the search, in the order they run, each with what it tries (the module
+#: doc); a stage after the first runs only while no candidate reproduces every key, but for
+#: hash mod N and rendezvous, which always follow the shipped recipes
+STAGES = {"shipped": "shipped recipes and known clients", "modulo": "hash mod N",
+          "rendezvous": "rendezvous", "rings": "rings of client traits",
+          "counts": "points off the ladder", "key hashes": "other key hashes"}
 #: candidates kept, with their owners, for the ranking and the explanation of a partial match
 KEPT = 12
 #: point-name templates tried, the common ones first
@@ -146,6 +155,8 @@ class Search:
     tried: int = 0
     seconds: float = 0.0
     stopped_after: str = ""
+    #: stages of `STAGES` not run (over the time budget, a match already in hand)
+    skipped: tuple[str, ...] = ()
 
     @property
     def matches(self) -> list[Found]:
@@ -164,6 +175,9 @@ class Space:
     cost: Cost
     truncations: tuple[int, ...] = ()
     swept: int = 0
+    #: each stage of `STAGES` with its estimated seconds, in the order they run; they sum
+    #: to `cost.seconds`
+    stages: tuple[tuple[str, float], ...] = ()
 
     @property
     def rings(self) -> int:
@@ -397,26 +411,40 @@ def declare(observations: Observations, seeds: Sequence[int] = ()) -> Space:
     forms = (1 + len(cuts)) * (1 + len(RING_SIZES))
     swept_per_weight, swept_names = sweep_size(servers)
     swept_vectors = swept_per_weight * len(WEIGHT_ROUNDINGS)
-    seconds = (
-        len(shipped) * keys * SECONDS_PER_KEY_HASH * 2
-        + hash_count * keys * SECONDS_PER_KEY_HASH
-        # hash mod N with cut keys: the sample, then every key of each (hash, cut)
-        + hash_count * len(cuts) * (SAMPLE_KEYS + keys) * SECONDS_PER_KEY_HASH
-        + len(rendezvous) * len(servers) * (SAMPLE_KEYS + keys / 10) * SECONDS_PER_SCORE
+    other_hashes = max(sum(1 for f in TRAIT_HASHES.values() if f.bits == bits)
+                       for bits in {f.bits for f in TRAIT_HASHES.values()})
+    stage_seconds = {
+        "shipped": len(shipped) * keys * SECONDS_PER_KEY_HASH * 2,
+        # every key hashed once a hash; with cut keys: the sample, then every key of each
+        # (hash, cut)
+        "modulo": hash_count * keys * SECONDS_PER_KEY_HASH
+        + hash_count * len(cuts) * (SAMPLE_KEYS + keys) * SECONDS_PER_KEY_HASH,
+        "rendezvous": len(rendezvous) * len(servers) * (SAMPLE_KEYS + keys / 10)
+        * SECONDS_PER_SCORE,
         # key forms: cut keys of the structure sample hashed, every form sorted, and the
-        # chosen forms of each hash hashed for every key
-        + hash_count * len(cuts) * structure_keys * SECONDS_PER_KEY_HASH
+        # chosen forms of each hash hashed for every key; then the rings
+        "rings": hash_count * len(cuts) * structure_keys * SECONDS_PER_KEY_HASH
         + hash_count * forms * structure_keys * SECONDS_PER_SORTED_KEY
         + hash_count * MAX_FORMS * keys * SECONDS_PER_KEY_HASH
         + names * SECONDS_PER_NAME
         + rings * (SECONDS_PER_RING + points_per_ring * SECONDS_PER_RING_POINT)
-        + lookups * SECONDS_PER_RING / 2
+        + lookups * SECONDS_PER_RING / 2,
         # the count sweep of the best rings: their names, the sweep, the counts tried
-        + KEY_HASH_RINGS * (swept_names * 4 * SECONDS_PER_NAME
-                            + swept_vectors * len(servers) * SECONDS_PER_COUNT
-                            + SAMPLE_KEYS * swept_vectors * len(servers) * SECONDS_PER_SWEPT
-                            + SWEPT_OFFERED * (SECONDS_PER_RING + keys * SECONDS_PER_KEY_HASH
-                                               + swept_names * 4 * SECONDS_PER_RING_POINT)))
+        "counts": KEY_HASH_RINGS * (swept_names * 4 * SECONDS_PER_NAME
+                                    + swept_vectors * len(servers) * SECONDS_PER_COUNT
+                                    + SAMPLE_KEYS * swept_vectors * len(servers)
+                                    * SECONDS_PER_SWEPT
+                                    + SWEPT_OFFERED * (SECONDS_PER_RING
+                                                       + keys * SECONDS_PER_KEY_HASH
+                                                       + swept_names * 4
+                                                       * SECONDS_PER_RING_POINT)),
+        # the best rings built again (their names hashed, as a scenario builds them) with
+        # every other key hash of their width, each routing every key
+        "key hashes": KEY_HASH_RINGS * other_hashes * (
+            points_per_ring * (SECONDS_PER_NAME + SECONDS_PER_RING_POINT) + SECONDS_PER_RING
+            + keys * SECONDS_PER_KEY_HASH),
+    }
+    seconds = sum(stage_seconds.values())
     # Held: each key hash of every key (8 bytes; and a cut form's of each hash), the kept
     # candidates' owners and the sample (8 bytes each), the keys. At work: one naming
     # scheme's points (4 a digest at most, 8 bytes each), its names (about 100 bytes each
@@ -439,7 +467,8 @@ def declare(observations: Observations, seeds: Sequence[int] = ()) -> Space:
         f"{len(schemes):,} ring naming schemes x {counts:,} count rules, "
         f"key truncations {len(cuts)} x ring sizes {len(RING_SIZES)} on {why}"))
     return Space(len(shipped), len(modulo), len(rendezvous), len(schemes), counts, cost,
-                 cuts, KEY_HASH_RINGS * swept_vectors)
+                 cuts, KEY_HASH_RINGS * swept_vectors,
+                 tuple((stage, stage_seconds[stage]) for stage in STAGES))
 
 
 def sweep_size(servers: Sequence[Server]) -> tuple[int, int]:
@@ -488,38 +517,58 @@ class Ranking:
         return found
 
 
+#: asked before each stage whether it runs: the stage, and whether some candidate already
+#: reproduces every key; it may also raise to stop the search (`budget.StageBudget`)
+Gate = Callable[[str, list[Found]], bool]
+
+
 def run_search(observations: Observations, progress: Callable[[str], None] | None = None,
-               seeds: Sequence[int] = ()) -> Search:
-    """The search of the module doc."""
+               seeds: Sequence[int] = (), gate: Gate | None = None) -> Search:
+    """The search of the module doc; `gate` decides before each stage whether it runs
+    (every stage runs that the search reaches, without one)."""
     start = time.perf_counter()
     observed = np.array(observations.owners, dtype=np.int64)
     ranking = Ranking(observed)
     keys = list(observations.keys)
     servers = list(observations.servers)
     say = progress or (lambda text: None)
+    skipped: list[str] = []
 
-    say("shipped recipes and known clients")
-    for candidate in shipped_candidates(servers):
-        algorithm = get_algorithm(candidate.algorithm).build(servers, **candidate.params)
-        ranking.offer(candidate, _fixed(algorithm.route(keys).astype(np.int64)))
+    def runs(stage: str) -> bool:
+        if gate is None or gate(stage, ranking.found):
+            return True
+        skipped.append(stage)
+        return False
+
+    def matched() -> bool:
+        return any(f.agreement == 1.0 for f in ranking.found)
+
+    if runs("shipped"):
+        say("shipped recipes and known clients")
+        for candidate in shipped_candidates(servers):
+            algorithm = get_algorithm(candidate.algorithm).build(servers, **candidate.params)
+            ranking.offer(candidate, _fixed(algorithm.route(keys).astype(np.int64)))
     cuts = truncations(observations)
-    say("hash mod N" + (f" (and keys cut to {', '.join(map(str, cuts))} bytes)" if cuts
-                        else ""))
     key_hashes = _KeyHashes(keys)
-    for candidate in modulo_candidates(observations, cuts):
-        ranking.offer(candidate, _modulo_route(candidate, key_hashes, servers))
-    say("rendezvous")
-    for candidate in rendezvous_candidates(observations, seeds):
-        ranking.offer(candidate, _rendezvous_route(candidate, keys, servers))
+    if runs("modulo"):
+        say("hash mod N" + (f" (and keys cut to {', '.join(map(str, cuts))} bytes)" if cuts
+                            else ""))
+        for candidate in modulo_candidates(observations, cuts):
+            ranking.offer(candidate, _modulo_route(candidate, key_hashes, servers))
+    if runs("rendezvous"):
+        say("rendezvous")
+        for candidate in rendezvous_candidates(observations, seeds):
+            ranking.offer(candidate, _rendezvous_route(candidate, keys, servers))
     stopped = ""
-    if not any(f.agreement == 1.0 for f in ranking.found):
+    if not matched() and runs("rings"):
         stopped = _search_rings(observations, ranking, key_hashes, say, cuts)
-    if not any(f.agreement == 1.0 for f in ranking.found):
+    if not matched() and runs("counts"):
         _search_counts(observations, ranking, key_hashes, say)
-    if not any(f.agreement == 1.0 for f in ranking.found):
+    if not matched() and runs("key hashes"):
         say("other key hashes for the best rings")
         _search_key_hashes(observations, ranking)
-    return Search(ranking.found, ranking.tried, time.perf_counter() - start, stopped)
+    return Search(ranking.found, ranking.tried, time.perf_counter() - start, stopped,
+                  tuple(skipped))
 
 
 def _fixed(owners: npt.NDArray[np.int64]) -> Callable[[slice], npt.NDArray[np.int64]]:

@@ -345,7 +345,15 @@ class ClientsMetric(MetricBase):
         servers = 3
         clients = ["uhashring-ketama", "jump-consistent-hash"]
         shuffle = 1
-        """,))
+        """, """
+        [servers]
+        count = 3
+        [clients]
+        recipes = [{ name = "npm", client = "npm hashring" },
+                   { name = "k", construction = "libketama" }]
+        [[clients.fleets]]
+        servers = 3
+        """))
     scope: ClassVar[Scope] = "run"
     needs: ClassVar[frozenset[str]] = frozenset()
     record_type: ClassVar[Any] = ClientsAgreement

@@ -2,7 +2,8 @@
 that join the matrix as clients of their own (nginx, HAProxy).
 
     [clients]
-    recipes = [{ name = "nginx", construction = "nginx" }]
+    recipes = [{ name = "nginx", construction = "nginx" },
+               { name = "npm", client = "npm hashring" }]
     [[clients.fleets]]
     label = "10 equal"
     servers = 10
@@ -35,6 +36,7 @@ from harness.core.fields import Fields
 from harness.core.ring import MAX_SERVERS
 from harness.core.servers import Server, fleet_servers
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.peers.foreign.spec import known_client_recipe
 
 #: servers a fleet of the matrix may have: every client is built on it three times
 MAX_FLEET_SERVERS = 10_000
@@ -157,6 +159,9 @@ def _fleet(item: Fields) -> ClientFleet:
 
 def _recipe(item: Fields) -> RecipeClient:
     name = item.take_label("name")
+    if item.has("client"):  # a known client by name: its recipe
+        _, algorithm_name, _, checked = known_client_recipe(item, beside=("name",))
+        return RecipeClient(name, algorithm_name, checked)
     algorithm = get_algorithm(item.take_choice("algorithm", list(ALGORITHMS), "ring"))
     rest = item.take_rest()
     params = Fields(item.file, item.path, rest, declares=False)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from harness.core.fields import Fields
 from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.constructions.known_clients import OTHER_CLIENTS
 
 #: seconds a peer may take to answer one request before it is stopped
 DEFAULT_TIMEOUT_S = 60.0
@@ -158,13 +159,41 @@ def parse_foreign_peer(table: Fields) -> ForeignPeerSpec:
 
 
 def _routes_like(table: Fields) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The recipe the peer claims to route like, checked as the recipe's own table is."""
+    """The recipe the peer claims to route like, checked as the recipe's own table is; or
+    a known client by name (`client = "npm hashring"`, `known_clients.OTHER_CLIENTS`), which
+    stands for its recipe and takes no other field."""
     inner = table.take_table("routes_like")
     if not inner.table:
         return None, {}
+    if inner.has("client"):
+        client, algorithm_name, stated, checked = known_client_recipe(inner)
+        return {"algorithm": algorithm_name, "client": client, **stated}, checked
     algorithm = get_algorithm(inner.take_choice("algorithm", list(ALGORITHMS), "ring"))
     rest = inner.take_rest()
     params = Fields(inner.file, inner.path, rest, declares=False)
     checked = algorithm.parse_params(params)
     params.finish()
     return {"algorithm": algorithm.name, **rest}, checked
+
+
+def known_client_recipe(table: Fields, beside: tuple[str, ...] = ()
+                        ) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """A known client named by `client` (`known_clients.OTHER_CLIENTS`), which takes no
+    field beside it but those of `beside` (taken already): (its name, its algorithm, its
+    parameters as stated, and as checked)."""
+    expected = ("one of " + ", ".join(repr(c) for c in OTHER_CLIENTS)
+                + ": a known client, standing for its recipe")
+    client = table.take_raw("client", None, expected=expected,
+                            shown_default="none: the recipe's own fields")
+    if client not in OTHER_CLIENTS:
+        raise table.error("client", expected, client)
+    for key in table.table:  # the client's recipe is its own: no field beside the name
+        if key != "client" and key not in beside:
+            raise table.error(key, f"absent beside client (the recipe is {client}'s)",
+                              table.table[key])
+    table.finish()
+    _, algorithm_name, stated = OTHER_CLIENTS[client]
+    params = Fields(table.file, table.path, dict(stated), declares=False)
+    checked = get_algorithm(algorithm_name).parse_params(params)
+    params.finish()
+    return str(client), algorithm_name, dict(stated), checked
