@@ -76,12 +76,14 @@ CALLGRIND_PROCESS_BYTES = 160 * 2**20
 #: and `scalar_keys` one by one), all of it run about fifty times slower than natively.
 #: Measured by benchmarks/run_rates.py and by hand on 2026-12-05 (load average 0.7 to 2.6,
 #: best of 2): 1.9 to 2.8 s a probe at 100,000 entries, 20,000 keys and 2,000 scalar keys;
-#: 0.9 us more an entry (numpy-packed, 1,000,000 entries; cffi-packed none), 10 to 11 us
-#: more a batch key (200,000 keys), and a scalar key 311 to 352 us in a layout that looks
-#: up in Python (numpy-packed and -aligned, 20,463 instructions a key), 30 us in C
-#: (cffi-packed). Priced with a margin of 1.5.
+#: from 1,000,000 to 10,000,000 entries 0.13 us more an entry at most (numpy-packed 2.81
+#: to 3.96 s; numpy-aligned 2.79 to 2.98, cffi-packed and bucketed 2.0 to 2.05), 10 to
+#: 11 us more a batch key (200,000 keys), and a scalar key 311 to 352 us in a layout that
+#: looks up in Python (numpy-packed and -aligned, 20,463 instructions a key), 30 us in C
+#: (cffi-packed). Priced with a margin of 1.5. (counts-10m, six layouts of 10,000,000
+#: entries, ran in 50.5 s in all on 2026-12-05 at a load average of about 2.)
 CALLGRIND_PROBE_SECONDS = 3.0
-CALLGRIND_SECONDS_PER_ENTRY = 1.5e-6
+CALLGRIND_SECONDS_PER_ENTRY = 0.2e-6
 CALLGRIND_SECONDS_PER_KEY = 18e-6
 CALLGRIND_SECONDS_PER_SCALAR_KEY = {True: 45e-6, False: 530e-6}  # scalar lookup in C?
 
