@@ -107,7 +107,8 @@ class ThroughputMetric(MetricBase):
                               rounds * shape.scalar_keys,
                               f"[{self.name}]: {rounds} rounds of {shape.keys:,} keys in a "
                               f"batch and {shape.scalar_keys:,} one by one in each of "
-                              f"measure.layouts, {shape.entries:,} entries")
+                              f"measure.layouts, {shape.entries:,} entries (measure.repeats, "
+                              "keys.count, measure.scalar_keys)")
         floor = (rounds * shape.keys * FLOOR_SECONDS_PER_KEY) if shape.layouts else 0.0
         return super().cost(shape, servers, working) + replace(
             lookups, seconds=lookups.seconds + floor)

@@ -6,9 +6,11 @@ tests/unit/test_shipped_run_times.py's; here, that each follows what sets it."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.core.servers import fleet_servers
 from harness.metrics.base import RunShape
 from harness.metrics.counts import CountsMetric
@@ -135,3 +137,35 @@ def test_a_ring_prices_its_lookups_by_its_own_layout() -> None:
     assert seconds("bucketed", reference_keys=1_000) == \
         seconds("numpy-aligned", reference_keys=1_000) > 0
     assert seconds("bucketed", plain_keys=1_000) > seconds("bucketed", fast_keys=1_000)
+
+
+SLOW_THROUGHPUT = """name = "slow-throughput"
+[servers]
+count = 100
+[generator]
+points_per_weight = 10_000
+[keys]
+count = 2_000_000
+[measure]
+layouts = ["tuples", "numpy-aligned"]
+metrics = ["throughput"]
+repeats = 200
+scalar_keys = 1_000_000
+"""
+
+
+def test_a_run_of_too_many_timed_rounds_is_refused_before_any_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """201 rounds of 2,000,000 keys in tuples (about 55 minutes at its price; the timing
+    rounds were free before): exit 2, one line naming the rounds and the fields that set
+    them, nothing written."""
+    (tmp_path / "slow.toml").write_text(SLOW_THROUGHPUT)
+    code = main(["run", str(tmp_path / "slow.toml"), "--no-history",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "--max-minutes 10" in err
+    assert "[throughput]: 201 rounds of 2,000,000 keys" in err
+    assert "(measure.repeats, keys.count, measure.scalar_keys)" in err
+    assert not (tmp_path / "out").exists()
