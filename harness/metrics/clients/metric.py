@@ -103,7 +103,10 @@ def clients_cost(options: Any, peers: Sequence[str], foreign_peers: Sequence[For
 
     def route(name: str) -> float:
         # The client's route, and our recipe's beside it (priced as a Python peer's, at most).
-        return CLIENT_START_S + keys * ((own | recipes)[name] + CLIENT_NS_PER_KEY) * 1e-9
+        # A recipe of ours runs in this process: nothing to start, and its own build and
+        # route are priced by its algorithm (`recipes_built`).
+        start = 0.0 if name in recipes else CLIENT_START_S
+        return start + keys * ((own | recipes)[name] + CLIENT_NS_PER_KEY) * 1e-9
 
     seconds = sum(len(fleet.states()) * route(name) for fleet in options.fleets
                   for name in (fleet.clients or [*own, *recipes]))
