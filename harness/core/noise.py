@@ -22,6 +22,13 @@ measured unchanged code 0.96-1.04x between two processes on a small ring and 0.8
 a ring larger than the L2 cache, with intervals too narrow to cover 1). So a difference is
 a finding only when the whole interval lies beyond `BETWEEN_RUNS` either way (`judge`);
 otherwise it is labelled "within noise".
+
+A figure judged against a target (the pipe's cost "at most 5 ns" a key, an algorithm "at
+least 5x faster" than another) follows the same rule (`judge_target`): "met" only when the
+whole interval is on the target's side, "missed" only when the whole interval is past it,
+and "within noise" when the interval holds the target, whichever side its point estimate
+falls on. A figure of one run that may be negative (a per-round difference of two timings)
+has its median's interval from `median_interval`.
 """
 
 from __future__ import annotations
@@ -44,6 +51,10 @@ MAX_SAMPLES = 1000
 BETWEEN_RUNS = 1.15
 
 Verdict = Literal["slower", "faster", "within noise"]
+#: a figure against a target: met, missed, or an interval across the target
+TargetVerdict = Literal["met", "missed", "within noise"]
+#: which side of its target a figure must be on
+Goal = Literal["at most", "at least"]
 #: how an interval was made: from both sides' rounds, or from their min-max spreads only
 Basis = Literal["rounds", "spread"]
 
@@ -53,6 +64,17 @@ class Interval:
     """A ratio (B over A) and its interval."""
 
     ratio: float
+    low: float
+    high: float
+    basis: Basis = "rounds"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A median in its own unit (ns per key; a difference may be negative) and its
+    interval."""
+
+    median: float
     low: float
     high: float
     basis: Basis = "rounds"
@@ -114,11 +136,28 @@ def spread_ratio(a_median: float, a_min: float, a_max: float,
     return Interval(ratio, min(b_min / a_max, ratio), max(b_max / a_min, ratio), "spread")
 
 
+def judge_target(low: float, high: float, goal: Goal, target: float) -> TargetVerdict:
+    """A figure whose interval is [low, high] against a target it must be `goal` (at most
+    or at least): "met" only when the whole interval is on the target's side (an end on
+    the target counts as met), "missed" only when the whole interval is past it, else
+    "within noise"."""
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(target)):
+        raise ValueError(f"a verdict needs a finite interval and target (got {low} to "
+                         f"{high} against {target})")
+    if low > high:
+        raise ValueError(f"an interval's low end {low} is above its high end {high}")
+    if goal == "at most":
+        return "met" if high <= target else "missed" if low > target else "within noise"
+    return "met" if low >= target else "missed" if high < target else "within noise"
+
+
 def judge(interval: Interval, between_runs: float = BETWEEN_RUNS) -> Verdict:
-    """A finding only when the whole interval lies beyond the between-runs noise."""
-    if interval.low > between_runs:
+    """A finding only when the whole interval lies beyond the between-runs noise: a ratio
+    that misses "at most `between_runs`" is slower, one that misses "at least its
+    inverse" faster."""
+    if judge_target(interval.low, interval.high, "at most", between_runs) == "missed":
         return "slower"
-    if interval.high < 1 / between_runs:
+    if judge_target(interval.low, interval.high, "at least", 1 / between_runs) == "missed":
         return "faster"
     return "within noise"
 
@@ -127,9 +166,27 @@ def relative_half_width(samples: Sequence[float], confidence: float = CONFIDENCE
                         resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
     """One run's median's own interval, as fractions of the median: (low, high), e.g.
     (0.97, 1.04). What the history keeps of a timing's rounds."""
-    array = _positive(samples, "rounds")
+    interval = _median_bootstrap(_positive(samples, "rounds"), confidence, resamples)
+    return interval.low / interval.median, interval.high / interval.median
+
+
+def median_interval(samples: Sequence[float], confidence: float = CONFIDENCE,
+                    resamples: int = BOOTSTRAP_RESAMPLES) -> Estimate:
+    """The median of one run's rounds of a figure of any sign (a per-round difference of
+    two timings), with its percentile bootstrap interval over the rounds."""
+    if len(samples) > MAX_SAMPLES:
+        raise ValueError(f"rounds: {len(samples)}, more than a run takes ({MAX_SAMPLES})")
+    array = np.asarray(samples, dtype=np.float64)
+    if array.ndim != 1 or not len(array) or not np.isfinite(array).all():
+        raise ValueError(f"rounds: a median's interval needs one or more finite samples "
+                         f"(got {len(array)})")
+    return _median_bootstrap(array, confidence, resamples)
+
+
+def _median_bootstrap(array: np.ndarray, confidence: float, resamples: int) -> Estimate:
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     medians = np.median(array[rng.integers(0, len(array), (resamples, len(array)))], axis=1)
     low, high = _quantiles(medians, confidence)
     median = float(np.median(array))
-    return min(low / median, 1.0), max(high / median, 1.0)
+    # The interval holds the median it is given with (see ratio_of_medians).
+    return Estimate(median, min(low, median), max(high, median))

@@ -187,6 +187,10 @@ def reference_figures() -> list[Figure]:
     for algorithm in ("jump", "maglev"):
         target = f"{algorithm} batch against the ring's cffi-packed batch, 160 points per server"
         figures += [Cell("algorithms.md", TARGETS, target, "ratio")]
+    # jump's verdict against its 5x and the high end of the interval it is judged on
+    jump = r"(?m)^\| jump batch against the ring's .*\| "
+    figures += [Sentence("algorithms.md", TARGETS, jump + r"(met|missed|within noise) \("),
+                Sentence("algorithms.md", TARGETS, jump + r"[a-z ]+ \([\d.]+x to ([\d.]+x),")]
     for client in ("libmemcached", "groupcache", "spymemcached"):
         figures += [Cell("clients.md", CLIENTS, client, column)
                     for column in ("ns/key, its own clock (min-max)", "ns/key, our route",
@@ -417,8 +421,13 @@ GUIDE_FIGURES += [
           # pipe minus the C call, by the wall clock and in CPU time
           *[r"(?:\|[^|]*){2}\| " + signed for signed in SIGNED],
           *[r"(?:\|[^|]*){4}\| " + signed for signed in SIGNED])],
-    ("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION,
-                                        OVERHEAD_ROW + r"(?:\|[^|]*){3}\| (met|missed) ")),
+    # each figure's verdict against the target and its median's interval, by the wall clock
+    # (after the difference) and in CPU time (after its twin)
+    *[("guide/foreign-peers.md", Sentence(OVERHEAD, OVERHEAD_SECTION,
+                                          OVERHEAD_ROW + rf"(?:\|[^|]*){{{skip}}}\| " + pattern))
+      for skip in (3, 5) for pattern in (
+          r"(met|missed|within noise) \(", r"[a-z ]+ \(([+-][\d.]+) to ",
+          r"[a-z ]+ \([+-][\d.]+ to ([+-][\d.]+),")],
 ]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.core import charts
+from harness.core import charts, noise
 from harness.core.tables import (
     Answer,
     Cell,
@@ -34,6 +34,7 @@ from harness.metrics.comparison.records import (
     PeerFigures,
     RecipeFigures,
 )
+from harness.metrics.instruments.targets import ratio_estimate, verdict_cell
 from harness.metrics.instruments.timing import Timing, timing_cell
 
 if TYPE_CHECKING:
@@ -229,7 +230,9 @@ class Target:
     numerator: tuple[str, Callable[[FleetFigures], Timing | None]]
     denominator: tuple[str, Callable[[FleetFigures], Timing | None]]
     goal: str
-    met: Callable[[float], bool]
+    #: the goal as a rule on the ratio: it must be at most, or at least, `bound`
+    must_be: noise.Goal
+    bound: float
 
 
 def _recipe_timing(algorithm: str, path: str,
@@ -259,22 +262,22 @@ TARGETS: tuple[Target, ...] = (
     Target("rendezvous scalar lookup against pymemcache's get_node", 100,
            ("pymemcache get_node", _peer_timing("pymemcache", "scalar_ns")),
            ("our rendezvous scalar", _recipe_timing("rendezvous", "scalar_ns")),
-           "at least 100x faster", lambda ratio: ratio >= 100),
+           "at least 100x faster", "at least", 100),
     Target("jump scalar with key hashing included, against jump.hash alone", 1000,
            ("our jump route_one (xxHash64 + jump)", _recipe_timing("jump", "route_ns")),
            ("jump.hash on a precomputed hash",
             _peer_timing("jump-consistent-hash", "call_ns")),
-           "within 1.5x", lambda ratio: ratio <= 1.5),
+           "within 1.5x", "at most", 1.5),
     Target("jump batch against the ring's cffi-packed batch, 160 points per server", 1000,
            ("ring k=160 cffi-packed batch", _recipe_timing("ring", "batch_ns",
                                                            **_RING_160_PACKED)),
            ("jump batch", _recipe_timing("jump", "batch_ns")),
-           "at least 5x faster", lambda ratio: ratio >= 5),
+           "at least 5x faster", "at least", 5),
     Target("maglev batch against the ring's cffi-packed batch, 160 points per server", 1000,
            ("ring k=160 cffi-packed batch", _recipe_timing("ring", "batch_ns",
                                                            **_RING_160_PACKED)),
            ("maglev batch", _recipe_timing("maglev", "batch_ns")),
-           "at least 5x faster", lambda ratio: ratio >= 5),
+           "at least 5x faster", "at least", 5),
 )
 
 
@@ -288,11 +291,12 @@ def _target_row(target: Target, fleets: list[FleetFigures]) -> list[Cell]:
         return [*head, text(f"not measured in this run (no such {missing})"),
                 *(text("not measured") for _ in range(2)), text(target.goal),
                 text("not measured")]
-    ratio = top.median / bottom.median
+    interval = ratio_estimate(top, bottom)
     return [*head, text(f"{target.numerator[0]}: {top.median:,.1f} ns"),
             text(f"{target.denominator[0]}: {bottom.median:,.1f} ns"),
-            Cell(f"{ratio:,.2f}x", ratio), text(target.goal),
-            text("met" if target.met(ratio) else "NOT met")]
+            Cell(f"{interval.ratio:,.2f}x", interval.ratio), text(target.goal),
+            verdict_cell(interval.low, interval.high, interval.basis, target.must_be,
+                         target.bound, lambda ratio: f"{ratio:,.2f}x")]
 
 
 def targets_table(comparison: Comparison) -> Table:
@@ -300,7 +304,13 @@ def targets_table(comparison: Comparison) -> Table:
         ["target", "N", "numerator", "denominator", "ratio", "goal", "verdict"],
         [_target_row(t, comparison.fleets) for t in TARGETS],
         notes=["Medians of interleaved rounds of the same run, equal weights. Ratios are "
-               "numerator over denominator: above 1, the denominator is faster."])
+               "numerator over denominator: above 1, the denominator is faster.",
+               "verdict: judged on the ratio's interval (shown), not on the ratio alone: "
+               f"met only when the whole interval meets the goal, missed only when the "
+               "whole interval falls short of it, otherwise within noise. The interval is "
+               f"a {noise.CONFIDENCE:.0%} bootstrap of the ratio of medians, each side's "
+               "rounds resampled on their own; for a result that did not keep its rounds, "
+               "the widest ratio the two min-max ranges allow."])
 
 
 # --- sections ---------------------------------------------------------------------------
