@@ -9,6 +9,7 @@ peers/build.sh built.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -94,6 +95,12 @@ def test_the_shipped_scenario_states_the_pipes_cost(tmp_path: Path,
     assert any(line.startswith("| libmemcached-abi ") and "| libmemcached-pipe " in line
                for line in report.splitlines())
     assert f"at most {TARGET_NS:g} ns" in report
+    # by the wall clock and in CPU time: a three-way verdict with the interval it is from
+    (row,) = [line for line in report.splitlines() if line.startswith("| libmemcached-abi ")
+              and "| libmemcached-pipe " in line]
+    verdicts = re.findall(r"\| (met|missed|within noise) \([+-][\d.,]+ to [+-][\d.,]+, "
+                          r"99% interval\)", row)
+    assert len(verdicts) == 2, row
 
 
 def test_requests_go_into_the_pipe_uncopied_or_copied_alike(
