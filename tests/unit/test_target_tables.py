@@ -80,6 +80,13 @@ def test_a_result_without_rounds_is_judged_on_their_range(tmp_path: Path) -> Non
     assert row[CPU] == "within noise (+0.2 to +7.7, the rounds' range; rounds not kept)"
 
 
+def test_a_range_that_leaves_out_its_median_is_widened_to_it() -> None:
+    """A file whose min is above its median (no run writes one): the median stays in the
+    interval, so the verdict is never drawn from an interval that excludes the figure."""
+    shown = against_target(Timing(4.0, 6.0, 9.0, 3))
+    assert shown.value == "within noise" and shown.text.startswith("within noise (+4.0 to ")
+
+
 def test_without_cpu_time_the_wall_clock_is_judged_alone(tmp_path: Path) -> None:
     data = json.loads(COMMITTED.read_text())
     _pipe_figures(data)["pipe_minus_in_process_cpu_ns"] = None

@@ -34,7 +34,9 @@ def difference_estimate(difference: Timing) -> noise.Estimate:
     kept them, else its min-max."""
     if difference.samples:
         return noise.median_interval(difference.samples)
-    return noise.Estimate(difference.median, difference.min, difference.max, "spread")
+    # The range holds the median it is given with, even from a file that says otherwise.
+    return noise.Estimate(difference.median, min(difference.min, difference.median),
+                          max(difference.max, difference.median), "spread")
 
 
 def ratio_estimate(numerator: Timing, denominator: Timing) -> noise.Interval:
