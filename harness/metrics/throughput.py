@@ -22,6 +22,7 @@ from harness.core.tables import Answer, Cell, Section, Table, literal, ratio, te
 from harness.metrics.base import MetricBase, RunShape, Working, answered_runs
 from harness.metrics.calibration_tables import calibration_table
 from harness.metrics.instruments.floor import FLOOR, Floor
+from harness.metrics.instruments.targets import Leaders, and_list, leaders, leaders_note
 from harness.metrics.instruments.timing import (
     Lookups,
     Timing,
@@ -71,6 +72,22 @@ def _floor_ratio_cell(timing: Throughput) -> Cell:
     if timing.random_access_ns is not None and timing.batch_ns is not None:
         return ratio(timing.batch_ns.median, timing.random_access_ns.median)
     return text("")
+
+
+def _leading(found: Leaders, shown: list[str], floor: str) -> str:
+    """The answer's words for the batch lookup that leads (`shown`: the leaders' medians
+    as the table shows them), against the floor where it was timed (`floor`)."""
+    against = f", {floor} one random access (the floor)" if floor else ""
+    if found.runner_up is None:
+        return f"its one batch lookup, {literal(found.base)}, takes {shown[0]} ns per key{against}"
+    if found.clear:
+        return (f"the fastest batch lookup, {literal(found.base)}, clear of the others by its "
+                f"interval, takes {shown[0]} ns per key{against}")
+    lowest = (f"; the lowest median, {literal(found.base)}'s, is {floor} one random access "
+              f"(the floor)" if floor else "")
+    return (f"no batch lookup is clear of the others: the leaders, "
+            f"{and_list([literal(n) for n in found.names])}, are within noise of each other "
+            f"({and_list(shown)} ns per key){lowest}")
 
 
 #: a scalar key held as a list item: the pointer and its int object
@@ -146,20 +163,23 @@ class ThroughputMetric(MetricBase):
         entries = run.ring.entries if run.ring else run.subjects[0].entries
         return f"Lookup time ({literal(run.label)}, {entries:,} entries)"
 
+    @staticmethod
+    def _batch_leaders(timed: list[tuple[str, Throughput]]) -> Leaders:
+        return leaders([(name, t.batch_ns) for name, t in timed if t.batch_ns is not None])
+
     def answers(self, result: Result) -> list[Answer]:
-        """Per sweep point: the fastest batch lookup, against the memory floor."""
+        """Per sweep point: the fastest batch lookup (or the leaders, tied within noise),
+        against the memory floor."""
         lines = []
         for run in answered_runs([r for r in result.runs if self._timed(r)]):
-            name, t = min(self._timed(run), key=lambda pair: pair[1].batch_ns.median
-                          if pair[1].batch_ns else 0.0)
-            assert t.batch_ns is not None
-            ns = timing_cell(t.batch_ns).text.split(" (")[0]
-            floor = _floor_ratio_cell(t).text.split(" (")[0]
-            against = f", {floor} one random access (the floor)" if floor else ""
-            lines.append(Answer(
-                self._title(run), f"{literal(run.label)}: the fastest batch lookup, "
-                f"{literal(name)}, takes {ns} ns per key{against}.",
-                (ns, floor) if floor else (ns,)))
+            timed = dict(self._timed(run))
+            found = self._batch_leaders(list(timed.items()))
+            shown = [timing_cell(timing).text.split(" (")[0] for name in found.names
+                     if (timing := timed[name].batch_ns) is not None]
+            floor = _floor_ratio_cell(timed[found.base]).text.split(" (")[0]
+            lines.append(Answer(self._title(run),
+                                f"{literal(run.label)}: {_leading(found, shown, floor)}.",
+                                (*shown, floor) if floor else tuple(shown)))
         return lines
 
     def sections(self, result: Result) -> list[Section]:
@@ -181,6 +201,10 @@ class ThroughputMetric(MetricBase):
             notes = [f"One random access (the memory floor of a batch lookup: one independent "
                      f"4-byte read per key into an array of the ring's size), timed in the "
                      f"same rounds: {timing_cell(floor).text} ns per key."] if floor else []
+            leading = leaders_note("batch lookup", self._batch_leaders(timed), literal,
+                                   "ns per key")
+            if leading is not None:
+                notes.append(leading)
             if any(t.floor_ratio is not None for _, t in timed):
                 notes.append("batch / one random access: the median of the per-round "
                              "ratios (each round times the form and the floor back to "

@@ -34,7 +34,14 @@ from harness.metrics.comparison.records import (
     PeerFigures,
     RecipeFigures,
 )
-from harness.metrics.instruments.targets import ratio_estimate, verdict_cell
+from harness.metrics.instruments.targets import (
+    Leaders,
+    and_list,
+    leaders,
+    leaders_note,
+    ratio_estimate,
+    verdict_cell,
+)
 from harness.metrics.instruments.timing import Timing, timing_cell
 
 if TYPE_CHECKING:
@@ -316,6 +323,8 @@ def targets_table(comparison: Comparison) -> Table:
 # --- sections ---------------------------------------------------------------------------
 
 def fleet_section(fleet: FleetFigures) -> Section:
+    found = _batch_leaders(fleet)
+    leading = None if found is None else leaders_note("batch", found, literal, "ns a key")
     cost = Table.of(
         ["recipe", "entries", "bytes (memray)", "build ms", "scalar ns/key (min-max)",
          "batch ns/key (min-max)", "route ns/key, hashing included"],
@@ -323,7 +332,8 @@ def fleet_section(fleet: FleetFigures) -> Section:
         notes=["bytes: allocator bytes held after the build, measured by memray in a fresh "
                "process (a ring as its layout). scalar: a Python loop of lookup(h) on "
                "precomputed key hashes; batch: one lookup_many; route: one call that hashes "
-               "and looks up a key (where the algorithm has one)."])
+               "and looks up a key (where the algorithm has one).",
+               *([leading] if leading else [])])
     balance = Table.of(
         ["recipe", "uniform CV", "uniform peak-to-mean", "zipf CV", "zipf peak-to-mean",
          "weight-share error", "add one", "remove last", "remove middle"],
@@ -397,15 +407,34 @@ def comparison_answers(result: Result, metric: str) -> list[Answer]:
             smallest = min(built, key=lambda r: r.memory.structure_bytes
                            if r.memory is not None else r.nbytes or 0)
             held = _cost_row(smallest)[2].text
-            timed = [r for r in built if r.batch_ns is not None]
-            fastest = min(timed, key=lambda r: r.batch_ns.median if r.batch_ns else 0.0,
-                          default=None)
-            batch = (f"; the fastest batch, {literal(fastest.label)}, takes "
-                     f"{_cost_row(fastest)[5].text.split(' (')[0]} ns a key"
-                     if fastest is not None else "")
-            figures = (held,) + ((_cost_row(fastest)[5].text.split(" (")[0],)
-                                 if fastest is not None else ())
+            found = _batch_leaders(fleet)
+            by_label = {r.label: r for r in built}
+            shown = [] if found is None else [_cost_row(by_label[name])[5].text.split(" (")[0]
+                                              for name in found.names]
             lines.append(Answer(title, f"{literal(fleet.label)}: the smallest, "
                                 f"{literal(smallest.label)}, holds {held} (allocator)"
-                                f"{batch}.", figures))
+                                f"{_batch_words(found, shown)}.", (held, *shown)))
     return lines
+
+
+def _batch_leaders(fleet: FleetFigures) -> Leaders | None:
+    """The fastest batch of a fleet's recipes, or the leaders tied within noise (None
+    when no recipe has a batch lookup)."""
+    timed = [(r.label, r.batch_ns) for r in fleet.algorithms
+             if r.unsupported is None and r.build_ms is not None and r.batch_ns is not None]
+    return leaders(timed) if timed else None
+
+
+def _batch_words(found: Leaders | None, shown: list[str]) -> str:
+    """The answer's words for the batch that leads (`shown`: the leaders' medians as the
+    cost table shows them)."""
+    if found is None:
+        return ""
+    if found.runner_up is None:
+        return f"; its one batch, {literal(found.base)}, takes {shown[0]} ns a key"
+    if found.clear:
+        return (f"; the fastest batch, {literal(found.base)}, clear of the others by its "
+                f"interval, takes {shown[0]} ns a key")
+    return (f"; no batch is clear of the others: the leaders, "
+            f"{and_list([literal(n) for n in found.names])}, are within noise of each "
+            f"other ({and_list(shown)} ns a key)")
