@@ -429,6 +429,19 @@ GUIDE_FIGURES += [
           r"(met|missed|within noise) \(", r"[a-z ]+ \(([+-][\d.]+) to ",
           r"[a-z ]+ \([+-][\d.]+ to ([+-][\d.]+),")],
 ]
+TUTORIAL_160 = "Lookup time (k=160, 12,160 entries)"
+# layouts tied within noise: the lowest median with its range, the others' medians, and
+# the runner-up's ratio interval from the table's note
+GUIDE_FIGURES += [
+    ("guide/reports.md", Cell("tutorial.md", TUTORIAL_160, "cffi-aligned",
+                              "batch_ns median (min-max)", whole=True)),
+    *[("guide/reports.md", Cell("tutorial.md", TUTORIAL_160, layout,
+                                "batch_ns median (min-max)"))
+      for layout in ("numpy-aligned", "cffi-packed")],
+    *[("guide/reports.md", Sentence("tutorial.md", TUTORIAL_160, pattern))
+      for pattern in (r"numpy-aligned / cffi-aligned [\d.]+x, ([\d.]+x) to ",
+                      r"numpy-aligned / cffi-aligned [\d.]+x, [\d.]+x to ([\d.]+x)")],
+]
 ALL_FIGURES = [(REFERENCE, figure) for figure in reference_figures()] + GUIDE_FIGURES
 
 

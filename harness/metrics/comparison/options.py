@@ -9,8 +9,8 @@ Recipes default to every registered algorithm (`harness.recipes.algorithms.ALGOR
 plugins included) with its default parameters, but for those that set
 `compared_by_default = False` (the client families routed in plain Python); an
 algorithm whose structure has layouts (the ring) is measured in `DEFAULT_LAYOUTS`:
-`cffi-packed`, the fastest scalar and batch lookup of the 32-bit layouts in this project's
-results, and `bucketed`, the smallest per entry (4 bytes, plus a fixed
+`cffi-packed`, the classic ring (a sorted array of 6-byte entries searched in C), and
+`bucketed`, the smallest per entry (4 bytes, plus a fixed
 256 KiB of bucket offsets that small rings pay in full).
 """
 

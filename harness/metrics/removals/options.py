@@ -15,7 +15,8 @@ from harness.core.ring import MAX_SERVERS
 from harness.metrics.comparison.options import RecipeSpec, take_recipes
 from harness.metrics.removals.walk import ORDERS, removed_counts
 
-#: the ring's layout when recipes are not listed: the fastest scalar and batch lookup
+#: the ring's layout when recipes are not listed: the classic ring, a sorted array of
+#: 6-byte entries searched in C
 DEFAULT_LAYOUTS = ("cffi-packed",)
 
 
