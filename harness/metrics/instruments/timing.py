@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -61,9 +61,6 @@ class Timing:
 
 def _kept(samples: list[float]) -> tuple[float, ...]:
     return tuple(round(sample, SAMPLE_DIGITS) for sample in samples)
-
-    def as_record(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def _per_key_ns(run: Callable[[], object], keys: int) -> tuple[float, float]:
