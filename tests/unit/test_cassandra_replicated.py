@@ -1,0 +1,166 @@
+"""Cassandra's token allocator for replication factors above 1 (`ReplicationAwareTokenAllocator`):
+the port against the tokens Cassandra's own classes chose when compiled and run here
+(tests/fixtures/cassandra-allocator/README.md says how), and its parts against their Java
+definitions."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.recipes.constructions.cassandra_allocator import LONG_MAX, LONG_MIN, JavaRandom
+from harness.recipes.constructions.cassandra_replicated import (
+    MIN_INITIAL_SPLITS_RATIO,
+    ScoreQueue,
+    allocate_replicated_tokens,
+    double_compare,
+    midpoint,
+    next_double,
+)
+from tests.paths import FIXTURES
+
+VECTORS: list[dict[str, Any]] = json.loads(
+    (FIXTURES / "cassandra-allocator" / "replicated_vectors.json").read_text())
+longs = st.integers(min_value=LONG_MIN, max_value=LONG_MAX)
+
+
+def case_id(case: dict[str, Any]) -> str:
+    return (f"seed{case['seed']}-{case['nodes']}x{case['num_tokens']}"
+            f"-rf{case['replication_factor']}-racks{case['racks']}")
+
+
+def slow_if_large(case: dict[str, Any]) -> Any:
+    """The 100-node fleets take about 1.3 s each: one runs always, the others marked slow."""
+    large = case["nodes"] * case["num_tokens"] >= 768 and case["seed"] != 0
+    return pytest.param(case, id=case_id(case), marks=[pytest.mark.slow] if large else [])
+
+
+@pytest.mark.parametrize("case", [slow_if_large(case) for case in VECTORS])
+def test_tokens_equal_cassandras_replication_aware_allocator(case: dict[str, Any]) -> None:
+    """Every token of every unit equals the one Cassandra's classes chose."""
+    placed = allocate_replicated_tokens([case["num_tokens"]] * case["nodes"],
+                                        case["replication_factor"], case["seed"], case["racks"])
+    assert placed == case["tokens"]
+
+
+def test_vectors_include_cassandra_4s_default() -> None:
+    """num_tokens 16 with replication factor 3 (Cassandra 4.0's cassandra.yaml) on 10 to 100
+    nodes, for several seeds; and racks as groups."""
+    default = {(case["nodes"], case["seed"]) for case in VECTORS
+               if (case["num_tokens"], case["replication_factor"], case["racks"]) == (16, 3, 1)}
+    assert {nodes for nodes, _ in default} >= {10, 30, 100}
+    assert len({seed for _, seed in default}) >= 3
+    assert any(case["racks"] > 1 for case in VECTORS)
+
+
+def test_vectors_cover_the_search_not_only_splits() -> None:
+    """Past the first `rf` nodes the allocator chooses midpoints, not splits of the largest
+    range: the vectors would catch a port that only split. A midpoint lies exactly halfway
+    between two tokens of the ring before the join."""
+    case = next(case for case in VECTORS if case["nodes"] == 30 and case["seed"] == 1)
+    rf = case["replication_factor"]
+    before = sorted(token for tokens in case["tokens"][:rf + 5] for token in tokens)
+    ring = sorted(before + case["tokens"][rf + 5])
+    joined = case["tokens"][rf + 5]
+    halfway = [token for token in joined
+               if midpoint(ring[ring.index(token) - 1], ring[(ring.index(token) + 1) % len(ring)])
+               == token]
+    assert len(halfway) == len(joined)
+
+
+def reference_midpoint(left: int, right: int) -> int:
+    """Halfway along (left, right], rounded down, exactly: a wrapping range walks the tokens
+    Murmur3Partitioner can give (Long.MIN_VALUE is not one of them, so the ring past
+    Long.MAX_VALUE goes on at Long.MIN_VALUE + 1)."""
+    if left < right:
+        return math.floor(Fraction(left + right, 2))
+    steps = (LONG_MAX - left) + (right - LONG_MIN)   # tokens in (left, right], MIN skipped
+    middle = left + steps // 2
+    return middle if middle <= LONG_MAX else LONG_MIN + (middle - LONG_MAX)
+
+
+@settings(max_examples=400, deadline=None)
+@given(left=longs, right=longs)
+def test_midpoint_is_halfway_along_the_ring(left: int, right: int) -> None:
+    assert midpoint(left, right) == reference_midpoint(left, right)
+
+
+def test_midpoint_edges() -> None:
+    assert midpoint(-4, 6) == 1
+    assert midpoint(-5, 6) == 0          # (-5 + 6) >> 1 rounds down
+    assert midpoint(LONG_MAX, LONG_MIN) == LONG_MAX   # a range one token wide
+    assert midpoint(0, 0) == (2**64 - 1) // 2         # the whole ring from a token to itself
+
+
+def test_next_double_matches_java() -> None:
+    """`new Random(0).nextDouble()` and `new Random(42).nextDouble()` as Java gives them."""
+    assert next_double(JavaRandom(0)) == 0.730967787376657
+    assert next_double(JavaRandom(42)) == 0.7275636800328681
+    assert 1.0 - 1.0 / math.sqrt(5.0) == MIN_INITIAL_SPLITS_RATIO
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(allow_nan=True), b=st.floats(allow_nan=True))
+def test_double_compare_is_javas(a: float, b: float) -> None:
+    """`Double.compare` orders by the IEEE bits read as a signed long, after mapping negative
+    numbers so that their order is numeric (Java's documented total order)."""
+    def key(value: float) -> tuple[int, int]:
+        if math.isnan(value):
+            return (2, 0)
+        bits: int = struct.unpack("<q", struct.pack("<d", value))[0]
+        return (1, bits) if bits >= 0 else (0, -(bits & 0x7FFFFFFFFFFFFFFF))
+    expected = (key(a) > key(b)) - (key(a) < key(b))
+    assert double_compare(a, b) == expected
+
+
+def test_score_queue_takes_the_highest_score_and_breaks_zero_ties_as_java() -> None:
+    queue = ScoreQueue()
+    for weight in (0.0, 1.5, -0.0, -2.0, 1.5):
+        queue.add(weight, None)  # type: ignore[arg-type]
+    order = [queue.poll()[0] for _ in range(5)]
+    assert order == [1.5, 1.5, 0.0, -0.0, -2.0]
+    assert [math.copysign(1.0, value) for value in order[2:4]] == [1.0, -1.0]
+
+
+def replicated_shares(tokens: list[list[int]], rf: int) -> list[Fraction]:
+    """Each node's exact share of replica ranges with every node its own group: a range
+    (previous token, token] is held by the owners of the next `rf` distinct nodes' tokens."""
+    ring = sorted((token, node) for node, owned in enumerate(tokens) for token in owned)
+    shares = [Fraction(0)] * len(tokens)
+    for i, (token, _) in enumerate(ring):
+        width = Fraction((token - ring[i - 1][0]) % 2**64 or 2**64, 2**64)
+        holders: list[int] = []
+        j = i
+        while len(holders) < rf:
+            if ring[j % len(ring)][1] not in holders:
+                holders.append(ring[j % len(ring)][1])
+            j += 1
+        for holder in holders:
+            shares[holder] += width
+    return shares
+
+
+@settings(max_examples=10, deadline=None)
+@given(nodes=st.integers(min_value=8, max_value=24), seed=st.integers(0, 2**31),
+       rf=st.sampled_from([2, 3]))
+def test_every_node_gets_its_tokens_and_replicated_ownership_stays_near_even(
+        nodes: int, seed: int, rf: int) -> None:
+    """Cassandra's own tests of this allocator bound the spread of replicated ownership;
+    here, with 16 tokens a node: every node holds its 16 distinct tokens, the replica shares
+    add to `rf`, and no node owns more than 1.6 times (or less than 0.5 times) the even share
+    `rf / nodes` (random tokens at 16 a node reach beyond 1.6 on such fleets)."""
+    placed = allocate_replicated_tokens([16] * nodes, rf, seed)
+    assert [len(set(tokens)) for tokens in placed] == [16] * nodes
+    assert len({token for tokens in placed for token in tokens}) == 16 * nodes
+    shares = replicated_shares(placed, rf)
+    assert sum(shares) == rf
+    even = Fraction(rf, nodes)
+    assert max(shares) < Fraction(16, 10) * even
+    assert min(shares) > Fraction(1, 2) * even
