@@ -8,13 +8,23 @@ from __future__ import annotations
 import json
 import math
 import struct
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.core.errors import HarnessError
+from harness.core.ring import reference_lookup_many
+from harness.core.servers import Server
+from harness.recipes.algorithms.cost import generation_cost
+from harness.recipes.constructions import get_construction
+from harness.recipes.constructions.cassandra import CassandraConstruction
 from harness.recipes.constructions.cassandra_allocator import LONG_MAX, LONG_MIN, JavaRandom
 from harness.recipes.constructions.cassandra_replicated import (
     MIN_INITIAL_SPLITS_RATIO,
@@ -24,11 +34,14 @@ from harness.recipes.constructions.cassandra_replicated import (
     midpoint,
     next_double,
 )
+from harness.recipes.layouts import LAYOUTS
+from harness.recipes.traits import recipe_traits
 from tests.paths import FIXTURES
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (FIXTURES / "cassandra-allocator" / "replicated_vectors.json").read_text())
 longs = st.integers(min_value=LONG_MIN, max_value=LONG_MAX)
+LAYOUTS_64 = [name for name, cls in LAYOUTS.items() if cls.hash_bits == 64]
 
 
 def case_id(case: dict[str, Any]) -> str:
@@ -164,3 +177,96 @@ def test_every_node_gets_its_tokens_and_replicated_ownership_stays_near_even(
     even = Fraction(rf, nodes)
     assert max(shares) < Fraction(16, 10) * even
     assert min(shares) > Fraction(1, 2) * even
+
+
+def fleet(count: int) -> list[Server]:
+    return [Server(f"10.0.0.{i}") for i in range(count)]
+
+
+def test_construction_places_the_replication_aware_tokens() -> None:
+    """`replication_factor = 3` with the allocator: node i holds the tokens unit i got from
+    the replication-aware allocator, and a join keeps every earlier node's tokens (only
+    ranges to it move)."""
+    construction = get_construction("cassandra", points_per_weight=8, seed=3,
+                                    allocation="allocator", replication_factor=3)
+    servers = fleet(12)
+    got = construction.node_tokens(servers)  # type: ignore[attr-defined]
+    assert [t.tolist() for t in got] == allocate_replicated_tokens([8] * 12, 3, 3)
+    one_copy = get_construction("cassandra", points_per_weight=8, seed=3,
+                                allocation="allocator")
+    assert [t.tolist() for t in got] != [
+        t.tolist() for t in one_copy.node_tokens(servers)]  # type: ignore[attr-defined]
+    ring = construction.build_ring(servers)
+    keys = [f"key-{i}".encode() for i in range(3000)]
+    hashes = construction.key_hashes(keys)
+    old = np.array(reference_lookup_many(ring, hashes))
+    grown = construction.build_ring([*servers, Server("10.0.0.12")])
+    new = np.array(reference_lookup_many(grown, hashes))
+    assert set(new[old != new].tolist()) == {12}
+
+
+@settings(max_examples=15, deadline=None)
+@given(servers=st.integers(min_value=1, max_value=10), tokens=st.integers(1, 16),
+       rf=st.integers(2, 4), seed=st.integers(0, 2**64 - 1),
+       keys=st.lists(st.binary(max_size=16), min_size=1, max_size=40))
+def test_every_form_routes_replication_aware_rings_alike(
+        servers: int, tokens: int, rf: int, seed: int, keys: list[bytes]) -> None:
+    """Every 64-bit layout of a replication-aware ring routes each key as the reference
+    does (checked on 1 to 10 nodes of 1 to 16 tokens, 2 to 4 copies)."""
+    construction = get_construction("cassandra", points_per_weight=tokens, seed=seed,
+                                    allocation="allocator", replication_factor=rf)
+    ring = construction.build_ring(fleet(servers))
+    assert ring.entries == servers * tokens
+    hashes = construction.key_hashes(keys)
+    expected = reference_lookup_many(ring, hashes)
+    for name in LAYOUTS_64:
+        layout = LAYOUTS[name].build(ring.positions, ring.owners)
+        assert layout.lookup_many(hashes).tolist() == expected, name
+
+
+def test_replication_factor_is_checked_in_one_line() -> None:
+    """Out of range, of the wrong type, or given to random tokens (which take no notice of
+    it): one line naming the field, what it must be and what it got."""
+    for bad in (0, 17, "3", 2.5):
+        with pytest.raises(HarnessError, match="replication_factor") as raised:
+            get_construction("cassandra", allocation="allocator", replication_factor=bad)
+        assert "\n" not in str(raised.value)
+    with pytest.raises(HarnessError, match="replication_factor") as raised:
+        get_construction("cassandra", replication_factor=3)
+    assert "allocator" in str(raised.value) and "got 3" in str(raised.value)
+
+
+def test_a_scenario_giving_random_tokens_a_replication_factor_exits_2(tmp_path: Path) -> None:
+    scenario = tmp_path / "rf.toml"
+    scenario.write_text(
+        'name = "rf"\n[servers]\ncount = 3\n[generator]\nconstruction = "cassandra"\n'
+        'replication_factor = 3\n[keys]\ncount = 10\n[measure]\nlayouts = []\n'
+        'metrics = ["balance"]\n')
+    done = subprocess.run([sys.executable, "-m", "harness", "run", str(scenario), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "rf.toml" in lines[0] and "replication_factor" in lines[0]
+    assert "allocator" in lines[0] and "3" in lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_label_traits_and_record_name_the_copies() -> None:
+    construction = get_construction("cassandra", allocation="allocator", replication_factor=3)
+    assert construction.label == "cassandra allocator rf=3 num_tokens=16"
+    params = {"construction": "cassandra", "points_per_weight": 16, "seed": 0,
+              "allocation": "allocator", "replication_factor": 3}
+    assert "rf 3" in recipe_traits("ring", params, [Server("a")])["point hash"]
+    recorded = CassandraConstruction.recorded_params
+    assert "replication_factor" not in recorded({**params, "replication_factor": 1})
+    assert recorded(params)["replication_factor"] == 3
+
+
+def test_price_grows_with_copies_and_covers_a_measured_build() -> None:
+    """The allocator for 3 copies is priced above the one for 1, and above what 100 nodes
+    of 16 tokens took here (0.66 s of CPU measured; the price must not be below it)."""
+    params = {"construction": "cassandra", "allocation": "allocator"}
+    one = generation_cost(params, 1_600, nodes=100)
+    three = generation_cost({**params, "replication_factor": 3}, 1_600, nodes=100)
+    assert three.seconds > one.seconds and three.seconds >= 0.66
+    assert three.peak > one.peak
