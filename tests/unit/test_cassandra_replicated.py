@@ -24,10 +24,16 @@ from harness.core.ring import reference_lookup_many
 from harness.core.servers import Server
 from harness.recipes.algorithms.cost import generation_cost
 from harness.recipes.constructions import get_construction
-from harness.recipes.constructions.cassandra import CassandraConstruction
-from harness.recipes.constructions.cassandra_allocator import LONG_MAX, LONG_MIN, JavaRandom
+from harness.recipes.constructions.cassandra import CassandraConstruction, random_tokens
+from harness.recipes.constructions.cassandra_allocator import (
+    LONG_MAX,
+    LONG_MIN,
+    JavaRandom,
+    allocate_tokens,
+)
 from harness.recipes.constructions.cassandra_replicated import (
     MIN_INITIAL_SPLITS_RATIO,
+    ReplicationAwareAllocator,
     ScoreQueue,
     allocate_replicated_tokens,
     double_compare,
@@ -270,3 +276,36 @@ def test_price_grows_with_copies_and_covers_a_measured_build() -> None:
     three = generation_cost({**params, "replication_factor": 3}, 1_600, nodes=100)
     assert three.seconds > one.seconds and three.seconds >= 0.66
     assert three.peak > one.peak
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize(("tokens", "rf"), [(16, 3), (4, 2), (4, 5), (1, 3)])
+def test_growth_keeps_cassandras_spread_bound(tokens: int, rf: int, seed: int) -> None:
+    """Cassandra's AbstractReplicationAwareTokenAllocatorTest grows a new cluster and, on each
+    join from two fifths of its size on, holds every node's replicated ownership per token,
+    relative to the even share, to at most `1 + 4 / (tokens * rf)` (its fixed token count's
+    tolerance of 4, the simple strategy's 1). The same bound on 30 nodes, exactly; fixed
+    seeds, as that test's own comment says a random first split can rarely break it."""
+    nodes = 30
+    allocator = ReplicationAwareAllocator(rf, seed)
+    bound = 1 + Fraction(4, tokens * rf)
+    for unit in range(nodes):
+        allocator.add_unit(unit, tokens)
+        if unit + 1 < nodes * 2 // 5:
+            continue
+        held: list[list[int]] = [[] for _ in range(unit + 1)]
+        for token, owner in allocator.owner.items():
+            held[owner].append(token)
+        shares = replicated_shares(held, rf)
+        assert max(shares) / Fraction(rf, unit + 1) <= bound, (unit, float(max(shares)))
+
+
+def test_the_spread_bound_is_one_random_tokens_and_the_one_copy_allocator_break() -> None:
+    """The bound above can fail: 30 nodes of 16 random tokens, or of the allocator for one
+    copy, exceed `1 + 4 / 48` at 3 copies."""
+    bound = 1 + Fraction(4, 16 * 3)
+    even = Fraction(3, 30)
+    drawn = [random_tokens(f"n{i}", 16, 0).tolist() for i in range(30)]
+    assert max(replicated_shares(drawn, 3)) / even > bound
+    one_copy = allocate_tokens([16] * 30, 0)
+    assert max(replicated_shares(one_copy, 3)) / even > bound
