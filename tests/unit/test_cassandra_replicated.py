@@ -309,3 +309,20 @@ def test_the_spread_bound_is_one_random_tokens_and_the_one_copy_allocator_break(
     assert max(replicated_shares(drawn, 3)) / even > bound
     one_copy = allocate_tokens([16] * 30, 0)
     assert max(replicated_shares(one_copy, 3)) / even > bound
+
+
+def test_a_fleet_too_large_to_allocate_is_refused_before_it_is_allocated(
+        tmp_path: Path) -> None:
+    """40 nodes of 1,536 tokens at 16 copies would take hours in the port: the run is priced
+    and refused in one line (exit 2) naming the allocator, not allocated first."""
+    scenario = tmp_path / "big.toml"
+    scenario.write_text(
+        'name = "big"\n[servers]\ncount = 40\n[generator]\nconstruction = "cassandra"\n'
+        'allocation = "allocator"\nreplication_factor = 16\npoints_per_weight = 1536\n'
+        '[keys]\ncount = 10\n[measure]\nlayouts = []\nmetrics = ["balance"]\n')
+    done = subprocess.run([sys.executable, "-m", "harness", "run", str(scenario), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "time budget" in lines[0] and "16 copies" in lines[0]

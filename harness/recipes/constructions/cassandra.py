@@ -198,9 +198,11 @@ class CassandraConstruction(ConstructionBase):
         return f"cassandra{allocated}{copies} num_tokens={self.num_tokens}"
 
     def check_servers(self, servers: Sequence[Server]) -> str | None:
-        """Random: any positive weight draws at least one token. Allocator: the servers'
-        token counts must not make Cassandra's allocator fail (mixed num_tokens can)."""
-        if self.allocation != "allocator":
+        """Random: any positive weight draws at least one token. Allocator for one copy: the
+        servers' token counts must not make it fail (mixed num_tokens can)."""
+        if self.allocation != "allocator" or self.replication_factor > 1:
+            # the replication-aware allocator never throws, so the fleet is not allocated
+            # here, before the run is priced (a large one would take its minutes at load)
             return None
         placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed,
                                   self.replication_factor)
