@@ -242,7 +242,8 @@ def _pingora(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
 def _cassandra(params: Mapping[str, Any], servers: Sequence[Server]) -> Traits:
     per_weight = int(params["points_per_weight"])
     allocated = params.get("allocation") == "allocator"
-    placed = (f"Cassandra's token allocator, rf 1 (seed {params['seed']}, list order)"
+    placed = (f"Cassandra's token allocator, rf {params.get('replication_factor', 1)} "
+              f"(seed {params['seed']}, list order)"
               if allocated else f"random tokens (seed {params['seed']} and the name)")
     return {ALGORITHM: "ring", KEY_HASH: "Cassandra's Murmur3Partitioner token (64 bits)",
             POINT_HASH: placed,

@@ -89,6 +89,8 @@ def sized_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         generator["points_per_weight"] = draw(st.sampled_from([1, 256, 1_536, [16, 256]]))
         if servers <= 40 and draw(st.booleans()):  # Cassandra's allocator: seconds a build
             generator["allocation"] = "allocator"
+            # for one copy or several (Cassandra 4.0's default is 3)
+            generator["replication_factor"] = draw(st.sampled_from([1, 3]))
         wide = True
     else:
         wide = construction == "envoy_ring_hash"  # its points are 64-bit

@@ -238,6 +238,18 @@ GUIDE_FIGURES: list[tuple[str, Figure]] = [
                                    f"Movement (cassandra allocator num_tokens={k})",
                                    row, "moved %"))
       for k in (16, 256) for row in ("add server-100", "remove server-50 (as it falls)")],
+    *[("guide/algorithms.md", Cell(f"cassandra-replicas-{name}.md", f"Replication ({label})",
+                                   "plain", column))
+      for name, label in (("random", "cassandra num_tokens=16"),
+                          ("rf1", "cassandra allocator num_tokens=16"),
+                          ("rf3", "cassandra allocator rf=3 num_tokens=16"))
+      for column in ("copies cv", "copies peak-to-mean", "primary cv")],
+    *[("guide/algorithms.md", Sentence(f"cassandra-replicas-{name}.md",
+                                       f"Replication ({label})",
+                                       r"\| server-100 joins +\|[^|]+\| ([\d.]+%) "))
+      for name, label in (("random", "cassandra num_tokens=16"),
+                          ("rf1", "cassandra allocator num_tokens=16"),
+                          ("rf3", "cassandra allocator rf=3 num_tokens=16"))],
     *[("guide/replication.md", Cell("cassandra-tokens.md",
                                     f"Replication (cassandra num_tokens={k})",
                                     "network topology", "copies peak-to-mean"))

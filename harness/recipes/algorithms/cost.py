@@ -39,6 +39,13 @@ from harness.recipes.layouts.costs import layout_cost
 #: over the same fleets, the most at 1,536 tokens)
 ALLOCATOR_BYTES_PER_TOKEN = 800
 ALLOCATOR_SECONDS_PER_STEP = 6e-6
+#: Cassandra's allocator for several copies (`replication_factor` above 1): tracemalloc peak
+#: 1,158 to 2,446 bytes per token, and CPU seconds per node and token each join reads, per
+#: copy and per 16 tokens a node, 2.2 to 4.2 us (100 x 16 and 200 x 16 at 3 copies, 100 x 16
+#: at 2, 50 x 16 at 5; 30 x 64 and 20 x 256 at 3 took 14.8 and 58.5 us, 3.7 per 16 tokens;
+#: 2 shared cores, load 4 to 6, 2026-12-05), priced with a margin of 1.5
+REPLICATED_ALLOCATOR_BYTES_PER_TOKEN = 3_500
+REPLICATED_ALLOCATOR_SECONDS_PER_STEP = 6.5e-6
 
 
 def entries_of(name: str, params: dict[str, Any], fleets: Sequence[Sequence[Server]]) -> int:
@@ -63,6 +70,16 @@ def generation_cost(params: dict[str, Any], entries: int, nodes: int = 1,
     per fleet)."""
     if params.get("construction") == "points" and uses_traits(params):
         return Cost(peak=float(TRAITS_BYTES_PER_POINT * entries + TRAITS_FIXED_BYTES))
+    copies = int(params.get("replication_factor", 1))
+    if params.get("allocation") == "allocator" and copies > 1:
+        # every candidate is scored each join, its walk visiting `copies` groups; a node of
+        # more tokens re-scores more candidates while it places them
+        per_node = entries / max(nodes, 1)
+        return Cost(peak=float(REPLICATED_ALLOCATOR_BYTES_PER_TOKEN * entries),
+                    seconds=(REPLICATED_ALLOCATOR_SECONDS_PER_STEP * copies * nodes * entries
+                             / 2 * max(1.0, per_node / 16) * builds),
+                    why_seconds=f"Cassandra's token allocator for {copies} copies (servers x "
+                                "their tokens x copies)")
     if params.get("allocation") == "allocator":
         return Cost(peak=float(ALLOCATOR_BYTES_PER_TOKEN * entries),
                     seconds=ALLOCATOR_SECONDS_PER_STEP * nodes * entries / 2 * builds,

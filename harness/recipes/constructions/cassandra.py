@@ -33,8 +33,10 @@ Cassandra would also redraw) keep it for the first-listed node.
 ported in `cassandra_allocator` and checked token for token against Cassandra's classes.
 Nodes join in list order; the first node's tokens (the allocator's only random ones) come
 from `java.util.Random(seed)`. A node that leaves takes its tokens with it and the others
-keep theirs (`remove_server`), as a decommission does; the replication-aware allocator
-(replication factor above 1) is not ported.
+keep theirs (`remove_server`), as a decommission does. `replication_factor` above 1 (with
+the allocator) is `allocate_tokens_for_local_replication_factor` above 1, Cassandra 4.0's
+default being 3: `ReplicationAwareTokenAllocator`, ported in `cassandra_replicated` and checked
+token for token against Cassandra's classes, every node its own group (one rack).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.core.client_hashes import TOKEN_MAX, TOKEN_MIN
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, ScenarioError
 from harness.core.native import client_hashes as c_client_hashes
 from harness.core.params import Param, parse_keywords
 from harness.core.ring import Ring
@@ -56,6 +58,7 @@ from harness.core.servers import Server, require_servers
 from harness.recipes.constructions.allocated import remove_server
 from harness.recipes.constructions.base import ConstructionBase
 from harness.recipes.constructions.cassandra_allocator import AllocatorFailure, allocate_tokens
+from harness.recipes.constructions.cassandra_replicated import allocate_replicated_tokens
 from harness.recipes.constructions.generator import points_for
 
 #: Cassandra 4.0's default num_tokens (256 before it)
@@ -64,6 +67,9 @@ DEFAULT_NUM_TOKENS = 16
 MAX_NUM_TOKENS = 1536
 #: how tokens are placed: drawn at random by each node, or chosen by Cassandra's allocator
 ALLOCATIONS = ("random", "allocator")
+#: the most copies the allocator is asked to balance for (each token's walk and every
+#: candidate's score visit that many groups; no deployment keeps more in one datacenter)
+MAX_REPLICATION_FACTOR = 16
 
 
 #: SplitMix64's increment and multipliers (`harness.recipes.constructions.allocated.SplitMix64`)
@@ -118,10 +124,14 @@ def ring_of_tokens(tokens: Sequence[Sequence[int] | npt.NDArray[np.int64]],
 
 
 @functools.lru_cache(maxsize=8)
-def allocated_tokens(counts: tuple[int, ...], seed: int) -> tuple[tuple[int, ...], ...] | str:
-    """Each node's tokens from Cassandra's allocator, or why it fails for these counts (kept:
-    the servers are checked before the ring is built, and each fleet is built more than
-    once)."""
+def allocated_tokens(counts: tuple[int, ...], seed: int, replication_factor: int = 1
+                     ) -> tuple[tuple[int, ...], ...] | str:
+    """Each node's tokens from Cassandra's allocator for `replication_factor` copies, or why
+    it fails for these counts (kept: the servers are checked before the ring is built, and
+    each fleet is built more than once). Only the allocator for one copy can fail."""
+    if replication_factor > 1:
+        return tuple(tuple(tokens) for tokens
+                     in allocate_replicated_tokens(counts, replication_factor, seed))
     try:
         return tuple(tuple(tokens) for tokens in allocate_tokens(counts, seed))
     except AllocatorFailure as failure:
@@ -144,6 +154,12 @@ class CassandraConstruction(ConstructionBase):
               "Cassandra's token allocator for replication factor 1 "
               "(NoReplicationTokenAllocator) places them, nodes joining in list order",
               choices=ALLOCATIONS),
+        Param("replication_factor", "int", 1,
+              "with the allocator, Cassandra's allocate_tokens_for_local_replication_factor: "
+              "1 is NoReplicationTokenAllocator, above 1 ReplicationAwareTokenAllocator "
+              "(Cassandra 4.0's cassandra.yaml sets 3), balancing each node's share of "
+              "replica ranges, every node its own group", minimum=1,
+              maximum=MAX_REPLICATION_FACTOR),
     )
 
     def __init__(self, **params: Any) -> None:
@@ -151,6 +167,25 @@ class CassandraConstruction(ConstructionBase):
         self.num_tokens: int = values["points_per_weight"]
         self.seed: int = values["seed"]
         self.allocation: str = values["allocation"]
+        self.replication_factor: int = values["replication_factor"]
+        problem = self.params_problem(values)
+        if problem is not None:
+            raise ScenarioError(f"construction {self.name!r}: {problem[0]} must be "
+                                f"{problem[1]} (got {values[problem[0]]})")
+
+    @staticmethod
+    def params_problem(values: dict[str, Any]) -> tuple[str, str] | None:
+        """A replication factor is the allocator's: random tokens take no notice of it."""
+        if values["allocation"] != "allocator" and values["replication_factor"] != 1:
+            return ("replication_factor", "1 (or left out) unless allocation = \"allocator\"")
+        return None
+
+    @classmethod
+    def recorded_params(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """The parameters a result records: a replication factor of 1 is left out, so that
+        a ring of the allocator for one copy is recorded as it always was."""
+        return {k: v for k, v in values.items()
+                if k != "replication_factor" or v != 1}
 
     @property
     def bits(self) -> int:
@@ -159,14 +194,18 @@ class CassandraConstruction(ConstructionBase):
     @property
     def label(self) -> str:
         allocated = " allocator" if self.allocation == "allocator" else ""
-        return f"cassandra{allocated} num_tokens={self.num_tokens}"
+        copies = f" rf={self.replication_factor}" if self.replication_factor > 1 else ""
+        return f"cassandra{allocated}{copies} num_tokens={self.num_tokens}"
 
     def check_servers(self, servers: Sequence[Server]) -> str | None:
-        """Random: any positive weight draws at least one token. Allocator: the servers'
-        token counts must not make Cassandra's allocator fail (mixed num_tokens can)."""
-        if self.allocation != "allocator":
+        """Random: any positive weight draws at least one token. Allocator for one copy: the
+        servers' token counts must not make it fail (mixed num_tokens can)."""
+        if self.allocation != "allocator" or self.replication_factor > 1:
+            # the replication-aware allocator never throws, so the fleet is not allocated
+            # here, before the run is priced (a large one would take its minutes at load)
             return None
-        placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+        placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed,
+                                  self.replication_factor)
         return (f"weighted so that Cassandra's token allocator can place them; with these "
                 f"token counts it throws: {placed}" if isinstance(placed, str) else None)
 
@@ -176,7 +215,8 @@ class CassandraConstruction(ConstructionBase):
     def node_tokens(self, servers: Sequence[Server]) -> list[npt.NDArray[np.int64]]:
         """Each node's signed tokens: in the order drawn, or sorted when allocated."""
         if self.allocation == "allocator":
-            placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed)
+            placed = allocated_tokens(tuple(self.point_counts(servers)), self.seed,
+                                      self.replication_factor)
             if isinstance(placed, str):
                 raise HarnessError(
                     f"construction 'cassandra': Cassandra's token allocator throws: {placed}")

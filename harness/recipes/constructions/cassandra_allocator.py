@@ -30,8 +30,8 @@ as in the vectors' stand-in partitioner, they come from one `java.util.Random(se
 the first unit (and a unit wanting more tokens than exist) draws; every later token is
 chosen by the allocator.
 
-Not followed: `ReplicationAwareTokenAllocator` (replication factor above 1: its replica
-walks over racks are not ported), and the offline tool's racks.
+`ReplicationAwareTokenAllocator` (replication factor above 1) is ported apart, in
+`cassandra_replicated`. Not followed: the offline tool's racks.
 """
 
 from __future__ import annotations
