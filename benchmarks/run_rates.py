@@ -15,11 +15,14 @@ repeat, so a busy moment shows as a range:
 - callgrind: one `counts` probe (valgrind, a fresh interpreter, the layout built and
   looked up) at three ring sizes and two key counts: its fixed seconds, per entry, per
   key (the scalar keys' price was measured by hand, 2,000 against 20,000 of them);
-- memory: one `memory` probe (a fresh process building one layout) at two ring sizes.
+- memory: one `memory` probe (a fresh process building one layout) at two ring sizes;
+- algorithms: each algorithm without a ring at 50 servers, 200,000 keys in a batch and
+  5,000 one call at a time (parity's sample and throughput's scalar rounds), ns per key.
 
-The prices in `harness/recipes/layouts/costs.py` (lookups), `harness/metrics/migration/
-metric.py`, `harness/metrics/counts.py` and `harness/metrics/memory.py` come from these
-bests, with the margins they state. Nothing is written outside a temporary directory.
+The prices in `harness/recipes/layouts/costs.py` (lookups), `harness/run/estimate.py`
+(algorithms' scalar calls), `harness/metrics/migration/metric.py`,
+`harness/metrics/counts.py` and `harness/metrics/memory.py` come from these bests, with
+the margins they state. Nothing is written outside a temporary directory.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ import numpy.typing as npt
 
 from harness.core.cache_model import lru_misses
 from harness.core.hashing import hash_many
+from harness.core.servers import Server
 from harness.metrics.callgrind import count_layout
 from harness.metrics.memory import measure_in_subprocess, save_ring_for_probe
 from harness.metrics.migration.metric import zipf_stream
+from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.layouts import LAYOUTS, get_layout
 
 
@@ -146,8 +151,27 @@ def memory(repeats: int) -> None:
                                                ring_file), repeats))
 
 
+def algorithms(repeats: int) -> None:
+    """Each algorithm without a ring, in the form a run measures (its only one), at 50
+    equal servers and its default parameters: a batch of 200,000 keys, and 5,000 keys
+    one call at a time, as parity's sample and throughput's scalar rounds call it."""
+    servers = [Server(f"server-{i}") for i in range(50)]
+    names = [f"key-{i}".encode() for i in range(200_000)]
+    for name, cls in sorted(ALGORITHMS.items()):
+        if name == "ring":
+            continue
+        built = cls.build(servers)
+        hashes = built.hash_keys(names)
+        _show(f"{name} batch", "ns/key", len(names) * 1e-9,
+              _times(functools.partial(built.lookup_many, hashes), repeats))
+        built.reset()
+        _show(f"{name} scalar", "ns/call", 5_000 * 1e-9,
+              _times(functools.partial(_scalar, built.lookup, hashes[:5_000].tolist()),
+                     repeats))
+
+
 PARTS = {"lookups": lookups, "migration": migration, "callgrind": callgrind,
-         "memory": memory}
+         "memory": memory, "algorithms": algorithms}
 
 
 def main() -> None:

@@ -193,8 +193,9 @@ class ProcessMetric(MetricBase):
              working: Working | None = None) -> Cost:
         """`MetricBase.cost`, and the seconds of its rings: the fleet's points generated
         once and one ring built afresh to compare (each a build of the run's recipe), and
-        every ring of an eligibility set filtered from those points and built in each of
-        `process.layouts` (all of them priced, a sample or not). A ring holds the points of
+        every ring it builds filtered from those points and built in each of
+        `process.layouts`: each eligibility set's, or the `sample_rings` largest when a
+        sample is asked for. A ring holds the points of
         the servers with its set, so the rings' entries are the ring's, each server's
         share counted once for every set it holds."""
         found = super().cost(shape, servers, working)
@@ -207,15 +208,22 @@ class ProcessMetric(MetricBase):
         shares: dict[frozenset[str], float] = {}
         for server, held in zip(servers, shape.capabilities, strict=True):
             shares[frozenset(held)] = shares.get(frozenset(held), 0.0) + server.weight / weight
-        rings_entries = shape.entries * sum(
-            share * sum(1 for needed in sets if needed <= held) for held, share in shares.items())
+        each = sorted((shape.entries * sum(share for held, share in shares.items()
+                                            if needed <= held) for needed in sets),
+                      reverse=True)
+        each = [entries for entries in each if entries]  # a set no server holds: no ring
+        # A stated sample builds that many rings, the largest always among them: priced as
+        # the largest that many (a sample the machine's memory forces is not known here,
+        # and every ring stays priced, the upper bound).
+        built = each[:options.sample_rings] if options.sample_rings else each
+        rings_entries = sum(built)
         per_entry = FILTER_SECONDS_PER_ENTRY + sum(build_seconds_per_entry(name)
                                                    for name in options.layouts)
         seconds = 2 * shape.build_seconds + per_entry * rings_entries
         return found + Cost(seconds=seconds, why_seconds=(
-            f"[{self.name}]: {len(sets):,} rings of {rings_entries:,.0f} entries in all, each "
+            f"[{self.name}]: {len(built):,} rings of {rings_entries:,.0f} entries in all, each "
             f"built in {len(options.layouts)} layouts (process.eligibility, process.layouts, "
-            "the servers' capabilities)"))
+            "process.sample_rings, the servers' capabilities)"))
 
     name: ClassVar[str] = "process"
     table: ClassVar[str] = "process"

@@ -70,6 +70,13 @@ from harness.run.sweep import sweep_workers, why_in_sequence
 #: scenario when the estimate became an upper bound, with margin
 RUN_IMPORT_BYTES = 40 * 2**20
 
+#: one scalar lookup of an algorithm's form beyond its per-key work (which its
+#: `estimated_seconds` prices as a batch's): a Python call into its C or numpy form.
+#: Measured by benchmarks/run_rates.py --only algorithms (2026-12-05, 50 servers, best of
+#: 3, load average 6.3): 30 to 91 ns a call above the batch's per key for most, 110 for
+#: bounded-load, 140 for range and 230 for modulo; priced at 500 ns, the one margin
+SCALAR_CALL_SECONDS = 500e-9
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -154,16 +161,26 @@ def _point_cost(scenario: Scenario, recipe: Recipe, fleets: list[list[Server]],
     point = replace((forms + peers + lookup).whole(), why=why) + total(
         [cost.bytes_only() for cost in metric_costs])
     point = replace(generation, why=why).then(point.whole() if point.why == why else point)
-    # Parity routes every key through the reference and each form; the throughput rounds
-    # time them again; every operation repeats the lot on the changed fleet.
-    # A ring's forms are its layouts, each priced by its own lookup rates: parity's batch
-    # of every key and scalar sample here, throughput's rounds by that metric's `cost`.
-    rounds = 1 + len(scenario.operations)
+    # What the runner routes, priced as it is done (harness.run.runner, metrics.parity):
+    # parity once per sweep point (every key by the vectorised reference and by each form
+    # in a batch, the sample by the plain reference and one call at a time in each form);
+    # movement's every key by the reference of each operation's fleet; an algorithm's
+    # form (a ring's layouts are priced by their own rates, here and in throughput's
+    # `cost`) again in throughput's rounds and in the memory probe's fresh process.
     sample = min(PLAIN_REFERENCE_KEYS, keys)
+    moved = len(scenario.operations) if "movement" in measure.metrics else 0
+    timed = measure.repeats + 1 if "throughput" in measure.metrics else 0
+    probed = 1 if "memory" in measure.metrics else 0
+    form_count = len(measure.forms)
+    calls = 0 if costs else form_count * (sample + timed * min(measure.scalar_keys, keys))
     routed = routing_cost(recipe.algorithm, recipe.params, servers,
-                          reference_keys=rounds * keys,
-                          fast_keys=0 if costs else rounds * keys * (2 + measure.repeats),
-                          plain_keys=rounds * sample)
+                          reference_keys=(1 + moved) * keys,
+                          fast_keys=0 if costs else form_count * keys * (1 + timed + probed)
+                          + calls,
+                          plain_keys=sample)
+    routed += Cost(seconds=calls * SCALAR_CALL_SECONDS,
+                   why_seconds=f"{calls:,} scalar lookups, one Python call each "
+                               "(measure.scalar_keys, measure.repeats)" if calls else "")
     routed += layout_lookup_cost(costs, entries, keys, sample,
                                  f"parity: {keys:,} keys looked up in each of "
                                  f"measure.layouts, {entries:,} entries")

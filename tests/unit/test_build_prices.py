@@ -208,3 +208,18 @@ def test_a_process_prices_every_ring_in_each_layout() -> None:
     layouts = scenario.measure.options["process"].layouts
     each = FILTER_SECONDS_PER_ENTRY + sum(build_seconds_per_entry(name) for name in layouts)
     assert cost.seconds >= 8_126_400 * each
+
+
+def test_a_process_sample_prices_the_rings_it_builds(tmp_path: Path) -> None:
+    """process-cloudflare with `sample_rings = 2` builds two rings, the largest among them
+    (`ProcessMetric._which_to_build`): priced as the two largest, fewer seconds than all
+    32 and named so."""
+    source = (ROOT / "scenarios" / "process-cloudflare.toml").read_text(encoding="utf-8")
+    assert "\n[process]\n" in source
+    path = tmp_path / "sampled.toml"
+    path.write_text(source.replace("\n[process]\n", "\n[process]\nsample_rings = 2\n"),
+                    encoding="utf-8")
+    every = run_cost(load_scenario(ROOT / "scenarios" / "process-cloudflare.toml"))
+    sampled = run_cost(load_scenario(path))
+    assert sampled.why_seconds.startswith("[process]: 2 rings of ")
+    assert 0 < sampled.seconds < every.seconds

@@ -29,6 +29,8 @@ from harness.recipes.layouts.costs import (
     layout_cost,
     lookup_rates,
 )
+from harness.run.estimate import SCALAR_CALL_SECONDS, run_cost
+from harness.run.scenario import load_scenario
 
 RATES = [OBJECT_LOOKUPS, INDEXED_LOOKUPS, C_FLAT_LOOKUPS, NUMPY_FLAT_LOOKUPS]
 
@@ -169,3 +171,56 @@ def test_a_run_of_too_many_timed_rounds_is_refused_before_any_work(
     assert "[throughput]: 201 rounds of 2,000,000 keys" in err
     assert "(measure.repeats, keys.count, measure.scalar_keys)" in err
     assert not (tmp_path / "out").exists()
+
+
+def _algorithm_seconds(tmp_path: Path, metrics: list[str], operations: int,
+                       repeats: int = 3) -> float:
+    """The run's seconds of a Maglev of 65,537 slots on 10 servers, 50,000 keys."""
+    path = tmp_path / "maglev.toml"
+    ops = "".join(f'[[operations]]\nkind = "remove"\nserver = "server-{i}"\n'
+                  for i in range(operations))
+    path.write_text(f"""name = "maglev-lookups"
+[servers]
+count = 10
+[algorithm]
+name = "maglev"
+table_size = 65_537
+[keys]
+count = 50_000
+[measure]
+metrics = {metrics!r}
+repeats = {repeats}
+{ops}""".replace("'", '"'), encoding="utf-8")
+    return run_cost(load_scenario(path)).seconds
+
+
+def test_an_algorithm_prices_the_lookups_its_run_makes(tmp_path: Path) -> None:
+    """Parity routes every key once a sweep point (not once per operation); movement routes
+    them again by the reference of each operation's fleet; throughput's rounds and their
+    scalar calls grow with measure.repeats."""
+    plain = _algorithm_seconds(tmp_path, ["balance"], 0)
+    assert _algorithm_seconds(tmp_path, ["balance"], 2) == pytest.approx(plain)
+    assert _algorithm_seconds(tmp_path, ["balance", "movement"], 2) > plain
+    timed = _algorithm_seconds(tmp_path, ["throughput"], 0)
+    assert _algorithm_seconds(tmp_path, ["throughput"], 0, repeats=9) - timed >= \
+        6 * min(5_000, 50_000) * SCALAR_CALL_SECONDS
+
+
+@pytest.mark.parametrize(("name", "params", "fill"), [
+    ("maglev", {"table_size": 1_000_003}, 1.5 * 3e-6 * 1_000_003),
+    ("dx", {"capacity": 1_048_576}, 1.5 * 0.2e-6 * 1_048_576)])
+def test_a_client_build_is_not_charged_the_plain_references(
+        name: str, params: dict[str, int], fill: float) -> None:
+    """A `[clients]` recipe or a claimed `routes_like` routes by the C form alone: the
+    plain-Python reference's table or flags (Maglev 3 us a slot, DxHash 0.2 us, each with
+    its margin of 1.5) are charged only when a key is looked up by a reference."""
+    algorithm = get_algorithm(name)
+    fleet = fleet_servers(100, (1.0,), "s-{i}")
+
+    def seconds(**keys: int) -> float:
+        return algorithm.estimated_seconds(fleet, params, **{
+            "reference_keys": 0, "fast_keys": 0, "plain_keys": 0, **keys})[0]
+
+    client = seconds(fast_keys=1_000)
+    assert 0 < client < fill <= seconds(reference_keys=1_000, fast_keys=1_000)
+    assert seconds(fast_keys=100_000) > client

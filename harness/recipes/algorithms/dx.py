@@ -136,9 +136,15 @@ class DxAlgorithm(FixedCapacity[c_dx.CDx, DxReference]):
         """A key probes capacity / servers slots on average: the C lookups 3 ns a probe,
         the plain reference 1 us, the vectorised one 0.05 us a key-probe plus 20 us a round
         (about that ratio times ln(keys) rounds), and filling the flags 0.2 us a slot;
-        a margin of 1.5. Removals raise the ratio further."""
+        a margin of 1.5. Removals raise the ratio further. A client's build (no key looked
+        up by a reference: a `[clients]` recipe, a peer's claimed `routes_like`) builds
+        neither reference: its C flags are priced by `estimated_build_seconds`, and only its
+        C lookups here."""
         slots = capacity_for(len(servers), params)
         ratio = slots / max(1, len(servers))
+        if not (reference_keys or plain_keys):
+            return (1.5 * fast_keys * ratio * 3e-9,
+                    f"dx's C lookups probe {ratio:,.3g} slots a key")
         rounds = ratio * math.log(max(2, reference_keys))
         seconds = (fast_keys * ratio * 3e-9 + plain_keys * ratio * 1e-6
                    + reference_keys * ratio * 5e-8 + rounds * 2e-5 + slots * 2e-7)

@@ -187,8 +187,14 @@ class MaglevAlgorithm(OneForm):
                           reference_keys: int, fast_keys: int,
                           plain_keys: int) -> tuple[float, str]:
         """The plain-Python reference fills the whole table slot by slot: 3 us a slot
-        (measured at M = 1,000,003), with a margin of 1.5; lookups are one read each."""
+        (measured at M = 1,000,003), with a margin of 1.5; lookups are one read each. A
+        client's build (no key looked up by a reference: a `[clients]` recipe, a peer's
+        claimed `routes_like`) never fills it: its C table is priced by
+        `estimated_build_seconds`, and its batch lookups at 5 ns a key (2.3 ns measured by
+        benchmarks/run_rates.py --only algorithms, best of 3, load average 6.3)."""
         size = int(params.get("table_size", DEFAULT_TABLE_SIZE))
+        if not (reference_keys or plain_keys):
+            return fast_keys * 5e-9, f"maglev's C table looks up {fast_keys:,} keys"
         return 1.5 * size * 3e-6, f"maglev's reference fills all {size:,} slots in Python"
 
     @classmethod
