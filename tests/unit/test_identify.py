@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.apps.identify import search
+from harness.apps.identify.observations import Observations
 from harness.cli import main
 from harness.core.servers import Server
 from harness.recipes.algorithms import get_algorithm
@@ -92,19 +94,24 @@ def test_no_recipe_matches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_refused_past_the_time_budget(tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """Owners no cheap candidate reproduces: the shipped recipes and hash mod N fit 0.12 s,
-    rendezvous (163 candidates on 3 servers, about 0.6 s estimated) is refused before it
-    starts (tests/unit/test_identify_budget.py holds the budget on 100 servers)."""
+    """Owners no cheap candidate reproduces: with a budget that holds the shipped recipes
+    and hash mod N but not rendezvous too (163 candidates on 3 servers), rendezvous is
+    refused before it starts (tests/unit/test_identify_budget.py holds the budget on 100
+    servers)."""
     rng = random.Random(7)
     servers = [Server(f"s{i}") for i in range(3)]
     keys = [f"k{i}" for i in range(40)]
-    routing, listing = write_inputs(tmp_path, servers, keys, [rng.randrange(3) for _ in keys])
-    assert main(["identify", str(routing), str(listing), "--max-minutes", "0.002"]) == 2
+    owners = [rng.randrange(3) for _ in keys]
+    routing, listing = write_inputs(tmp_path, servers, keys, owners)
+    stages = dict(search.declare(Observations(tuple(k.encode() for k in keys), tuple(owners),
+                                              tuple(servers), "o", "s")).stages)
+    budget = f"{(stages['shipped'] + stages['modulo'] + stages['rendezvous'] / 2) / 60:.4f}"
+    assert main(["identify", str(routing), str(listing), "--max-minutes", budget]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"error: {routing}: no candidate of shipped recipes and known "
                               "clients or hash mod N reproduces every key (the best, ")
-    assert "; rendezvous would take an estimated 0." in err[-1]
-    assert "over --max-minutes 0.002;" in err[-1]
+    assert "; rendezvous would take an estimated " in err[-1]
+    assert f"over --max-minutes {budget};" in err[-1]
 
 
 BAD = {
