@@ -15,7 +15,8 @@ from time import perf_counter
 
 import numpy as np
 
-from harness.core.cache_model import lru_misses, speed_stream
+from harness.core.cache_model import lru_misses
+from harness.metrics.migration.metric import zipf_stream
 
 
 def main() -> None:
@@ -23,7 +24,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    servers, keys = speed_stream(args.requests, 1_000_000, 100, seed=1)
+    # the migration metric's zipf draw, each key on the server a multiplicative hash picks
+    keys = zipf_stream(1_000_000, 1.0, args.requests, seed=1)
+    servers = (keys.astype(np.uint64) * 2654435761 % 2**32 % 100).astype(np.uint16)
     for _ in range(args.repeats):
         start = perf_counter()
         missed = lru_misses(servers, keys, 100, 10_000)

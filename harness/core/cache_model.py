@@ -130,17 +130,3 @@ def lru_misses_reference(
                 cache.popitem(last=False)
             missed.append(True)
     return np.array(missed, dtype=np.bool_)
-
-
-def speed_stream(
-    requests: int, universe: int, n_servers: int, seed: int
-) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint32]]:
-    """The stream this module's speed is quoted on: (servers, keys), popularity of the key
-    of rank r proportional to 1/r, ranks placed on random keys, each key always on the
-    same server (as a ring would place it)."""
-    rng = np.random.default_rng(seed)
-    popularity = 1.0 / np.arange(1, universe + 1, dtype=np.float64)
-    ranks = rng.choice(universe, size=requests, p=popularity / popularity.sum())
-    keys = rng.permutation(universe).astype(np.uint32)[ranks]
-    servers = (keys.astype(np.uint64) * 2654435761 % 2**32 % n_servers).astype(np.uint16)
-    return servers, keys

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core import cache_model
-from harness.core.cache_model import lru_misses, lru_misses_reference, speed_stream
+from harness.core.cache_model import lru_misses, lru_misses_reference
 from harness.core.errors import HarnessError
+from harness.metrics.migration.metric import zipf_stream
 
 pytestmark = pytest.mark.c_core
 
@@ -93,7 +94,8 @@ def test_ten_million_zipf_requests_miss_as_measured() -> None:
     """The stream of the harness.core.cache_model docstring (10M requests, 1M keys, 100 servers
     of 10,000 objects) misses at the ratio quoted there. Its speed is a benchmark's
     (benchmarks/lru_replay.py), not this test's."""
-    servers, keys = speed_stream(10_000_000, 1_000_000, 100, seed=1)
+    keys = zipf_stream(1_000_000, 1.0, 10_000_000, seed=1)
+    servers = (keys.astype(np.uint64) * 2654435761 % 2**32 % 100).astype(np.uint16)
     missed = lru_misses(servers, keys, 100, 10_000)
     assert np.mean(missed) == pytest.approx(0.076, abs=0.002)
 
