@@ -38,7 +38,6 @@ from harness.recipes.constructions.cassandra_replicated import (
     allocate_replicated_tokens,
     double_compare,
     midpoint,
-    next_double,
 )
 from harness.recipes.layouts import LAYOUTS
 from harness.recipes.traits import recipe_traits
@@ -120,8 +119,8 @@ def test_midpoint_edges() -> None:
 
 def test_next_double_matches_java() -> None:
     """`new Random(0).nextDouble()` and `new Random(42).nextDouble()` as Java gives them."""
-    assert next_double(JavaRandom(0)) == 0.730967787376657
-    assert next_double(JavaRandom(42)) == 0.7275636800328681
+    assert JavaRandom(0).next_double() == 0.730967787376657
+    assert JavaRandom(42).next_double() == 0.7275636800328681
     assert 1.0 - 1.0 / math.sqrt(5.0) == MIN_INITIAL_SPLITS_RATIO
 
 

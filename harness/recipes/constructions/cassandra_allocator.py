@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -83,6 +83,10 @@ class JavaRandom:
     def next_long(self) -> int:
         """`nextLong()`: two 32-bit draws, the first shifted up, added as signed ints."""
         return to_long((self.next_bits(32) << 32) + self.next_bits(32))
+
+    def next_double(self) -> float:
+        """`nextDouble()`: 26 then 27 bits, as a multiple of 2**-53."""
+        return ((self.next_bits(26) << 27) + self.next_bits(27)) * 2.0**-53
 
 
 def random_token(random: JavaRandom) -> int:
@@ -291,15 +295,27 @@ def sum_in_order(values: Sequence[float]) -> float:
     return total
 
 
-def allocate_tokens(num_tokens: Sequence[int], seed: int,
-                    progress: Callable[[int], None] | None = None) -> list[list[int]]:
-    """Each unit's tokens, sorted, when units 0, 1, ... join in order asking for
-    `num_tokens[i]` tokens each, from one allocator whose random draws come from
-    `java.util.Random(seed)`."""
-    allocator = NoReplicationAllocator(seed)
+class Allocator(Protocol):
+    """What a token allocator does as a unit joins: its new tokens."""
+
+    def add_unit(self, unit: int, count: int, /) -> list[int]: ...
+
+
+def join_in_order(allocator: Allocator, num_tokens: Sequence[int],
+                  progress: Callable[[int], None] | None = None) -> list[list[int]]:
+    """Each unit's tokens, sorted, when units 0, 1, ... join `allocator` in order asking
+    for `num_tokens[i]` tokens each; `progress` told how many have joined."""
     placed = []
     for unit, count in enumerate(num_tokens):
         placed.append(sorted(allocator.add_unit(unit, count)))
         if progress is not None:
             progress(unit + 1)
     return placed
+
+
+def allocate_tokens(num_tokens: Sequence[int], seed: int,
+                    progress: Callable[[int], None] | None = None) -> list[list[int]]:
+    """Each unit's tokens, sorted, when units 0, 1, ... join in order asking for
+    `num_tokens[i]` tokens each, from one allocator whose random draws come from
+    `java.util.Random(seed)`."""
+    return join_in_order(NoReplicationAllocator(seed), num_tokens, progress)

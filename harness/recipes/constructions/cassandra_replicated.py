@@ -39,6 +39,7 @@ from harness.recipes.constructions.cassandra_allocator import (
     LONG_MIN,
     JavaPriorityQueue,
     JavaRandom,
+    join_in_order,
     random_token,
     size,
     split,
@@ -48,11 +49,6 @@ from harness.recipes.constructions.cassandra_allocator import (
 #: `generateSplits`' ratios: a split takes between these shares of the largest range
 MIN_INITIAL_SPLITS_RATIO = 1.0 - 1.0 / math.sqrt(5.0)
 MAX_INITIAL_SPLITS_RATIO = MIN_INITIAL_SPLITS_RATIO + 0.075
-
-
-def next_double(random: JavaRandom) -> float:
-    """`java.util.Random.nextDouble()`: 26 then 27 bits, as a multiple of 2**-53."""
-    return ((random.next_bits(26) << 27) + random.next_bits(27)) * 2.0**-53
 
 
 def midpoint(left: int, right: int) -> int:
@@ -187,7 +183,7 @@ class ReplicationAwareAllocator:
                 if share > largest:
                     largest, left, right = share, previous, token
                 previous = token
-            ratio = MIN_INITIAL_SPLITS_RATIO + growth * next_double(draws)
+            ratio = MIN_INITIAL_SPLITS_RATIO + growth * draws.next_double()
             chosen.append(split(left, right, ratio))
             self._put(chosen[-1], unit)
         return chosen
@@ -370,10 +366,5 @@ def allocate_replicated_tokens(num_tokens: Sequence[int], replicas: int, seed: i
     `java.util.Random(seed)`."""
     group_of: Callable[[int], Hashable] = ((lambda unit: unit) if racks == 1
                                            else (lambda unit: ("rack", unit % racks)))
-    allocator = ReplicationAwareAllocator(replicas, seed, group_of)
-    placed = []
-    for unit, count in enumerate(num_tokens):
-        placed.append(sorted(allocator.add_unit(unit, count)))
-        if progress is not None:
-            progress(unit + 1)
-    return placed
+    return join_in_order(ReplicationAwareAllocator(replicas, seed, group_of), num_tokens,
+                         progress)
