@@ -90,7 +90,8 @@ def _fleet(count: int) -> list[Server]:
     return [Server(f"10.{i // 250}.{i % 250}.1:80", 1.0) for i in range(count)]
 
 
-def _times(run: Callable[[], object], repeats: int) -> list[float]:
+def times(run: Callable[[], object], repeats: int) -> list[float]:
+    """Seconds of each of `repeats` calls of `run` (benchmarks/run_rates.py uses it too)."""
     found = []
     for _ in range(repeats):
         start = perf_counter()
@@ -127,7 +128,7 @@ def _rings(sizes: list[int], repeats: int) -> None:
             else:
                 servers = _fleet(max(1, size // per_server))
             entries = RingAlgorithm.estimated_entries(servers, params)
-            _show(label, entries, _times(
+            _show(label, entries, times(
                 functools.partial(RingAlgorithm.from_params, servers, params), repeats))
     print(f"constructions registered: {', '.join(CONSTRUCTIONS)}")
 
@@ -141,7 +142,7 @@ def _layouts(sizes: list[int], repeats: int) -> None:
             owners = rng.integers(0, 1000, len(positions), dtype=np.uint16)
             for name, layout in LAYOUTS.items():
                 if layout.hash_bits == bits:
-                    _show(f"layout {name}", len(positions), _times(
+                    _show(f"layout {name}", len(positions), times(
                         functools.partial(layout.build, positions, owners), repeats))
 
 
@@ -153,7 +154,7 @@ def _algorithms(sizes: list[int], repeats: int) -> None:
             params = algorithm.parse_params(keyword_fields(name, table))
             servers = _fleet(count)
             entries = algorithm.estimated_entries(servers, params)
-            _show(f"algorithm {name}", max(1, entries), _times(
+            _show(f"algorithm {name}", max(1, entries), times(
                 functools.partial(_build_algorithm, algorithm, servers, params), repeats))
     print(f"algorithms registered: {', '.join(ALGORITHMS)}")
 

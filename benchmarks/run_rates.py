@@ -33,10 +33,10 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from time import perf_counter
 
 import numpy as np
 import numpy.typing as npt
+from build_rates import times
 
 from harness.core.cache_model import lru_misses
 from harness.core.hashing import hash_many
@@ -46,15 +46,6 @@ from harness.metrics.memory import measure_in_subprocess, save_ring_for_probe
 from harness.metrics.migration.metric import zipf_stream
 from harness.recipes.algorithms import ALGORITHMS
 from harness.recipes.layouts import LAYOUTS, get_layout
-
-
-def _times(run: Callable[[], object], repeats: int) -> list[float]:
-    found = []
-    for _ in range(repeats):
-        start = perf_counter()
-        run()
-        found.append(perf_counter() - start)
-    return found
 
 
 def _show(label: str, unit: str, per: float, times: list[float]) -> None:
@@ -85,9 +76,9 @@ def lookups(repeats: int) -> None:
             hashes = np.random.default_rng(1).integers(
                 0, 2**cls.hash_bits, keys, dtype=np.uint64).astype(positions.dtype)
             _show(f"{name} batch, {entries:,} entries", "ns/key", keys * 1e-9,
-                  _times(functools.partial(layout.lookup_many, hashes), repeats))
+                  times(functools.partial(layout.lookup_many, hashes), repeats))
             _show(f"{name} scalar, {entries:,} entries", "ns/key", scalar_keys * 1e-9,
-                  _times(functools.partial(_scalar, layout.lookup,
+                  times(functools.partial(_scalar, layout.lookup,
                                            hashes[:scalar_keys].tolist()), repeats))
 
 
@@ -105,7 +96,7 @@ def migration(repeats: int) -> None:
             lru_misses(owners, stream, servers, capacity)
 
     _show(f"replay, {requests:,} requests", "ns/request", requests * 1e-9,
-          _times(replay, repeats))
+          times(replay, repeats))
     positions, owners = _ring(32, 45_120)
     layout = get_layout("numpy-aligned").build(positions, owners)
 
@@ -117,7 +108,7 @@ def migration(repeats: int) -> None:
             order = np.argsort(hashes, kind="stable")
             layout.lookup_many(hashes[order])
 
-    _show(f"objects, {universe:,}", "ns/object", universe * 1e-9, _times(objects, repeats))
+    _show(f"objects, {universe:,}", "ns/object", universe * 1e-9, times(objects, repeats))
 
 
 def callgrind(repeats: int) -> None:
@@ -132,7 +123,7 @@ def callgrind(repeats: int) -> None:
             for name in ("numpy-packed", "cffi-packed"):
                 functions = LAYOUTS[name].c_functions
                 _show(f"callgrind {name}, {entries:,} entries, {keys:,} keys", "s", 1.0,
-                      _times(functools.partial(count_layout, name, ring_file,
+                      times(functools.partial(count_layout, name, ring_file,
                                                ("batch", "scalar"), 2_000, functions),
                              repeats))
 
@@ -147,7 +138,7 @@ def memory(repeats: int) -> None:
                                     0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32))
             for name in ("numpy-aligned", "cffi-packed", "bucketed"):
                 _show(f"memory probe {name}, {entries:,} entries", "s", 1.0,
-                      _times(functools.partial(measure_in_subprocess, "layout", name,
+                      times(functools.partial(measure_in_subprocess, "layout", name,
                                                ring_file), repeats))
 
 
@@ -163,10 +154,10 @@ def algorithms(repeats: int) -> None:
         built = cls.build(servers)
         hashes = built.hash_keys(names)
         _show(f"{name} batch", "ns/key", len(names) * 1e-9,
-              _times(functools.partial(built.lookup_many, hashes), repeats))
+              times(functools.partial(built.lookup_many, hashes), repeats))
         built.reset()
         _show(f"{name} scalar", "ns/call", 5_000 * 1e-9,
-              _times(functools.partial(_scalar, built.lookup, hashes[:5_000].tolist()),
+              times(functools.partial(_scalar, built.lookup, hashes[:5_000].tolist()),
                      repeats))
 
 
