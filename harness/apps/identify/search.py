@@ -59,7 +59,7 @@ from harness.core.cost import Cost
 from harness.core.errors import HarnessError, ScenarioError
 from harness.core.servers import Server
 from harness.core.trait_hashes import DIGEST_HASHES, SEEDED_HASHES, TRAIT_HASHES, digest_words
-from harness.recipes.algorithms import ALGORITHMS, get_algorithm
+from harness.recipes.algorithms import ALGORITHMS, Algorithm, get_algorithm
 from harness.recipes.constructions import CONSTRUCTIONS
 from harness.recipes.constructions.client_traits import WEIGHT_ROUNDINGS, ClientTraits
 from harness.recipes.constructions.known_clients import OTHER_CLIENTS
@@ -217,15 +217,23 @@ def shipped_candidates(servers: Sequence[Server]) -> list[Candidate]:
     return [c for c in out if _refusal(c, servers) is None]
 
 
+def _checked(candidate: Candidate, servers: Sequence[Server]
+             ) -> tuple[type[Algorithm], dict[str, Any]]:
+    """The candidate's algorithm and its parameters checked for the fleet, defaults filled
+    (a plugin's algorithm without `checked_params` keeps them as given)."""
+    algorithm = get_algorithm(candidate.algorithm)
+    params = algorithm.checked_params(servers, dict(candidate.params)) if hasattr(
+        algorithm, "checked_params") else dict(candidate.params)
+    return algorithm, params
+
+
 def _candidate_seconds(candidate: Candidate, servers: Sequence[Server], keys: int) -> float:
     """A shipped recipe or known client built for the fleet and routing every key, priced
     by its algorithm's own share of the cost model (its build and its route of `keys`),
     beside hashing the keys twice. A price per key alone missed what grows with the
-    fleet: clandestined scores every server in Python, 35.6 s at 1,000 servers and
-    10,000 keys against 9.6 s declared for the whole stage."""
-    algorithm = get_algorithm(candidate.algorithm)
-    params = algorithm.checked_params(servers, dict(candidate.params)) if hasattr(
-        algorithm, "checked_params") else dict(candidate.params)
+    fleet: clandestined scores every server in Python, 35.0 s of CPU at 1,000 servers
+    and 10,000 keys against 9.6 s declared for the whole stage."""
+    algorithm, params = _checked(candidate, servers)
     built, _ = algorithm.estimated_build_seconds(servers, params)
     routed, _ = algorithm.estimated_seconds(servers, params, reference_keys=0, fast_keys=keys,
                                             plain_keys=0)
@@ -234,9 +242,7 @@ def _candidate_seconds(candidate: Candidate, servers: Sequence[Server], keys: in
 
 def _refusal(candidate: Candidate, servers: Sequence[Server]) -> str | None:
     try:
-        algorithm = get_algorithm(candidate.algorithm)
-        params = algorithm.checked_params(servers, dict(candidate.params)) if hasattr(
-            algorithm, "checked_params") else dict(candidate.params)
+        algorithm, params = _checked(candidate, servers)
         return algorithm.check_servers(servers, params)
     except (ScenarioError, HarnessError) as exc:
         return str(exc)
